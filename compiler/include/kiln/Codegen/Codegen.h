@@ -1,0 +1,87 @@
+//===- Codegen.h - Tpu IR to firmware-abi command records -------*- C++ -*-===//
+//
+// Turns an address-assigned module into what the bmodel stores: per layer
+// group its slice table, timesteps, LMEM allocations and TIU/GDMA command
+// queues with sync ids, plus the net's tensors and coefficient bytes.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CODEGEN_CODEGEN_H
+#define KILN_CODEGEN_CODEGEN_H
+
+#include "kiln/abi/commands.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <string>
+#include <vector>
+
+namespace kiln::codegen {
+
+struct TensorDesc {
+  std::string name;
+  uint8_t dtype = 0; // kiln_dtype
+  std::vector<int64_t> shape;
+  uint64_t ddrOffset = 0, size = 0;
+};
+
+struct SliceTable {
+  std::string tensor;
+  std::vector<int32_t> nIdx, nLen, cIdx, cLen, hIdx, hLen, wIdx, wLen;
+};
+
+struct Timestep {
+  int32_t slice = -1; // -1: the prologue that loads held tensors
+  uint32_t tiuBegin = 0, tiuEnd = 0, gdmaBegin = 0, gdmaEnd = 0;
+};
+
+struct LmemAlloc {
+  std::string tensor;
+  uint32_t addr = 0, size = 0;
+  uint8_t buffer = 0;
+  uint32_t firstStep = 0, lastStep = 0;
+  bool held = false;
+};
+
+/// A tensor held in LMEM over a group's slices (coefficient or dynamic weight).
+struct Resident {
+  std::string tensor;
+  bool dynamic = false; // computed by the graph, not a coefficient
+  std::string producer;
+  std::vector<std::string> consumers;
+  std::vector<int64_t> shape;
+  uint64_t ddrOffset = 0;
+  uint32_t lmemAddr = 0, lmemSize = 0;
+  uint32_t group = 0, firstStep = 0, lastStep = 0;
+};
+
+struct GroupCode {
+  uint32_t id = 0;
+  std::vector<std::string> ops;
+  uint32_t nSlices = 1, hSlices = 1;
+  std::vector<SliceTable> slices;
+  std::vector<Timestep> timesteps;
+  std::vector<LmemAlloc> lmem;
+  std::vector<kiln_tiu_cmd> tiu;
+  std::vector<kiln_gdma_cmd> gdma;
+  uint64_t cycles = 0; // modelled by the shared cost model
+};
+
+struct NetCode {
+  std::string name;
+  std::vector<TensorDesc> inputs, outputs, tensors;
+  uint64_t coeffSize = 0, neuronSize = 0;
+  std::vector<uint8_t> coeff;
+  std::vector<GroupCode> groups;
+  std::vector<Resident> residents;
+  uint64_t macs = 0, minDdrBytes = 0;
+
+  uint64_t modelledCycles() const;
+};
+
+/// Generates the net from a module that went through tpu-layer-group and
+/// tpu-address-assign. Emits diagnostics and fails on anything it cannot encode.
+mlir::FailureOr<NetCode> generateNet(mlir::ModuleOp module, llvm::StringRef name);
+
+} // namespace kiln::codegen
+
+#endif

@@ -1,0 +1,127 @@
+#ifndef KILN_TPU_OPS
+#define KILN_TPU_OPS
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/IR/BuiltinAttributes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Tpu_Dialect : Dialect {
+  let name = "tpu";
+  let summary = "BM1684X chip ops";
+  let description = [{
+    Ops the TIU and GDMA engines run, with dtypes in their tensor types. Ops
+    inside a tpu.group carry their LMEM placement as discardable attributes
+    `lmem_addr` and `lmem_pong` (per-lane byte offsets of the two buffers).
+  }];
+  let cppNamespace = "::kiln::tpu";
+}
+
+def Tpu_PoolKind : I32EnumAttr<"PoolKind", "pooling kind", [
+    I32EnumAttrCase<"Max", 0, "max">, I32EnumAttrCase<"Avg", 1, "avg">]> {
+  let cppNamespace = "::kiln::tpu";
+}
+
+def Tpu_EltwiseKind : I32EnumAttr<"EltwiseKind", "elementwise kind", [
+    I32EnumAttrCase<"Add", 0, "add">, I32EnumAttrCase<"Sub", 1, "sub">,
+    I32EnumAttrCase<"Mul", 2, "mul">, I32EnumAttrCase<"Max", 3, "max">,
+    I32EnumAttrCase<"Min", 4, "min">]> {
+  let cppNamespace = "::kiln::tpu";
+}
+
+class Tpu_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tpu_Dialect, mnemonic, traits>;
+
+def AnyTensorOrNone : AnyTypeOf<[AnyRankedTensor, NoneType]>;
+
+def Tpu_Conv2DOp : Tpu_Op<"conv2d", [Pure]> {
+  let summary = "2-D convolution on the TIU";
+  let description = [{
+    filter [oc, ic/group, kh, kw]; pads [top, left, bottom, right]. The filter
+    may be a weight or a dynamic value; either way a layer group loads it whole.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$filter,
+                   AnyTensorOrNone:$bias,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                   I64Attr:$group, BoolAttr:$do_relu);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tpu_Pool2DOp : Tpu_Op<"pool2d", [Pure]> {
+  let summary = "2-D max or average pooling on the TIU";
+  let arguments = (ins AnyRankedTensor:$input, Tpu_PoolKind:$kind,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, BoolAttr:$count_include_pad,
+                   BoolAttr:$do_relu);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tpu_EltwiseOp : Tpu_Op<"eltwise", [Pure]> {
+  let summary = "Binary elementwise op with broadcasting on the TIU";
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
+                   Tpu_EltwiseKind:$kind, BoolAttr:$do_relu);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tpu_ReluOp : Tpu_Op<"relu", [Pure]> {
+  let summary = "ReLU on the TIU";
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tpu_ReshapeOp : Tpu_Op<"reshape", [Pure]> {
+  let summary = "Reshape: aliases its input's DDR memory, no commands";
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tpu_ConcatOp : Tpu_Op<"concat", [Pure]> {
+  let summary = "Concatenation by DDR-to-DDR GDMA copies";
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I64Attr:$axis);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tpu_GroupOp : Tpu_Op<"group", [SingleBlockImplicitTerminator<"YieldOp">]> {
+  let summary = "A layer group: ops that run slice by slice in LMEM";
+  let description = [{
+    The body loads external inputs (tpu.load), computes, and stores escaping
+    values (tpu.store, yielded as the group's results). The work is split into
+    n_slices x h_slices slices; with `buffers` = 2 the sliced tensors alternate
+    between their lmem_addr and lmem_pong buffers so GDMA and TIU overlap.
+  }];
+  let arguments = (ins I64Attr:$n_slices, I64Attr:$h_slices, I64Attr:$buffers);
+  let results = (outs Variadic<AnyRankedTensor>:$outputs);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict `:` type($outputs) $body";
+}
+
+def Tpu_YieldOp : Tpu_Op<"yield", [Pure, Terminator, HasParent<"GroupOp">]> {
+  let summary = "Ends a layer group's body";
+  let arguments = (ins Variadic<AnyRankedTensor>:$operands);
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, mlir::ValueRange()); }]>];
+  let assemblyFormat = "($operands^ `:` type($operands))? attr-dict";
+}
+
+def Tpu_LoadOp : Tpu_Op<"load", [Pure]> {
+  let summary = "GDMA load of a DDR tensor into LMEM";
+  let description = [{ `held` loads it whole once and keeps it for every slice. }];
+  let arguments = (ins AnyRankedTensor:$input, BoolAttr:$held);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tpu_StoreOp : Tpu_Op<"store", [Pure]> {
+  let summary = "GDMA store of an LMEM tensor to DDR";
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+#endif

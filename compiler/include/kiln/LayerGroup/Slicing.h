@@ -1,0 +1,107 @@
+//===- Slicing.h - Layer-group slicing and LMEM sizing ----------*- C++ -*-===//
+//
+// A layer group runs its ops slice by slice in LMEM. Slices split N and H
+// (channels and width stay whole). Working backwards from what each slice
+// must produce, every value gets the rows it holds in that slice (with halo
+// rows for windowed consumers); values whose rows never change (filters,
+// biases, broadcast operands) are held once for the whole group.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LAYERGROUP_SLICING_H
+#define KILN_LAYERGROUP_SLICING_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <array>
+#include <vector>
+
+namespace kiln::lg {
+
+/// A half-open index range [idx, idx + len).
+struct Range {
+  int64_t idx = 0, len = 0;
+  bool empty() const { return len <= 0; }
+  int64_t end() const { return idx + len; }
+  Range hull(Range o) const;
+  bool operator==(const Range &o) const { return idx == o.idx && len == o.len; }
+};
+
+/// The part of an [n, c, h, w] tensor one slice touches.
+struct Slice {
+  Range n, h;
+  bool empty() const { return n.empty() || h.empty(); }
+  bool operator==(const Slice &o) const { return n == o.n && h == o.h; }
+};
+
+/// The group as slicing sees it: values and the compute ops between them.
+struct GroupGraph {
+  struct Val {
+    mlir::Value value;
+    std::array<int64_t, 4> lmemShape; ///< [n, c, h, w] as laid out in LMEM
+    bool external = false;            ///< loaded from DDR
+    bool escaping = false;            ///< stored to DDR
+    bool wholeOnly = false;           ///< filter/bias: always loaded whole
+  };
+  struct Node {
+    mlir::Operation *op;
+    llvm::SmallVector<int> operands; ///< indices into vals (-1: none)
+    int result;
+  };
+  std::vector<Val> vals;
+  std::vector<Node> nodes;
+  llvm::DenseMap<mlir::Value, int> index;
+
+  /// From a list of compute ops in program order; operands defined elsewhere
+  /// are external, results used elsewhere escape.
+  static GroupGraph fromOps(llvm::ArrayRef<mlir::Operation *> ops);
+  int valOf(mlir::Value v) const { return index.lookup(v); }
+};
+
+/// Per-slice rows of every value, and what each slice stores.
+struct GroupSlicing {
+  int64_t nSlices = 1, hSlices = 1;
+  /// [val][slice]: rows the value holds in LMEM in that slice.
+  std::vector<std::vector<Slice>> hold;
+  /// [val][slice]: rows an escaping value stores in that slice.
+  std::vector<std::vector<Slice>> store;
+  /// [node][slice][operand]: rows of the operand the node reads, and for
+  /// windowed ops the pads at the slice's top and bottom.
+  struct Read {
+    Slice rows;
+    int64_t padTop = 0, padBottom = 0;
+  };
+  std::vector<std::vector<llvm::SmallVector<Read, 3>>> reads;
+
+  int64_t sliceCount() const { return nSlices * hSlices; }
+  /// A value is held when its rows are the same in every slice.
+  bool isHeld(int val) const;
+  /// Bytes per lane of the value's largest slice.
+  uint64_t laneBytes(const GroupGraph &g, int val) const;
+  /// True when no value has rows in the slice.
+  bool sliceEmpty(int slice) const;
+};
+
+GroupSlicing computeSlicing(const GroupGraph &g, int64_t nSlices,
+                            int64_t hSlices);
+
+/// Per-lane LMEM use of a plan with `buffers` copies of every sliced value.
+uint64_t lmemLaneBytes(const GroupGraph &g, const GroupSlicing &s,
+                       int64_t buffers);
+
+struct Plan {
+  int64_t nSlices = 1, hSlices = 1, buffers = 1;
+};
+/// Fewest slices that fit LMEM, preferring double buffering; nullopt if no
+/// slicing fits.
+std::optional<Plan> choosePlan(const GroupGraph &g);
+
+/// Aligns LMEM allocations so each starts on an EU boundary.
+uint64_t alignLmem(uint64_t bytes);
+
+} // namespace kiln::lg
+
+#endif

@@ -1,0 +1,380 @@
+//===- GroupCodegen.cpp - One layer group to TIU/GDMA queues --------------===//
+//
+// Slices run in order. GDMA queue: held loads (prologue), then per slice k its
+// loads followed by the stores of slice k - (buffers - 1), so with two buffers
+// the loads of slice k+1 overlap the compute of slice k. Sync:
+//  - a load of slice k waits for the TIU to finish slice k - buffers (the
+//    previous user of its buffer);
+//  - the first TIU command of slice k waits for its loads and for the stores
+//    of slice k - buffers (which read the buffers it overwrites);
+//  - a store of slice k waits for the TIU to finish slice k.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Internal.h"
+
+#include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/LayerGroup/Slicing.h"
+#include "kiln/abi/chip.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+using lg::GroupGraph;
+using lg::GroupSlicing;
+using lg::Slice;
+
+namespace {
+
+constexpr uint32_t kF32Bytes = 4;
+
+struct GroupEmitter {
+  tpu::GroupOp group;
+  GroupGraph g;
+  GroupSlicing s;
+  int64_t buffers;
+  GroupCode code;
+  // Per value: LMEM addresses of the two buffers, and whether it is held.
+  std::vector<std::array<uint32_t, 2>> lmem;
+  std::vector<bool> held;
+  std::vector<uint64_t> ddr;
+
+  GroupEmitter(tpu::GroupOp group)
+      : group(group), buffers(group.getBuffers()) {
+    SmallVector<Operation *> ops;
+    for (Operation &op : group.getBody().front())
+      if (!isa<tpu::LoadOp, tpu::StoreOp, tpu::YieldOp>(op))
+        ops.push_back(&op);
+    g = GroupGraph::fromOps(ops);
+    s = lg::computeSlicing(g, group.getNSlices(), group.getHSlices());
+    lmem.resize(g.vals.size());
+    held.resize(g.vals.size());
+    ddr.resize(g.vals.size());
+    for (auto [v, val] : llvm::enumerate(g.vals)) {
+      Operation *def = val.value.getDefiningOp();
+      lmem[v] = {(uint32_t)def->getAttrOfType<IntegerAttr>("lmem_addr").getInt(),
+                 (uint32_t)def->getAttrOfType<IntegerAttr>("lmem_pong").getInt()};
+      held[v] = val.external && s.isHeld(v);
+      if (auto load = dyn_cast<tpu::LoadOp>(def))
+        ddr[v] = ddrAddrOf(load.getInput());
+    }
+    auto yield = cast<tpu::YieldOp>(group.getBody().front().getTerminator());
+    for (auto [i, stored] : llvm::enumerate(yield.getOperands())) {
+      Value v = stored.getDefiningOp<tpu::StoreOp>().getInput();
+      ddr[g.valOf(v)] = ddrAddrOf(group.getResult(i));
+    }
+  }
+
+  uint32_t bufferAddr(int v, size_t ordinal) const {
+    return held[v] ? lmem[v][0] : lmem[v][ordinal % buffers];
+  }
+
+  const std::array<int64_t, 4> &shape(int v) const { return g.vals[v].lmemShape; }
+
+  /// Rows `rows` of value v, which holds `holding` in LMEM at `base`.
+  kiln_tiu_operand operand(int v, uint32_t base, Slice holding, Slice rows) const {
+    auto &sh = shape(v);
+    uint64_t cgroups = (sh[1] + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
+    uint64_t plane = kiln_lmem_plane_stride(holding.h.len, sh[3], kF32Bytes);
+    kiln_tiu_operand o{};
+    o.addr = base + (rows.n.idx - holding.n.idx) * cgroups * plane +
+             (rows.h.idx - holding.h.idx) * sh[3] * kF32Bytes;
+    o.n = rows.n.len;
+    o.c = sh[1];
+    o.h = rows.h.len;
+    o.w = sh[3];
+    o.dtype = KILN_DTYPE_F32;
+    o.flags = KILN_OPND_USED;
+    o.plane_h = holding.h.len;
+    return o;
+  }
+
+  kiln_gdma_cmd transfer(int v, uint32_t lmemAddr, Slice holding, Slice rows,
+                         bool toLmem) {
+    auto &sh = shape(v);
+    kiln_gdma_cmd c{};
+    c.cmd_id = code.gdma.size() + 1;
+    c.dir = toLmem ? KILN_GDMA_DDR_TO_LMEM : KILN_GDMA_LMEM_TO_DDR;
+    c.dtype = KILN_DTYPE_F32;
+    c.n = rows.n.len;
+    c.c = sh[1];
+    c.h = rows.h.len;
+    c.w = sh[3];
+    kiln_tiu_operand window = operand(v, lmemAddr, holding, rows);
+    uint64_t ddrAddr =
+        ddr[v] + ((rows.n.idx * sh[1] * sh[2]) + rows.h.idx * 1) * sh[3] * kF32Bytes;
+    uint32_t strides[4] = {(uint32_t)(sh[1] * sh[2] * sh[3]),
+                           (uint32_t)(sh[2] * sh[3]), (uint32_t)sh[3], 1};
+    c.lmem_plane_h = holding.h.len;
+    if (toLmem) {
+      c.src_addr = ddrAddr;
+      c.dst_addr = window.addr;
+      std::memcpy(c.src_stride, strides, sizeof(strides));
+    } else {
+      c.src_addr = window.addr;
+      c.dst_addr = ddrAddr;
+      std::memcpy(c.dst_stride, strides, sizeof(strides));
+    }
+    return c;
+  }
+
+  LogicalResult emitNode(size_t n, int slice, size_t ordinal) {
+    const auto &node = g.nodes[n];
+    Slice out = s.hold[node.result][slice];
+    if (out.empty())
+      return success();
+    const auto &reads = s.reads[n][slice];
+    kiln_tiu_cmd c{};
+    c.cmd_id = code.tiu.size() + 1;
+    c.out = operand(node.result, bufferAddr(node.result, ordinal), out, out);
+    c.out.plane_h = 0;
+    auto in = [&](size_t i) {
+      int v = node.operands[i];
+      return operand(v, bufferAddr(v, ordinal), s.hold[v][slice], reads[i].rows);
+    };
+    auto window = [&](ArrayRef<int64_t> k, ArrayRef<int64_t> st,
+                      ArrayRef<int64_t> pads) {
+      c.kh = k[0];
+      c.kw = k[1];
+      c.stride_h = st[0];
+      c.stride_w = st[1];
+      c.dil_h = c.dil_w = 1;
+      c.pad_top = reads[0].padTop;
+      c.pad_bottom = reads[0].padBottom;
+      c.pad_left = pads[1];
+      c.pad_right = pads[3];
+    };
+    Operation *op = node.op;
+    bool relu = false;
+    if (auto conv = dyn_cast<tpu::Conv2DOp>(op)) {
+      c.op = KILN_TIU_CONV;
+      c.in0 = in(0);
+      c.in1 = in(1);
+      window(conv.getKernelShape(), conv.getStrides(), conv.getPads());
+      c.dil_h = conv.getDilations()[0];
+      c.dil_w = conv.getDilations()[1];
+      c.groups = conv.getGroup();
+      if (node.operands[2] >= 0) {
+        c.in2 = in(2);
+        c.flags |= KILN_TIU_FLAG_HAS_BIAS;
+      }
+      relu = conv.getDoRelu();
+      int64_t span = c.in0.h + c.pad_top + c.pad_bottom - c.dil_h * (c.kh - 1) - 1;
+      if (span < 0 || span / c.stride_h + 1 != c.out.h)
+        return op->emitError("internal error: slice rows do not match the conv window");
+    } else if (auto pool = dyn_cast<tpu::Pool2DOp>(op)) {
+      c.op = KILN_TIU_POOL;
+      c.subop = pool.getKind() == tpu::PoolKind::Max ? KILN_POOL_MAX : KILN_POOL_AVG;
+      c.in0 = in(0);
+      window(pool.getKernelShape(), pool.getStrides(), pool.getPads());
+      if (pool.getCountIncludePad())
+        c.flags |= KILN_TIU_FLAG_COUNT_INCLUDE_PAD;
+      relu = pool.getDoRelu();
+    } else if (auto elt = dyn_cast<tpu::EltwiseOp>(op)) {
+      c.op = KILN_TIU_ELTWISE;
+      c.subop = static_cast<uint16_t>(elt.getKind());
+      c.in0 = in(0);
+      c.in1 = in(1);
+      relu = elt.getDoRelu();
+    } else if (isa<tpu::ReluOp>(op)) {
+      c.op = KILN_TIU_ACTIVE;
+      c.subop = KILN_ACT_RELU;
+      c.in0 = in(0);
+    } else {
+      return op->emitError("codegen: not a TIU op");
+    }
+    if (relu)
+      c.flags |= KILN_TIU_FLAG_RELU;
+    code.tiu.push_back(c);
+    return success();
+  }
+
+  void emitStores(int slice, uint32_t ordinal, uint32_t tiuEnd) {
+    for (size_t v = 0; v < g.vals.size(); ++v) {
+      Slice rows = s.store[v][slice];
+      if (!g.vals[v].escaping || rows.empty())
+        continue;
+      kiln_gdma_cmd c = transfer(v, bufferAddr(v, ordinal), s.hold[v][slice], rows, false);
+      c.wait_tiu_id = tiuEnd;
+      code.gdma.push_back(c);
+    }
+  }
+
+  LogicalResult run(std::vector<Resident> &residents) {
+    auto &vals = g.vals;
+    code.nSlices = s.nSlices;
+    code.hSlices = s.hSlices;
+    for (const auto &node : g.nodes)
+      code.ops.push_back(nameOf(node.op));
+
+    // Prologue: values held for the whole group are loaded once.
+    Timestep prologue;
+    prologue.gdmaBegin = code.gdma.size();
+    for (size_t v = 0; v < vals.size(); ++v) {
+      if (!held[v])
+        continue;
+      Slice rows;
+      for (const Slice &r : s.hold[v])
+        if (!r.empty())
+          rows = r;
+      code.gdma.push_back(transfer(v, lmem[v][0], rows, rows, true));
+    }
+    prologue.gdmaEnd = code.gdma.size();
+    uint32_t prologueEnd = code.gdma.size();
+    code.timesteps.push_back(prologue);
+
+    std::vector<int> slices;
+    for (int slice = 0; slice < s.sliceCount(); ++slice)
+      if (!s.sliceEmpty(slice))
+        slices.push_back(slice);
+    std::vector<uint32_t> tiuEnd(slices.size()), lastStore(slices.size(), 0);
+
+    for (size_t k = 0; k < slices.size(); ++k) {
+      int slice = slices[k];
+      Timestep step;
+      step.slice = slice;
+      step.gdmaBegin = code.gdma.size();
+      uint32_t loadWait = k >= (size_t)buffers ? tiuEnd[k - buffers] : 0;
+      for (size_t v = 0; v < vals.size(); ++v) {
+        Slice rows = s.hold[v][slice];
+        if (!vals[v].external || held[v] || rows.empty())
+          continue;
+        kiln_gdma_cmd c = transfer(v, bufferAddr(v, k), rows, rows, true);
+        c.wait_tiu_id = loadWait;
+        code.gdma.push_back(c);
+      }
+      uint32_t tiuWait = std::max<uint32_t>(code.gdma.size(), prologueEnd);
+      if (k >= (size_t)buffers)
+        tiuWait = std::max(tiuWait, lastStore[k - buffers]);
+
+      step.tiuBegin = code.tiu.size();
+      for (size_t n = 0; n < g.nodes.size(); ++n)
+        if (failed(emitNode(n, slice, k)))
+          return failure();
+      if (code.tiu.size() > step.tiuBegin)
+        code.tiu[step.tiuBegin].wait_gdma_id = tiuWait;
+      step.tiuEnd = code.tiu.size();
+      tiuEnd[k] = code.tiu.size();
+
+      if (k + 1 >= (size_t)buffers) {
+        size_t j = k + 1 - buffers;
+        emitStores(slices[j], j, tiuEnd[j]);
+        lastStore[j] = code.gdma.size();
+      }
+      step.gdmaEnd = code.gdma.size();
+      code.timesteps.push_back(step);
+    }
+    // Drain: stores not yet issued.
+    Timestep drain;
+    drain.slice = slices.empty() ? -1 : slices.back();
+    drain.tiuBegin = drain.tiuEnd = code.tiu.size();
+    drain.gdmaBegin = code.gdma.size();
+    for (size_t j = slices.size() + 1 > (size_t)buffers ? slices.size() + 1 - buffers : 0;
+         j < slices.size(); ++j) {
+      emitStores(slices[j], j, tiuEnd[j]);
+      lastStore[j] = code.gdma.size();
+    }
+    drain.gdmaEnd = code.gdma.size();
+    if (drain.gdmaEnd > drain.gdmaBegin)
+      code.timesteps.push_back(drain);
+
+    describeTables(slices, residents);
+    code.cycles = modelCycles(code);
+    return success();
+  }
+
+  void describeTables(const std::vector<int> &slices,
+                      std::vector<Resident> &residents) {
+    uint32_t lastStep = code.timesteps.size() - 1;
+    for (auto [v, val] : llvm::enumerate(g.vals)) {
+      std::string name = nameOf(val.external
+                                    ? val.value.getDefiningOp<tpu::LoadOp>().getInput()
+                                    : val.value);
+      SliceTable table;
+      table.tensor = name;
+      for (int slice : slices) {
+        Slice r = s.hold[v][slice];
+        table.nIdx.push_back(r.n.idx);
+        table.nLen.push_back(r.n.len);
+        table.cIdx.push_back(0);
+        table.cLen.push_back(shape(v)[1]);
+        table.hIdx.push_back(r.h.idx);
+        table.hLen.push_back(r.h.len);
+        table.wIdx.push_back(0);
+        table.wLen.push_back(shape(v)[3]);
+      }
+      code.slices.push_back(table);
+      uint32_t size = s.laneBytes(g, v);
+      int copies = held[v] || buffers == 1 ? 1 : 2;
+      for (int b = 0; b < copies; ++b)
+        code.lmem.push_back({name, lmem[v][b], size, (uint8_t)b, 0, lastStep, held[v]});
+      if (!held[v])
+        continue;
+      Resident r;
+      r.tensor = name;
+      Value source = val.value.getDefiningOp<tpu::LoadOp>().getInput();
+      r.dynamic = !source.getDefiningOp<top::WeightOp>();
+      r.producer = r.dynamic && source.getDefiningOp() ? nameOf(source) : "";
+      for (Operation *user : val.value.getUsers())
+        r.consumers.push_back(nameOf(user));
+      auto type = cast<RankedTensorType>(source.getType());
+      r.shape.assign(type.getShape().begin(), type.getShape().end());
+      r.ddrOffset = ddr[v];
+      r.lmemAddr = lmem[v][0];
+      r.lmemSize = size;
+      r.group = code.id;
+      r.firstStep = 0;
+      r.lastStep = lastStep;
+      residents.push_back(r);
+    }
+  }
+};
+} // namespace
+
+FailureOr<GroupCode> codegen::generateGroup(tpu::GroupOp group, uint32_t id,
+                                            std::vector<Resident> &residents) {
+  GroupEmitter emitter(group);
+  emitter.code.id = id;
+  if (failed(emitter.run(residents)))
+    return failure();
+  return std::move(emitter.code);
+}
+
+GroupCode codegen::generateConcat(tpu::ConcatOp concat, uint32_t id) {
+  GroupCode code;
+  code.id = id;
+  code.ops.push_back(nameOf(concat.getOperation()));
+  auto outShape = cast<RankedTensorType>(concat.getType()).getShape();
+  int64_t axis = concat.getAxis();
+  uint64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i)
+    outer *= outShape[i];
+  for (size_t i = axis + 1; i < outShape.size(); ++i)
+    inner *= outShape[i];
+  uint64_t dst = ddrAddrOf(concat.getOutput()), offset = 0;
+  for (Value in : concat.getInputs()) {
+    uint64_t mid = cast<RankedTensorType>(in.getType()).getShape()[axis];
+    kiln_gdma_cmd c{};
+    c.cmd_id = code.gdma.size() + 1;
+    c.dir = KILN_GDMA_DDR_TO_DDR;
+    c.dtype = KILN_DTYPE_F32;
+    c.n = outer;
+    c.c = 1;
+    c.h = mid;
+    c.w = inner;
+    c.src_addr = ddrAddrOf(in);
+    c.dst_addr = dst + offset * inner * kF32Bytes;
+    uint32_t src[4] = {(uint32_t)(mid * inner), (uint32_t)(mid * inner), (uint32_t)inner, 1};
+    uint32_t dstS[4] = {(uint32_t)(outShape[axis] * inner),
+                        (uint32_t)(outShape[axis] * inner), (uint32_t)inner, 1};
+    std::memcpy(c.src_stride, src, sizeof(src));
+    std::memcpy(c.dst_stride, dstS, sizeof(dstS));
+    code.gdma.push_back(c);
+    offset += mid;
+  }
+  code.timesteps.push_back({0, 0, 0, 0, (uint32_t)code.gdma.size()});
+  code.cycles = modelCycles(code);
+  return code;
+}

@@ -1,0 +1,138 @@
+//===- NetCodegen.cpp - Net-level code generation -------------------------===//
+
+#include "Internal.h"
+
+#include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/abi/chip.h"
+#include "kiln/abi/cost.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::codegen;
+
+std::string codegen::nameOf(Operation *op) {
+  if (auto named = dyn_cast<NameLoc>(op->getLoc()))
+    return named.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+std::string codegen::nameOf(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kiln.name"))
+      return name.str();
+    return "arg" + std::to_string(arg.getArgNumber());
+  }
+  Operation *def = v.getDefiningOp();
+  // A group's result is the value its body stores.
+  if (auto group = dyn_cast<tpu::GroupOp>(def)) {
+    auto yield = cast<tpu::YieldOp>(group.getBody().front().getTerminator());
+    Value stored = yield.getOperand(cast<OpResult>(v).getResultNumber());
+    return nameOf(stored.getDefiningOp<tpu::StoreOp>().getInput());
+  }
+  return nameOf(def);
+}
+
+uint64_t codegen::ddrAddrOf(Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    return func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "tpu.ddr_addr")
+        .getInt();
+  }
+  auto addrs = v.getDefiningOp()->getAttrOfType<ArrayAttr>("ddr_addr");
+  return cast<IntegerAttr>(addrs[cast<OpResult>(v).getResultNumber()]).getInt();
+}
+
+uint64_t codegen::elementsOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getNumElements();
+}
+
+uint64_t codegen::modelCycles(const GroupCode &code) {
+  kiln_queue_timing timing{};
+  if (kiln_schedule_queues(code.tiu.data(), code.tiu.size(), code.gdma.data(),
+                           code.gdma.size(), nullptr, nullptr, &timing) != KILN_OK)
+    return 0;
+  return timing.total_cycles;
+}
+
+uint64_t NetCode::modelledCycles() const {
+  uint64_t total = 0;
+  for (const auto &g : groups)
+    total += g.cycles;
+  return total;
+}
+
+static TensorDesc describe(Value v, std::string name) {
+  auto type = cast<RankedTensorType>(v.getType());
+  TensorDesc d;
+  d.name = std::move(name);
+  d.dtype = KILN_DTYPE_F32;
+  d.shape.assign(type.getShape().begin(), type.getShape().end());
+  d.ddrOffset = ddrAddrOf(v);
+  d.size = elementsOf(v) * 4;
+  return d;
+}
+
+static uint64_t convMacs(tpu::Conv2DOp conv) {
+  auto out = cast<RankedTensorType>(conv.getType()).getShape();
+  auto filter = cast<RankedTensorType>(conv.getFilter().getType()).getShape();
+  return (uint64_t)out[0] * out[1] * out[2] * out[3] * filter[1] * filter[2] *
+         filter[3];
+}
+
+FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  auto coeffSize = module->getAttrOfType<IntegerAttr>("tpu.coeff_size");
+  auto neuronSize = module->getAttrOfType<IntegerAttr>("tpu.neuron_size");
+  if (!func || !coeffSize || !neuronSize) {
+    module.emitError("codegen expects @main after tpu-address-assign");
+    return failure();
+  }
+  NetCode net;
+  net.name = name.str();
+  net.coeffSize = coeffSize.getInt();
+  net.neuronSize = neuronSize.getInt();
+  net.coeff.assign(net.coeffSize, 0);
+
+  func.walk([&](top::WeightOp w) {
+    std::vector<float> data = top::readWeight(w);
+    uint64_t at = ddrAddrOf(w.getOutput());
+    std::memcpy(net.coeff.data() + at, data.data(), data.size() * sizeof(float));
+    net.minDdrBytes += data.size() * sizeof(float);
+  });
+  func.walk([&](tpu::Conv2DOp conv) { net.macs += convMacs(conv); });
+
+  for (BlockArgument arg : func.getArguments()) {
+    net.inputs.push_back(describe(arg, nameOf(arg)));
+    net.tensors.push_back(net.inputs.back());
+    net.minDdrBytes += net.inputs.back().size;
+  }
+  for (Operation &op : func.getBody().front()) {
+    if (auto group = dyn_cast<tpu::GroupOp>(op)) {
+      auto code = generateGroup(group, net.groups.size(), net.residents);
+      if (failed(code))
+        return failure();
+      net.groups.push_back(std::move(*code));
+    } else if (auto concat = dyn_cast<tpu::ConcatOp>(op)) {
+      net.groups.push_back(generateConcat(concat, net.groups.size()));
+    } else if (isa<tpu::ReshapeOp, top::WeightOp, top::NoneOp, func::ReturnOp>(op)) {
+      // Reshapes alias memory; weights are in the coefficient blob.
+    } else {
+      op.emitError("codegen cannot encode this op");
+      return failure();
+    }
+    if (isa<tpu::GroupOp, tpu::ConcatOp, tpu::ReshapeOp>(op))
+      for (Value r : op.getResults())
+        net.tensors.push_back(describe(r, nameOf(r)));
+  }
+  auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    std::string outName = "output" + std::to_string(i);
+    if (auto attr = func.getResultAttrOfType<StringAttr>(i, "kiln.name"))
+      outName = attr.str();
+    net.outputs.push_back(describe(v, outName));
+    net.minDdrBytes += net.outputs.back().size;
+  }
+  return net;
+}

@@ -1,0 +1,153 @@
+//===- LayerGroupPass.cpp - Form and slice layer groups -------------------===//
+
+#include "kiln/Dialect/Tpu/Transforms/Passes.h"
+#include "kiln/LayerGroup/Slicing.h"
+
+#include "kiln/Dialect/Top/IR/TopOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace kiln::tpu {
+#define GEN_PASS_DEF_TPULAYERGROUP
+#include "kiln/Dialect/Tpu/Transforms/Passes.h.inc"
+} // namespace kiln::tpu
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+bool isComputeOp(Operation *op) {
+  return isa<tpu::Conv2DOp, tpu::Pool2DOp, tpu::EltwiseOp, tpu::ReluOp>(op);
+}
+
+/// Moves `ops` into a new tpu.group placed where the last of them was, with
+/// loads for external operands and stores for escaping results, and records
+/// the plan and every LMEM address.
+void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan) {
+  lg::GroupGraph g = lg::GroupGraph::fromOps(ops);
+  lg::GroupSlicing slicing = lg::computeSlicing(g, plan.nSlices, plan.hSlices);
+
+  // LMEM: held values once, sliced values once per buffer.
+  SmallVector<std::pair<uint64_t, uint64_t>> addr(g.vals.size());
+  uint64_t cursor = 0;
+  for (size_t v = 0; v < g.vals.size(); ++v) {
+    bool held = g.vals[v].external && slicing.isHeld(v);
+    uint64_t bytes = slicing.laneBytes(g, v);
+    addr[v].first = cursor;
+    addr[v].second = held ? cursor : cursor + bytes;
+    cursor += bytes * (held || plan.buffers == 1 ? 1 : 2);
+    if (plan.buffers == 1)
+      addr[v].second = addr[v].first;
+  }
+
+  Operation *last = ops.back();
+  OpBuilder b(last);
+  SmallVector<Value> escaping;
+  SmallVector<Type> resultTypes;
+  for (const auto &val : g.vals)
+    if (val.escaping) {
+      escaping.push_back(val.value);
+      resultTypes.push_back(val.value.getType());
+    }
+  auto group = b.create<tpu::GroupOp>(last->getLoc(), resultTypes,
+                                      plan.nSlices, plan.hSlices, plan.buffers);
+  Block *body = new Block();
+  group.getBody().push_back(body);
+  OpBuilder inner = OpBuilder::atBlockBegin(body);
+
+  auto setLmem = [&](Operation *op, int val) {
+    op->setAttr("lmem_addr", inner.getI64IntegerAttr(addr[val].first));
+    op->setAttr("lmem_pong", inner.getI64IntegerAttr(addr[val].second));
+  };
+  for (auto [v, val] : llvm::enumerate(g.vals)) {
+    if (!val.external)
+      continue;
+    bool held = slicing.isHeld(v);
+    auto load = inner.create<tpu::LoadOp>(val.value.getLoc(),
+                                          val.value.getType(), val.value, held);
+    setLmem(load, v);
+    val.value.replaceUsesWithIf(load.getOutput(), [&](OpOperand &use) {
+      return llvm::is_contained(ops, use.getOwner());
+    });
+  }
+  for (auto [n, node] : llvm::enumerate(g.nodes)) {
+    node.op->moveBefore(body, body->end());
+    setLmem(node.op, node.result);
+  }
+  inner.setInsertionPointToEnd(body);
+  SmallVector<Value> stored;
+  for (Value v : escaping)
+    stored.push_back(inner.create<tpu::StoreOp>(v.getLoc(), v.getType(), v));
+  inner.create<tpu::YieldOp>(group.getLoc(), stored);
+  for (auto [v, result] : llvm::zip(escaping, group.getResults()))
+    v.replaceUsesWithIf(result, [&](OpOperand &use) {
+      return use.getOwner()->getParentOp() != group.getOperation() &&
+             use.getOwner()->getBlock() != body;
+    });
+}
+
+struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
+  using TpuLayerGroupBase::TpuLayerGroupBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    SmallVector<SmallVector<Operation *>> groups;
+    SmallVector<lg::Plan> plans;
+    SmallVector<Operation *> current;
+    std::optional<lg::Plan> currentPlan;
+    bool failedToFit = false;
+
+    auto flush = [&]() {
+      if (current.empty())
+        return;
+      groups.push_back(current);
+      plans.push_back(*currentPlan);
+      current.clear();
+    };
+    for (Operation &op : func.getBody().front()) {
+      if (isa<top::WeightOp, top::NoneOp>(op))
+        continue;
+      if (!isComputeOp(&op)) {
+        // Reshapes, concats and the return read DDR: what they consume must
+        // be stored first.
+        flush();
+        continue;
+      }
+      if (enabled && !current.empty() && current.size() < maxGroupOps) {
+        SmallVector<Operation *> candidate(current);
+        candidate.push_back(&op);
+        if (auto plan = lg::choosePlan(lg::GroupGraph::fromOps(candidate))) {
+          current = candidate;
+          currentPlan = plan;
+          continue;
+        }
+      }
+      flush();
+      current.push_back(&op);
+      currentPlan = lg::choosePlan(lg::GroupGraph::fromOps(current));
+      if (!currentPlan) {
+        op.emitError("does not fit local memory even when sliced along N and H");
+        failedToFit = true;
+        current.clear();
+      }
+    }
+    flush();
+    if (failedToFit)
+      return signalPassFailure();
+    for (auto [ops, plan] : llvm::zip(groups, plans))
+      materialize(ops, plan);
+  }
+};
+} // namespace
+
+std::unique_ptr<Pass> tpu::createLayerGroupPass() {
+  return std::make_unique<LayerGroupPass>();
+}
+
+std::unique_ptr<Pass> tpu::createLayerGroupPass(unsigned maxGroupOps,
+                                                bool enabled) {
+  tpu::TpuLayerGroupOptions options;
+  options.maxGroupOps = maxGroupOps;
+  options.enabled = enabled;
+  return std::make_unique<LayerGroupPass>(options);
+}

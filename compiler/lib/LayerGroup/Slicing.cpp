@@ -1,0 +1,255 @@
+//===- Slicing.cpp - Layer-group slicing and LMEM sizing ------------------===//
+
+#include "kiln/LayerGroup/Slicing.h"
+
+#include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/Dialect/Tpu/IR/TpuOps.h"
+#include "kiln/abi/chip.h"
+
+#include "llvm/ADT/SmallPtrSet.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lg;
+
+Range Range::hull(Range o) const {
+  if (empty())
+    return o;
+  if (o.empty())
+    return *this;
+  int64_t lo = std::min(idx, o.idx), hi = std::max(end(), o.end());
+  return {lo, hi - lo};
+}
+
+static Slice hull(Slice a, Slice b) {
+  if (a.empty())
+    return b;
+  if (b.empty())
+    return a;
+  return {a.n.hull(b.n), a.h.hull(b.h)};
+}
+
+uint64_t lg::alignLmem(uint64_t bytes) {
+  return (bytes + KILN_EU_BYTES - 1) / KILN_EU_BYTES * KILN_EU_BYTES;
+}
+
+static std::array<int64_t, 4> nchw(Value v) {
+  auto shape = cast<RankedTensorType>(v.getType()).getShape();
+  std::array<int64_t, 4> out = {1, 1, 1, 1};
+  size_t off = 4 - std::min<size_t>(shape.size(), 4);
+  for (size_t i = 0; i < shape.size() && i < 4; ++i)
+    out[off + i] = shape[i];
+  return out;
+}
+
+/// Filters are laid out [1, oc, ic/group, kh*kw] and biases [1, oc, 1, 1] so
+/// output channel o sits on lane o % 64 beside the outputs it produces.
+static std::array<int64_t, 4> lmemShapeFor(Value v, bool &wholeOnly) {
+  for (OpOperand &use : v.getUses()) {
+    auto conv = dyn_cast<tpu::Conv2DOp>(use.getOwner());
+    if (!conv || use.getOperandNumber() == 0)
+      continue;
+    wholeOnly = true;
+    auto shape = cast<RankedTensorType>(v.getType()).getShape();
+    if (use.getOperandNumber() == 1)
+      return {1, shape[0], shape[1], shape[2] * shape[3]};
+    return {1, shape[0], 1, 1};
+  }
+  return nchw(v);
+}
+
+GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
+  GroupGraph g;
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  auto addVal = [&](Value v, bool external) {
+    auto it = g.index.find(v);
+    if (it != g.index.end())
+      return it->second;
+    Val val;
+    val.value = v;
+    val.external = external;
+    val.lmemShape = lmemShapeFor(v, val.wholeOnly);
+    for (Operation *user : v.getUsers())
+      if (!members.contains(user))
+        val.escaping = !external;
+    g.vals.push_back(val);
+    g.index[v] = g.vals.size() - 1;
+    return (int)g.vals.size() - 1;
+  };
+  for (Operation *op : ops) {
+    Node node{op, {}, -1};
+    for (Value operand : op->getOperands()) {
+      if (isa<NoneType>(operand.getType())) {
+        node.operands.push_back(-1);
+        continue;
+      }
+      Operation *def = operand.getDefiningOp();
+      node.operands.push_back(addVal(operand, !def || !members.contains(def)));
+    }
+    node.result = addVal(op->getResult(0), false);
+    g.nodes.push_back(node);
+  }
+  return g;
+}
+
+/// Rows [a, b) of an input of height `in` that a window op needs for output
+/// rows `out`, with the zero padding that falls outside the input.
+static GroupSlicing::Read windowRead(Range outN, Range out, int64_t in,
+                                     int64_t k, int64_t s, int64_t d,
+                                     int64_t padTop) {
+  GroupSlicing::Read r;
+  if (out.empty())
+    return r;
+  int64_t start = out.idx * s - padTop;
+  int64_t end = (out.end() - 1) * s - padTop + (k - 1) * d + 1;
+  int64_t a = std::max<int64_t>(0, start), b = std::min(in, end);
+  r.rows = {outN, {a, b - a}};
+  r.padTop = a - start;
+  r.padBottom = end - b;
+  return r;
+}
+
+static SmallVector<GroupSlicing::Read, 3>
+readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
+  SmallVector<GroupSlicing::Read, 3> reads(node.operands.size());
+  if (out.empty())
+    return reads;
+  auto whole = [&](int val) {
+    auto &s = g.vals[val].lmemShape;
+    return Slice{{0, s[0]}, {0, s[2]}};
+  };
+  auto windowed = [&](ArrayRef<int64_t> k, ArrayRef<int64_t> st,
+                      ArrayRef<int64_t> pads, int64_t dil) {
+    int64_t inH = g.vals[node.operands[0]].lmemShape[2];
+    reads[0] = windowRead(out.n, out.h, inH, k[0], st[0], dil, pads[0]);
+  };
+  if (auto conv = dyn_cast<tpu::Conv2DOp>(node.op)) {
+    windowed(conv.getKernelShape(), conv.getStrides(), conv.getPads(),
+             conv.getDilations()[0]);
+    for (size_t i = 1; i < node.operands.size(); ++i)
+      if (node.operands[i] >= 0)
+        reads[i].rows = whole(node.operands[i]);
+    return reads;
+  }
+  if (auto pool = dyn_cast<tpu::Pool2DOp>(node.op)) {
+    windowed(pool.getKernelShape(), pool.getStrides(), pool.getPads(), 1);
+    return reads;
+  }
+  // Elementwise: same rows, except broadcast dimensions of size 1.
+  for (auto [i, val] : llvm::enumerate(node.operands)) {
+    auto &s = g.vals[val].lmemShape;
+    reads[i].rows = {s[0] == 1 ? Range{0, 1} : out.n,
+                     s[2] == 1 ? Range{0, 1} : out.h};
+  }
+  return reads;
+}
+
+static Range part(int64_t i, int64_t extent, int64_t parts) {
+  int64_t lo = i * extent / parts, hi = (i + 1) * extent / parts;
+  return {lo, hi - lo};
+}
+
+GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices,
+                                int64_t hSlices) {
+  GroupSlicing r;
+  r.nSlices = nSlices;
+  r.hSlices = hSlices;
+  int64_t count = nSlices * hSlices;
+  r.hold.assign(g.vals.size(), std::vector<Slice>(count));
+  r.store.assign(g.vals.size(), std::vector<Slice>(count));
+  r.reads.assign(g.nodes.size(), {});
+  for (auto &perNode : r.reads)
+    perNode.resize(count);
+  for (int64_t s = 0; s < count; ++s) {
+    int64_t ni = s / hSlices, hi = s % hSlices;
+    for (auto [v, val] : llvm::enumerate(g.vals)) {
+      if (!val.escaping)
+        continue;
+      Slice own{part(ni, val.lmemShape[0], nSlices),
+                part(hi, val.lmemShape[2], hSlices)};
+      r.store[v][s] = own.empty() ? Slice{} : own;
+      r.hold[v][s] = r.store[v][s];
+    }
+    // Consumers come after producers, so walking backwards sees every
+    // reader of a value before the op that computes it.
+    for (int64_t n = g.nodes.size() - 1; n >= 0; --n) {
+      const auto &node = g.nodes[n];
+      auto reads = readsOf(g, node, r.hold[node.result][s]);
+      for (auto [i, val] : llvm::enumerate(node.operands))
+        if (val >= 0)
+          r.hold[val][s] = hull(r.hold[val][s], reads[i].rows);
+      r.reads[n][s] = std::move(reads);
+    }
+  }
+  return r;
+}
+
+bool GroupSlicing::isHeld(int val) const {
+  const Slice *first = nullptr;
+  for (const Slice &s : hold[val]) {
+    if (s.empty())
+      continue;
+    if (first && !(*first == s))
+      return false;
+    first = &s;
+  }
+  return true;
+}
+
+bool GroupSlicing::sliceEmpty(int slice) const {
+  for (const auto &perVal : store)
+    if (!perVal[slice].empty())
+      return false;
+  return true;
+}
+
+uint64_t GroupSlicing::laneBytes(const GroupGraph &g, int val) const {
+  const auto &shape = g.vals[val].lmemShape;
+  uint64_t most = 0;
+  for (const Slice &s : hold[val])
+    if (!s.empty())
+      most = std::max(most, kiln_lmem_lane_bytes(s.n.len, shape[1], s.h.len,
+                                                 shape[3], 4));
+  return alignLmem(most);
+}
+
+uint64_t lg::lmemLaneBytes(const GroupGraph &g, const GroupSlicing &s,
+                           int64_t buffers) {
+  uint64_t total = 0;
+  for (size_t v = 0; v < g.vals.size(); ++v) {
+    bool held = g.vals[v].external && s.isHeld(v);
+    total += s.laneBytes(g, v) * (held ? 1 : buffers);
+  }
+  return total;
+}
+
+std::optional<Plan> lg::choosePlan(const GroupGraph &g) {
+  int64_t maxN = 1, maxH = 1;
+  for (const auto &val : g.vals)
+    if (val.escaping) {
+      maxN = std::max(maxN, val.lmemShape[0]);
+      maxH = std::max(maxH, val.lmemShape[2]);
+    }
+  maxH = std::min<int64_t>(maxH, 256);
+  std::optional<Plan> best;
+  for (int64_t n = 1; n <= maxN; ++n) {
+    for (int64_t h = 1; h <= maxH; ++h) {
+      int64_t count = n * h;
+      if (best && count >= best->nSlices * best->hSlices)
+        break;
+      GroupSlicing s = computeSlicing(g, n, h);
+      // One slice gains nothing from a second buffer.
+      for (int64_t buffers : {2, 1}) {
+        if (count == 1 && buffers == 2)
+          continue;
+        if (lmemLaneBytes(g, s, buffers) <= KILN_LMEM_BYTES_PER_LANE) {
+          best = Plan{n, h, buffers};
+          break;
+        }
+      }
+    }
+  }
+  return best;
+}

@@ -1,0 +1,126 @@
+/* kiln firmware ABI: TIU and GDMA command records.
+ *
+ * A layer group's work is two queues, one per engine. Each record carries a
+ * 1-based id within its queue and the id of the other engine's record it must
+ * wait for (0 = no wait). The engines run concurrently; a record starts when
+ * its engine is free and the other engine has completed the awaited id.
+ *
+ * Addresses: LMEM addresses are per-lane byte offsets; tensors in LMEM start on
+ * lane 0 and use the layout of chip.h. DDR addresses are byte offsets from the
+ * net's DDR base register (regs.h); the device faults on any access outside
+ * [base, base + size). All fields are little-endian. */
+#ifndef KILN_ABI_COMMANDS_H
+#define KILN_ABI_COMMANDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kiln/abi/static_assert.h"
+
+/* ---- TIU (tensor compute on LMEM) ---------------------------------------- */
+
+typedef enum kiln_tiu_op {
+  KILN_TIU_CONV = 1,    /* out = conv(in0, weight in1) + bias in2 */
+  KILN_TIU_POOL = 2,    /* subop: kiln_pool_kind */
+  KILN_TIU_ELTWISE = 3, /* subop: kiln_eltwise_kind, out = in0 (op) in1 */
+  KILN_TIU_ACTIVE = 4,  /* subop: kiln_active_kind, out = f(in0) */
+  KILN_TIU_OP_END
+} kiln_tiu_op;
+
+typedef enum kiln_pool_kind { KILN_POOL_MAX = 0, KILN_POOL_AVG = 1 } kiln_pool_kind;
+
+typedef enum kiln_eltwise_kind {
+  KILN_ELT_ADD = 0,
+  KILN_ELT_SUB = 1,
+  KILN_ELT_MUL = 2,
+  KILN_ELT_MAX = 3,
+  KILN_ELT_MIN = 4,
+  KILN_ELT_END
+} kiln_eltwise_kind;
+
+typedef enum kiln_active_kind {
+  KILN_ACT_RELU = 0,
+  KILN_ACT_END
+} kiln_active_kind;
+
+/* kiln_tiu_cmd.flags */
+#define KILN_TIU_FLAG_RELU 0x1u              /* apply ReLU to the result */
+#define KILN_TIU_FLAG_HAS_BIAS 0x2u          /* conv: in2 is a [1, oc, 1, 1] bias */
+#define KILN_TIU_FLAG_COUNT_INCLUDE_PAD 0x4u /* avg pool divides by kh*kw */
+
+/* kiln_tiu_operand.flags */
+#define KILN_OPND_USED 0x1u
+#define KILN_OPND_CONST 0x2u /* scalar: addr holds the value's bits */
+
+/* An LMEM tensor [n, c, h, w]. A dimension of 1 in an eltwise input
+ * broadcasts against the output. The operand may be a window of rows of a
+ * stored tensor whose planes hold plane_h rows (0: plane_h = h): then addr
+ * points at the window's first row and the plane stride is
+ * kiln_lmem_plane_stride(plane_h, w, dsize). */
+typedef struct kiln_tiu_operand {
+  uint32_t addr;
+  uint16_t n, c, h, w;
+  uint8_t dtype; /* kiln_dtype */
+  uint8_t flags; /* KILN_OPND_* */
+  uint16_t plane_h;
+} kiln_tiu_operand;
+
+/* Conv: in0 [n, ic, ih, iw]; in1 (weight) [1, oc, ic/groups, kh*kw]; in2
+ * (bias) [1, oc, 1, 1]; out [n, oc, oh, ow]. Pads are those of this slice:
+ * rows outside the slice's loaded input are zeros. Pool uses kh/kw, strides
+ * and pads likewise; avg pool divides by the count of valid input elements
+ * unless COUNT_INCLUDE_PAD. */
+typedef struct kiln_tiu_cmd {
+  uint32_t cmd_id;
+  uint32_t wait_gdma_id;
+  uint16_t op;    /* kiln_tiu_op */
+  uint16_t subop; /* kiln_pool_kind | kiln_eltwise_kind | kiln_active_kind */
+  uint32_t flags; /* KILN_TIU_FLAG_* */
+  kiln_tiu_operand out, in0, in1, in2;
+  uint16_t kh, kw, stride_h, stride_w, dil_h, dil_w;
+  uint16_t pad_top, pad_bottom, pad_left, pad_right;
+  uint16_t groups;
+  uint16_t reserved0;
+  float param[2];
+  uint32_t reserved1[4];
+} kiln_tiu_cmd;
+
+KILN_STATIC_ASSERT(sizeof(kiln_tiu_operand) == 16, tiu_operand_size);
+KILN_STATIC_ASSERT(sizeof(kiln_tiu_cmd) == 128, tiu_cmd_size);
+KILN_STATIC_ASSERT(offsetof(kiln_tiu_cmd, out) == 16, tiu_cmd_out_offset);
+KILN_STATIC_ASSERT(offsetof(kiln_tiu_cmd, kh) == 80, tiu_cmd_kh_offset);
+KILN_STATIC_ASSERT(offsetof(kiln_tiu_cmd, param) == 104, tiu_cmd_param_offset);
+
+/* ---- GDMA (data movement) ------------------------------------------------ */
+
+typedef enum kiln_gdma_dir {
+  KILN_GDMA_DDR_TO_LMEM = 0,
+  KILN_GDMA_LMEM_TO_DDR = 1,
+  KILN_GDMA_DDR_TO_DDR = 2,
+  KILN_GDMA_LMEM_TO_LMEM = 3,
+  KILN_GDMA_DIR_END
+} kiln_gdma_dir;
+
+/* Copies an [n, c, h, w] block of elements. A DDR side is addressed with
+ * element strides (stride[0..3] for n, c, h, w); an LMEM side uses the LMEM
+ * layout of an [n, c, h, w] tensor at its address and ignores its strides. */
+typedef struct kiln_gdma_cmd {
+  uint32_t cmd_id;
+  uint32_t wait_tiu_id;
+  uint8_t dir;   /* kiln_gdma_dir */
+  uint8_t dtype; /* kiln_dtype */
+  uint16_t flags;
+  uint32_t n, c, h, w;
+  uint32_t lmem_plane_h; /* LMEM side: rows its planes hold (0: h), as in kiln_tiu_operand */
+  uint64_t src_addr;
+  uint64_t dst_addr;
+  uint32_t src_stride[4];
+  uint32_t dst_stride[4];
+  uint32_t reserved1[4];
+} kiln_gdma_cmd;
+
+KILN_STATIC_ASSERT(sizeof(kiln_gdma_cmd) == 96, gdma_cmd_size);
+KILN_STATIC_ASSERT(offsetof(kiln_gdma_cmd, src_addr) == 32, gdma_src_offset);
+KILN_STATIC_ASSERT(offsetof(kiln_gdma_cmd, src_stride) == 48, gdma_stride_offset);
+
+#endif

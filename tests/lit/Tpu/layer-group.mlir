@@ -1,0 +1,30 @@
+// RUN: kiln-opt %s -convert-top-to-tpu -tpu-layer-group -split-input-file | FileCheck %s
+
+// A conv-relu-pool chain whose activations do not fit LMEM whole is one group
+// sliced along H; the filter is held, the input is loaded per slice.
+// CHECK-LABEL: func.func @chain
+// CHECK: tpu.group {buffers = 2 : i64, h_slices = [[H:[0-9]+]] : i64, n_slices = 1 : i64}
+// CHECK: tpu.load %{{.*}} {held = false, lmem_addr = {{[0-9]+}} : i64, lmem_pong = {{[0-9]+}} : i64}
+// CHECK: tpu.load %{{.*}} {held = true
+// CHECK: tpu.conv2d
+// CHECK-SAME: lmem_addr
+// CHECK: tpu.pool2d
+// CHECK: tpu.store
+// CHECK: tpu.yield
+func.func @chain(%arg0: tensor<1x16x224x224xf32>) -> tensor<1x16x112x112xf32> {
+  %w = top.weight {value = dense<0.5> : tensor<16x16x3x3xf32>} : tensor<16x16x3x3xf32>
+  %n = top.none
+  %0 = top.conv %arg0, %w, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x16x224x224xf32>, tensor<16x16x3x3xf32>, none) -> tensor<1x16x224x224xf32>
+  %1 = top.maxpool %0 {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x16x224x224xf32>) -> tensor<1x16x112x112xf32>
+  return %1 : tensor<1x16x112x112xf32>
+}
+
+// -----
+
+// A small tensor fits whole: one slice, one buffer.
+// CHECK-LABEL: func.func @small
+// CHECK: tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64}
+func.func @small(%arg0: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
+  %0 = top.relu %arg0 : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return %0 : tensor<1x8x8x8xf32>
+}

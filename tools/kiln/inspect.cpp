@@ -1,0 +1,194 @@
+// kiln inspect MODEL.bmodel [--json]
+// Prints everything in a bmodel: header, chip, tensors, layer groups with
+// their slice tables and LMEM allocations, dynamic weights and residency.
+#include "Commands.h"
+
+#include "kiln/abi/bmodel.h"
+#include "kiln/bmodel_generated.h"
+#include "kiln/host/npz.h"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+namespace fb = kiln::bmodel;
+
+namespace {
+using StrVec = flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>;
+
+std::string q(const flatbuffers::String *s) {
+  std::string out = "\"";
+  for (char c : std::string(s ? s->c_str() : ""))
+    out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
+  return out + "\"";
+}
+
+template <typename T> std::string arr(const flatbuffers::Vector<T> *v) {
+  std::string out = "[";
+  for (uint32_t i = 0; v && i < v->size(); ++i)
+    out += (i ? ", " : "") + std::to_string(v->Get(i));
+  return out + "]";
+}
+
+std::string names(const StrVec *v) {
+  std::string out = "[";
+  for (uint32_t i = 0; v && i < v->size(); ++i)
+    out += (i ? ", " : "") + q(v->Get(i));
+  return out + "]";
+}
+
+std::string tensor(const fb::Tensor *t) {
+  return "{\"name\": " + q(t->name()) + ", \"dtype\": \"" +
+         fb::EnumNameDType(t->dtype()) + "\", \"shape\": " + arr(t->shape()) +
+         ", \"ddr_offset\": " + std::to_string(t->ddr_offset()) +
+         ", \"size\": " + std::to_string(t->size()) + "}";
+}
+
+template <typename V, typename F> std::string list(const V *v, F f, const char *ind) {
+  std::string out = "[";
+  for (uint32_t i = 0; v && i < v->size(); ++i)
+    out += std::string(i ? "," : "") + "\n" + ind + f(v->Get(i));
+  return out + (v && v->size() ? std::string("\n") + (ind + 2) : "") + "]";
+}
+
+std::string groupJson(const fb::LayerGroup *g) {
+  std::string s = "{\"id\": " + std::to_string(g->id()) + ", \"ops\": " + names(g->ops()) +
+                  ", \"n_slices\": " + std::to_string(g->n_slices()) +
+                  ", \"h_slices\": " + std::to_string(g->h_slices()) +
+                  ", \"tiu_count\": " + std::to_string(g->tiu_count()) +
+                  ", \"gdma_count\": " + std::to_string(g->gdma_count()) +
+                  ", \"modelled_cycles\": " + std::to_string(g->modelled_cycles());
+  s += ", \"slices\": " + list(g->slices(), [](const fb::TensorSlices *t) {
+         return "{\"tensor\": " + q(t->tensor()) + ", \"n_idx\": " + arr(t->n_idx()) +
+                ", \"n_len\": " + arr(t->n_len()) + ", \"h_idx\": " + arr(t->h_idx()) +
+                ", \"h_len\": " + arr(t->h_len()) + ", \"c_len\": " + arr(t->c_len()) +
+                ", \"w_len\": " + arr(t->w_len()) + "}";
+       }, "        ");
+  s += ", \"timesteps\": " + list(g->timesteps(), [](const fb::Timestep *t) {
+         return "{\"slice\": " + std::to_string(t->slice()) + ", \"tiu\": [" +
+                std::to_string(t->tiu_begin()) + ", " + std::to_string(t->tiu_end()) +
+                "], \"gdma\": [" + std::to_string(t->gdma_begin()) + ", " +
+                std::to_string(t->gdma_end()) + "]}";
+       }, "        ");
+  s += ", \"lmem\": " + list(g->lmem(), [](const fb::LmemAlloc *a) {
+         return "{\"tensor\": " + q(a->tensor()) + ", \"addr\": " + std::to_string(a->addr()) +
+                ", \"size\": " + std::to_string(a->size()) + ", \"buffer\": " +
+                std::to_string(a->buffer()) + ", \"held\": " + (a->held() ? "true" : "false") + "}";
+       }, "        ");
+  return s + "}";
+}
+
+std::string dynamicJson(const fb::DynamicWeight *d) {
+  return "{\"tensor\": " + q(d->tensor()) + ", \"producer\": " + q(d->producer()) +
+         ", \"consumers\": " + names(d->consumers()) + ", \"shape\": " + arr(d->shape()) +
+         ", \"dtype\": \"" + fb::EnumNameDType(d->dtype()) + "\", \"src_layout\": \"" +
+         fb::EnumNameLayout(d->src_layout()) + "\", \"dst_layout\": \"" +
+         fb::EnumNameLayout(d->dst_layout()) + "\", \"ddr_offset\": " +
+         std::to_string(d->ddr_offset()) + ", \"lmem_addr\": " + std::to_string(d->lmem_addr()) +
+         ", \"lmem_size\": " + std::to_string(d->lmem_size()) + ", \"group\": " +
+         std::to_string(d->group()) + ", \"steps\": [" + std::to_string(d->first_step()) +
+         ", " + std::to_string(d->last_step()) + "]}";
+}
+
+std::string residencyJson(const fb::Residency *r) {
+  return "{\"tensor\": " + q(r->tensor()) + ", \"kind\": \"" +
+         fb::EnumNameResidencyKind(r->kind()) + "\", \"group\": " + std::to_string(r->group()) +
+         ", \"lmem_addr\": " + std::to_string(r->lmem_addr()) + ", \"lmem_size\": " +
+         std::to_string(r->lmem_size()) + "}";
+}
+
+void printText(const kiln_bmodel_header &h, const fb::Model *m) {
+  std::printf("bmodel format %u.%u, compiler %s, chip %s (%u lanes x %u KiB LMEM, ABI %u.%u)\n",
+              h.format_major, h.format_minor, m->compiler_version()->c_str(),
+              m->chip()->name()->c_str(), m->chip()->lanes(),
+              m->chip()->lmem_bytes_per_lane() / 1024, m->chip()->abi_major(),
+              m->chip()->abi_minor());
+  for (const fb::Net *net : *m->nets()) {
+    std::printf("net %s: coeff %llu bytes, neuron %llu bytes, %u groups, %llu MACs\n",
+                net->name()->c_str(), (unsigned long long)net->coeff_size(),
+                (unsigned long long)net->neuron_size(), net->groups()->size(),
+                (unsigned long long)net->macs());
+    for (const fb::Tensor *t : *net->inputs())
+      std::printf("  input  %s %s @%llu\n", t->name()->c_str(), arr(t->shape()).c_str(),
+                  (unsigned long long)t->ddr_offset());
+    for (const fb::Tensor *t : *net->outputs())
+      std::printf("  output %s %s @%llu\n", t->name()->c_str(), arr(t->shape()).c_str(),
+                  (unsigned long long)t->ddr_offset());
+    for (const fb::LayerGroup *g : *net->groups()) {
+      std::printf("  group %u: %u ops, slices %u (N) x %u (H), %u TIU + %u GDMA commands, "
+                  "%llu cycles\n    ops: %s\n",
+                  g->id(), g->ops()->size(), g->n_slices(), g->h_slices(), g->tiu_count(),
+                  g->gdma_count(), (unsigned long long)g->modelled_cycles(),
+                  names(g->ops()).c_str());
+      for (const fb::TensorSlices *t : *g->slices())
+        std::printf("    slice %-28s h_idx %s h_len %s\n", t->tensor()->c_str(),
+                    arr(t->h_idx()).c_str(), arr(t->h_len()).c_str());
+      for (const fb::LmemAlloc *a : *g->lmem())
+        std::printf("    lmem  %-28s addr %6u size %6u buffer %u%s\n", a->tensor()->c_str(),
+                    a->addr(), a->size(), a->buffer(), a->held() ? " held" : "");
+    }
+    if (net->dynamic_weights())
+      for (const fb::DynamicWeight *d : *net->dynamic_weights())
+        std::printf("  dynamic weight %s\n", dynamicJson(d).c_str());
+  }
+}
+} // namespace
+
+int kiln::cli::inspectMain(const Args &args) {
+  std::string path;
+  bool json = false;
+  for (const auto &a : args) {
+    if (a == "--json")
+      json = true;
+    else if (!a.empty() && a[0] == '-')
+      return fail("inspect: unknown option '" + a + "'");
+    else
+      path = a;
+  }
+  if (path.empty())
+    return fail("inspect expects a bmodel file");
+  std::vector<uint8_t> file;
+  if (auto err = host::readFile(path, file); !err.empty())
+    return fail(err);
+  kiln_bmodel_header h{};
+  if (file.size() < sizeof(h))
+    return fail(path + ": too small to be a bmodel");
+  std::memcpy(&h, file.data(), sizeof(h));
+  if (std::memcmp(h.magic, KILN_BMODEL_MAGIC, sizeof(h.magic)) != 0)
+    return fail(path + ": not a bmodel (bad magic)");
+  if (h.flatbuffer_offset > file.size() || h.flatbuffer_size > file.size() - h.flatbuffer_offset)
+    return fail(path + ": truncated bmodel");
+  const uint8_t *buf = file.data() + h.flatbuffer_offset;
+  flatbuffers::Verifier verifier(buf, h.flatbuffer_size);
+  if (!fb::VerifyModelBuffer(verifier))
+    return fail(path + ": corrupt bmodel (FlatBuffer verification failed)");
+  const fb::Model *m = fb::GetModel(buf);
+  if (!m->chip() || !m->nets() || !m->compiler_version())
+    return fail(path + ": bmodel lacks its chip or nets");
+  if (!json) {
+    printText(h, m);
+    return 0;
+  }
+  std::printf("{\n  \"format\": \"%u.%u\",\n  \"compiler\": %s,\n  \"chip\": {\"name\": %s, "
+              "\"lanes\": %u, \"lmem_bytes_per_lane\": %u, \"abi\": \"%u.%u\"},\n  \"nets\": [",
+              h.format_major, h.format_minor, q(m->compiler_version()).c_str(),
+              q(m->chip()->name()).c_str(), m->chip()->lanes(),
+              m->chip()->lmem_bytes_per_lane(), m->chip()->abi_major(), m->chip()->abi_minor());
+  bool firstNet = true;
+  for (const fb::Net *net : *m->nets()) {
+    std::printf("%s\n    {\"name\": %s, \"coeff_size\": %llu, \"neuron_size\": %llu, "
+                "\"macs\": %llu, \"min_ddr_bytes\": %llu,\n",
+                firstNet ? "" : ",", q(net->name()).c_str(),
+                (unsigned long long)net->coeff_size(), (unsigned long long)net->neuron_size(),
+                (unsigned long long)net->macs(), (unsigned long long)net->min_ddr_bytes());
+    firstNet = false;
+    std::printf("     \"inputs\": %s,\n", list(net->inputs(), tensor, "        ").c_str());
+    std::printf("     \"outputs\": %s,\n", list(net->outputs(), tensor, "        ").c_str());
+    std::printf("     \"groups\": %s,\n", list(net->groups(), groupJson, "      ").c_str());
+    std::printf("     \"dynamic_weights\": %s,\n",
+                list(net->dynamic_weights(), dynamicJson, "      ").c_str());
+    std::printf("     \"residency\": %s}", list(net->residency(), residencyJson, "      ").c_str());
+  }
+  std::printf("\n  ]\n}\n");
+  return 0;
+}

@@ -1,0 +1,147 @@
+// kiln run MODEL.bmodel --input IN.npz --output OUT.npz [--stats STATS.json]
+//   [--all-tensors] [--device-mem MIB]
+// Runs the bmodel through the runtime core on the cmodel.
+#include "Commands.h"
+
+#include "kiln/cmodel/device.h"
+#include "kiln/host/npz.h"
+#include "kiln/rt/runtime.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+using namespace kiln;
+
+namespace {
+std::vector<int64_t> shapeOf(const kiln_tensor_info &info) {
+  return std::vector<int64_t>(info.shape, info.shape + info.ndim);
+}
+
+/// Reads a net tensor as f32 into an npz array.
+kiln_status readTensor(const kiln_net *net, const kiln_tensor_info &info,
+                       bool output, uint32_t index, host::Array &out) {
+  std::vector<float> data(info.bytes / sizeof(float));
+  kiln_status st = output ? kiln_net_get_output(net, index, data.data(), info.bytes)
+                          : kiln_net_read_tensor(net, index, data.data(), info.bytes);
+  out = host::Array::fromF32(info.name, shapeOf(info), data.data());
+  return st;
+}
+} // namespace
+
+int kiln::cli::runMain(const Args &args) {
+  std::string model, inPath, outPath, statsPath;
+  bool allTensors = false;
+  uint64_t deviceMiB = 512;
+  for (size_t i = 0; i < args.size(); ++i) {
+    auto next = [&]() { return i + 1 < args.size() ? args[++i] : std::string(); };
+    if (args[i] == "--input")
+      inPath = next();
+    else if (args[i] == "--output")
+      outPath = next();
+    else if (args[i] == "--stats")
+      statsPath = next();
+    else if (args[i] == "--all-tensors")
+      allTensors = true;
+    else if (args[i] == "--device-mem")
+      deviceMiB = std::strtoull(next().c_str(), nullptr, 10);
+    else if (!args[i].empty() && args[i][0] == '-')
+      return fail("run: unknown option '" + args[i] + "'");
+    else
+      model = args[i];
+  }
+  if (model.empty() || inPath.empty() || outPath.empty())
+    return fail("run expects MODEL --input IN.npz --output OUT.npz");
+
+  std::vector<uint8_t> file;
+  if (auto err = host::readFile(model, file); !err.empty())
+    return fail(err);
+  std::vector<host::Array> inputs;
+  if (auto err = host::readNpz(inPath, inputs); !err.empty())
+    return fail(err);
+
+  auto device = std::make_unique<cmodel::Device>(deviceMiB << 20);
+  kiln_hal hal = device->hal();
+  rt::Runtime runtime;
+  if (kiln_status st = runtime.init(hal); st != KILN_OK)
+    return fail(std::string("runtime init: ") + kiln_status_str(st));
+  rt::Net net;
+  if (kiln_status st = net.load(runtime, file.data(), file.size(), 0); st != KILN_OK)
+    return fail(model + ": cannot load bmodel: " + kiln_status_str(st));
+
+  for (uint32_t i = 0; i < kiln_net_input_count(net.handle()); ++i) {
+    kiln_tensor_info info;
+    kiln_net_input_info(net.handle(), i, &info);
+    const host::Array *found = nullptr;
+    for (const auto &a : inputs)
+      if (a.name == info.name)
+        found = &a;
+    if (!found)
+      return fail(inPath + ": no array named '" + info.name + "' for the model input");
+    if (found->shape != shapeOf(info))
+      return fail(inPath + ": array '" + info.name + "' has the wrong shape");
+    std::vector<float> data = found->toF32();
+    if (kiln_status st = kiln_net_set_input(net.handle(), i, data.data(),
+                                            data.size() * sizeof(float));
+        st != KILN_OK)
+      return fail(std::string("set input: ") + kiln_status_str(st));
+  }
+
+  auto start = std::chrono::steady_clock::now();
+  kiln_run_stats runStats{};
+  kiln_status st = kiln_net_run(net.handle(), 600u * 1000u * 1000u, &runStats);
+  double wallMs = std::chrono::duration<double, std::milli>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+  if (st != KILN_OK) {
+    std::string why = device->faultReason();
+    return fail(std::string("run failed: ") + kiln_status_str(st) +
+                (why.empty() ? "" : " (" + why + ")"));
+  }
+
+  std::vector<host::Array> outputs;
+  for (uint32_t i = 0; i < kiln_net_output_count(net.handle()); ++i) {
+    kiln_tensor_info info;
+    kiln_net_output_info(net.handle(), i, &info);
+    outputs.emplace_back();
+    readTensor(net.handle(), info, true, i, outputs.back());
+  }
+  if (allTensors)
+    for (uint32_t i = 0; i < kiln_net_tensor_count(net.handle()); ++i) {
+      kiln_tensor_info info;
+      kiln_net_tensor_info(net.handle(), i, &info);
+      outputs.emplace_back();
+      readTensor(net.handle(), info, false, i, outputs.back());
+      outputs.back().name = "tensor:" + outputs.back().name;
+    }
+  if (auto err = host::writeNpz(outPath, outputs); !err.empty())
+    return fail(err);
+
+  const auto &s = device->stats();
+  std::printf("ran %s on the cmodel: %u groups, %llu cycles (TIU busy %llu, GDMA "
+              "busy %llu), DDR %llu bytes, %.1f ms\n",
+              model.c_str(), runStats.groups_run, (unsigned long long)s.cycles,
+              (unsigned long long)s.tiu_busy_cycles,
+              (unsigned long long)s.gdma_busy_cycles,
+              (unsigned long long)(s.ddr_read_bytes + s.ddr_write_bytes), wallMs);
+  if (!statsPath.empty()) {
+    FILE *f = std::fopen(statsPath.c_str(), "w");
+    if (!f)
+      return fail("cannot write " + statsPath);
+    std::fprintf(f,
+                 "{\"cycles\": %llu, \"tiu_cycles\": %llu, \"gdma_cycles\": %llu, "
+                 "\"ddr_bytes\": %llu, \"ddr_read_bytes\": %llu, "
+                 "\"ddr_write_bytes\": %llu, \"tiu_commands\": %llu, "
+                 "\"gdma_commands\": %llu, \"groups\": %u, \"wall_ms\": %.3f}\n",
+                 (unsigned long long)s.cycles, (unsigned long long)s.tiu_busy_cycles,
+                 (unsigned long long)s.gdma_busy_cycles,
+                 (unsigned long long)(s.ddr_read_bytes + s.ddr_write_bytes),
+                 (unsigned long long)s.ddr_read_bytes,
+                 (unsigned long long)s.ddr_write_bytes,
+                 (unsigned long long)s.tiu_commands,
+                 (unsigned long long)s.gdma_commands, runStats.groups_run, wallMs);
+    std::fclose(f);
+  }
+  return 0;
+}

@@ -310,7 +310,9 @@ struct GroupEmitter {
       int copies = held[v] || buffers == 1 ? 1 : 2;
       for (int b = 0; b < copies; ++b)
         code.lmem.push_back({name, lmem[v][b], size, (uint8_t)b, 0, lastStep, held[v]});
-      if (!held[v])
+      // Filters and biases are resident across slices; other held inputs are
+      // merely unsliced.
+      if (!held[v] || !val.wholeOnly)
         continue;
       Resident r;
       r.tensor = name;

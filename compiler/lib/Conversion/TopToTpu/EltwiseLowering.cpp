@@ -19,7 +19,7 @@ struct EltwiseLowering : public OpRewritePattern<TopOp> {
                                 PatternRewriter &rewriter) const override {
     auto outType = cast<RankedTensorType>(op.getType());
     if (outType.getRank() > 4)
-      return op.emitError("elementwise ops above 4-D are not supported");
+      return rewriter.notifyMatchFailure(op, "above 4-D");
     Location loc = op.getLoc();
     auto shapeOf = [](Value v) {
       return to4D(cast<RankedTensorType>(v.getType()).getShape());

@@ -12,7 +12,7 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
                                 PatternRewriter &rewriter) const override {
     auto right = op.getRight().getDefiningOp<top::WeightOp>();
     if (!right)
-      return op.emitError("matmul with a computed right operand is not supported yet");
+      return rewriter.notifyMatchFailure(op, "right operand is not a weight");
     auto rShape = cast<RankedTensorType>(right.getType()).getShape();
     int64_t k = op.getRightTranspose() ? rShape[1] : rShape[0];
     int64_t n = op.getRightTranspose() ? rShape[0] : rShape[1];

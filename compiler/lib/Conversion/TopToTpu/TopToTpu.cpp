@@ -47,7 +47,8 @@ struct ConvertTopToTpuPass
     WalkResult result = getOperation().walk([](Operation *op) {
       if (isa<top::TopDialect>(op->getDialect()) &&
           !isa<top::WeightOp, top::NoneOp>(op)) {
-        op->emitError("cannot lower '") << op->getName() << "' to the chip";
+        op->emitError("cannot lower '")
+            << op->getName() << "' with these operands to the chip (F32)";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

@@ -1,16 +1,24 @@
 // RUN: kiln-opt %s -convert-top-to-tpu -tpu-layer-group -split-input-file | FileCheck %s
+// RUN: kiln-opt %s -convert-top-to-tpu -tpu-layer-group=enabled=false -split-input-file | FileCheck %s --check-prefix=SINGLE
 
 // A conv-relu-pool chain whose activations do not fit LMEM whole is one group
 // sliced along H; the filter is held, the input is loaded per slice.
 // CHECK-LABEL: func.func @chain
-// CHECK: tpu.group {buffers = 2 : i64, h_slices = [[H:[0-9]+]] : i64, n_slices = 1 : i64}
-// CHECK: tpu.load %{{.*}} {held = false, lmem_addr = {{[0-9]+}} : i64, lmem_pong = {{[0-9]+}} : i64}
+// CHECK: tpu.group {buffers = 1 : i64, h_slices = 2 : i64, n_slices = 1 : i64}
+// CHECK: tpu.load %arg0 {held = false, lmem_addr = 0 : i64, lmem_pong = 0 : i64}
 // CHECK: tpu.load %{{.*}} {held = true
 // CHECK: tpu.conv2d
 // CHECK-SAME: lmem_addr
 // CHECK: tpu.pool2d
 // CHECK: tpu.store
 // CHECK: tpu.yield
+// With grouping off each op is its own group and the conv's output goes to DDR.
+// SINGLE-LABEL: func.func @chain
+// SINGLE: tpu.group
+// SINGLE: tpu.conv2d
+// SINGLE: tpu.store
+// SINGLE: tpu.group
+// SINGLE: tpu.pool2d
 func.func @chain(%arg0: tensor<1x16x224x224xf32>) -> tensor<1x16x112x112xf32> {
   %w = top.weight {value = dense<0.5> : tensor<16x16x3x3xf32>} : tensor<16x16x3x3xf32>
   %n = top.none
@@ -22,6 +30,7 @@ func.func @chain(%arg0: tensor<1x16x224x224xf32>) -> tensor<1x16x112x112xf32> {
 // -----
 
 // A small tensor fits whole: one slice, one buffer.
+// SINGLE-LABEL: func.func @small
 // CHECK-LABEL: func.func @small
 // CHECK: tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64}
 func.func @small(%arg0: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {

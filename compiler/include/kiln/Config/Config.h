@@ -1,0 +1,69 @@
+//===- Config.h - YAML deployment config ------------------------*- C++ -*-===//
+//
+// The deployment config (docs/DESIGN.md section 9) loaded into a typed struct.
+// Plain C++17 over libyaml: no LLVM, so tools and tests can use it alone.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CONFIG_CONFIG_H
+#define KILN_CONFIG_CONFIG_H
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln::config {
+
+enum class DType { F32, F16, BF16, INT8 };
+enum class RandomOps { Reject, Const, Input };
+enum class CalibMethod { MinMax, KL, Percentile };
+
+struct InputOverride {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+struct Calibration {
+  std::string samples; // glob, resolved relative to the config
+  CalibMethod method = CalibMethod::MinMax;
+  double percentile = 99.99;
+};
+
+struct Verify {
+  bool enabled = false; // true when the config has a `verify` key
+  std::string reference;
+  double min_cosine = 0.99;
+  double min_euclidean = 0.90;
+};
+
+struct DeployConfig {
+  std::string config_path; // as passed to loadConfig
+  std::string model;
+  std::string name;
+  std::string chip = "bm1684x";
+  std::vector<InputOverride> inputs; // in config order
+  DType quantize = DType::F32;
+  std::map<std::string, DType> qtable;
+  Calibration calibration;
+  RandomOps random_ops = RandomOps::Reject;
+  uint64_t random_seed = 0;
+  bool layer_group_enabled = true;
+  Verify verify;
+  std::string output;
+};
+
+// Loads and checks a config. Paths in it (model, output, verify.reference,
+// calibration.samples) are resolved relative to the config file's directory;
+// `name` defaults to the model file's stem and `output` to
+// <config dir>/out/<name>.bmodel. Returns an empty string on success, else
+// "FILE:LINE:COL: error: MESSAGE" with the 1-based position of the offending
+// key or value.
+std::string loadConfig(const std::string &path, DeployConfig &out);
+
+const char *toString(DType dtype);             // f32 | f16 | bf16 | int8
+const char *toString(RandomOps randomOps);     // reject | const | input
+const char *toString(CalibMethod calibMethod); // minmax | kl | percentile
+
+} // namespace kiln::config
+
+#endif // KILN_CONFIG_CONFIG_H

@@ -1,0 +1,45 @@
+//===- TopInterpreter.h - Reference interpreter for Top IR ------*- C++ -*-===//
+//
+// Runs a function of Top ops on the host in float32. This is the reference
+// the Tpu interpreter, the cmodel and PyTorch are held against, so every
+// kernel is the plain textbook loop, chosen to be obviously right.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_INTERPRETER_TOPINTERPRETER_H
+#define KILN_INTERPRETER_TOPINTERPRETER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kiln::interp {
+
+/// A dense row-major float32 tensor.
+struct Tensor {
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+
+  /// The number of elements `shape` describes.
+  int64_t numElements() const;
+};
+
+using TensorMap = std::map<std::string, Tensor>;
+
+/// Runs `func` (Top ops and func.return) on `inputs`, keyed by each argument's
+/// `kiln.name` attribute (fallback "arg<i>"), and fills `outputs`, keyed by
+/// each result's `kiln.name` attribute (fallback "out<i>"). If `allValues` is
+/// non-null, also records the result of every computing op (not weights)
+/// keyed by the name of its NameLoc, for per-layer comparison. Emits a
+/// diagnostic at the offending op and fails on a missing input, a shape
+/// mismatch or an unknown op.
+mlir::LogicalResult runTop(mlir::func::FuncOp func, const TensorMap &inputs,
+                           TensorMap &outputs, TensorMap *allValues = nullptr);
+
+} // namespace kiln::interp
+
+#endif // KILN_INTERPRETER_TOPINTERPRETER_H

@@ -1,0 +1,619 @@
+//===- Config.cpp - YAML deployment config --------------------------------===//
+//
+// Walks libyaml's node graph and fills DeployConfig, reporting the first
+// problem with the file, line and column of the offending key or value.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Config/Config.h"
+
+#include <glob.h>
+#include <sys/stat.h>
+#include <yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <initializer_list>
+#include <set>
+
+namespace kiln::config {
+
+const char *toString(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::INT8:
+    return "int8";
+  }
+  return "?";
+}
+
+const char *toString(RandomOps randomOps) {
+  switch (randomOps) {
+  case RandomOps::Reject:
+    return "reject";
+  case RandomOps::Const:
+    return "const";
+  case RandomOps::Input:
+    return "input";
+  }
+  return "?";
+}
+
+const char *toString(CalibMethod calibMethod) {
+  switch (calibMethod) {
+  case CalibMethod::MinMax:
+    return "minmax";
+  case CalibMethod::KL:
+    return "kl";
+  case CalibMethod::Percentile:
+    return "percentile";
+  }
+  return "?";
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char *kSupportedChips[] = {"bm1684x"};
+
+template <typename E> struct EnumName {
+  const char *name;
+  E value;
+};
+constexpr EnumName<DType> kDTypes[] = {{"f32", DType::F32},
+                                       {"f16", DType::F16},
+                                       {"bf16", DType::BF16},
+                                       {"int8", DType::INT8}};
+constexpr EnumName<RandomOps> kRandomOps[] = {{"reject", RandomOps::Reject},
+                                              {"const", RandomOps::Const},
+                                              {"input", RandomOps::Input}};
+constexpr EnumName<CalibMethod> kCalibMethods[] = {
+    {"minmax", CalibMethod::MinMax},
+    {"kl", CalibMethod::KL},
+    {"percentile", CalibMethod::Percentile}};
+
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t substitute = diagonal + (a[i - 1] != b[j - 1]);
+      diagonal = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, substitute});
+    }
+  }
+  return row[b.size()];
+}
+
+std::string resolvePath(const fs::path &configDir, const std::string &p) {
+  return (configDir / p).lexically_normal().string();
+}
+
+std::string fileProblem(const std::string &path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0)
+    return std::strerror(errno);
+  if (!S_ISREG(st.st_mode))
+    return "not a regular file";
+  return {};
+}
+
+// Reads one document's node graph; every check returns false after recording
+// the first error, so callers simply propagate `false`.
+class Loader {
+public:
+  Loader(const std::string &path, yaml_document_t &doc)
+      : path_(path), doc_(doc), configDir_(fs::path(path).parent_path()) {}
+
+  const std::string &error() const { return error_; }
+
+  bool load(DeployConfig &out) {
+    yaml_node_t *root = yaml_document_get_root_node(&doc_);
+    if (!root || isNull(root))
+      return failAt(1, 1, "empty config: expected a mapping with 'model'");
+    if (root->type != YAML_MAPPING_NODE)
+      return fail(root, "the config must be a mapping, not " + describe(root));
+
+    bool haveModel = false, haveName = false, haveOutput = false;
+    bool ok = forEachKey(
+        root, "",
+        {"model", "name", "chip", "inputs", "quantize", "qtable", "calibration",
+         "random_ops", "random_seed", "layer_group", "verify", "output"},
+        [&](const std::string &key, yaml_node_t *keyNode, yaml_node_t *value) {
+          if (key == "model") {
+            haveModel = true;
+            return getPath(value, key, out.model) &&
+                   checkModelExists(value, out.model);
+          }
+          if (key == "name") {
+            haveName = true;
+            return getString(value, key, out.name) &&
+                   checkName(value, out.name);
+          }
+          if (key == "chip")
+            return getChip(value, out.chip);
+          if (key == "inputs")
+            return getInputs(value, out.inputs);
+          if (key == "quantize")
+            return getEnum(value, key, kDTypes, out.quantize);
+          if (key == "qtable")
+            return getQtable(value, out.qtable);
+          if (key == "calibration")
+            return getCalibration(value, out.calibration);
+          if (key == "random_ops")
+            return getEnum(value, key, kRandomOps, out.random_ops);
+          if (key == "random_seed")
+            return getUInt64(value, key, out.random_seed);
+          if (key == "layer_group")
+            return getLayerGroup(value, out.layer_group_enabled);
+          if (key == "verify")
+            return getVerify(keyNode, value, out.verify);
+          haveOutput = true;
+          return getPath(value, key, out.output);
+        });
+    if (!ok)
+      return false;
+
+    if (!haveModel)
+      return fail(root, "missing required key 'model'");
+    if (!haveName)
+      out.name = fs::path(out.model).stem().string();
+    if (!haveOutput)
+      out.output = resolvePath(configDir_, "out/" + out.name + ".bmodel");
+    return true;
+  }
+
+private:
+  // --- errors -------------------------------------------------------------
+
+  bool failAt(size_t line, size_t column, const std::string &message) {
+    error_ = path_ + ":" + std::to_string(line) + ":" + std::to_string(column) +
+             ": error: " + message;
+    return false;
+  }
+  bool fail(const yaml_node_t *node, const std::string &message) {
+    return failAt(node->start_mark.line + 1, node->start_mark.column + 1,
+                  message);
+  }
+
+  // --- node kinds ---------------------------------------------------------
+
+  static std::string text(const yaml_node_t *node) {
+    return std::string(reinterpret_cast<const char *>(node->data.scalar.value),
+                       node->data.scalar.length);
+  }
+  static bool isPlainScalar(const yaml_node_t *node) {
+    return node->type == YAML_SCALAR_NODE &&
+           node->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+  }
+  static bool isNull(const yaml_node_t *node) {
+    if (!isPlainScalar(node))
+      return false;
+    const std::string t = text(node);
+    return t.empty() || t == "~" || t == "null" || t == "Null" || t == "NULL";
+  }
+  static std::string describe(const yaml_node_t *node) {
+    if (isNull(node))
+      return "nothing";
+    switch (node->type) {
+    case YAML_MAPPING_NODE:
+      return "a mapping";
+    case YAML_SEQUENCE_NODE:
+      return "a list";
+    default:
+      return "'" + text(node) + "'";
+    }
+  }
+  yaml_node_t *nodeAt(int id) { return yaml_document_get_node(&doc_, id); }
+
+  // --- mappings -----------------------------------------------------------
+
+  // Calls handle(key, keyNode, valueNode) for each pair of a mapping, after
+  // rejecting non-scalar and duplicate keys, and unknown keys when `known` is
+  // not empty. `where` names the enclosing key for messages.
+  template <typename Handler>
+  bool forEachKey(yaml_node_t *map, const std::string &where,
+                  std::initializer_list<const char *> known, Handler &&handle) {
+    std::set<std::string> seen;
+    for (yaml_node_pair_t *pair = map->data.mapping.pairs.start;
+         pair < map->data.mapping.pairs.top; ++pair) {
+      yaml_node_t *keyNode = nodeAt(pair->key);
+      yaml_node_t *value = nodeAt(pair->value);
+      if (keyNode->type != YAML_SCALAR_NODE)
+        return fail(keyNode, "keys must be strings, not " + describe(keyNode));
+      const std::string key = text(keyNode);
+      if (!seen.insert(key).second)
+        return fail(keyNode, "duplicate key '" + key + "'");
+      if (known.size() != 0 &&
+          std::none_of(known.begin(), known.end(),
+                       [&](const char *k) { return key == k; }))
+        return fail(keyNode, unknownKeyMessage(key, where, known));
+      if (!handle(key, keyNode, value))
+        return false;
+    }
+    return true;
+  }
+
+  static std::string
+  unknownKeyMessage(const std::string &key, const std::string &where,
+                    std::initializer_list<const char *> known) {
+    std::string message = "unknown key '" + key + "'";
+    if (!where.empty())
+      message += " in '" + where + "'";
+    const char *best = nullptr;
+    size_t bestDistance = 3; // suggest within edit distance 2
+    for (const char *k : known) {
+      const size_t d = editDistance(key, k);
+      if (d < bestDistance) {
+        best = k;
+        bestDistance = d;
+      }
+    }
+    if (best)
+      return message + " (did you mean '" + best + "'?)";
+    std::string list;
+    for (const char *k : known)
+      list += (list.empty() ? "" : ", ") + std::string(k);
+    return message + " (expected one of: " + list + ")";
+  }
+
+  bool expectMapping(yaml_node_t *node, const std::string &key) {
+    if (node->type == YAML_MAPPING_NODE)
+      return true;
+    return fail(node,
+                "expected a mapping for '" + key + "', got " + describe(node));
+  }
+
+  // --- scalars ------------------------------------------------------------
+
+  bool getString(yaml_node_t *node, const std::string &key, std::string &out) {
+    if (node->type != YAML_SCALAR_NODE || isNull(node))
+      return fail(node,
+                  "expected a string for '" + key + "', got " + describe(node));
+    out = text(node);
+    return true;
+  }
+
+  bool getPath(yaml_node_t *node, const std::string &key, std::string &out) {
+    if (!getString(node, key, out))
+      return false;
+    if (out.empty())
+      return fail(node, "'" + key + "' must not be empty");
+    out = resolvePath(configDir_, out);
+    return true;
+  }
+
+  // YAML 1.2 core schema: plain scalars only, so a quoted "3" stays a string.
+  bool getInt(yaml_node_t *node, const std::string &what, int64_t &out) {
+    const std::string t = isPlainScalar(node) ? text(node) : "";
+    char *end = nullptr;
+    errno = 0;
+    const long long v = t.empty() ? 0 : std::strtoll(t.c_str(), &end, 10);
+    if (t.empty() || *end != '\0' || std::isspace((unsigned char)t[0]))
+      return fail(node, "expected an integer for " + what + ", got " +
+                            describe(node));
+    if (errno == ERANGE)
+      return fail(node, "integer out of range for " + what);
+    out = v;
+    return true;
+  }
+
+  bool getUInt64(yaml_node_t *node, const std::string &key, uint64_t &out) {
+    const std::string t = isPlainScalar(node) ? text(node) : "";
+    if (t.empty() || !std::all_of(t.begin(), t.end(), [](char c) {
+          return std::isdigit((unsigned char)c);
+        }))
+      return fail(node, "expected a non-negative integer for '" + key +
+                            "', got " + describe(node));
+    errno = 0;
+    const unsigned long long v = std::strtoull(t.c_str(), nullptr, 10);
+    if (errno == ERANGE)
+      return fail(node, "integer out of range for '" + key + "'");
+    out = v;
+    return true;
+  }
+
+  bool getDouble(yaml_node_t *node, const std::string &what, double &out) {
+    const std::string t = isPlainScalar(node) ? text(node) : "";
+    char *end = nullptr;
+    const double v = t.empty() ? 0 : std::strtod(t.c_str(), &end);
+    if (t.empty() || *end != '\0' || std::isspace((unsigned char)t[0]) ||
+        !std::isfinite(v))
+      return fail(node,
+                  "expected a number for " + what + ", got " + describe(node));
+    out = v;
+    return true;
+  }
+
+  bool getBool(yaml_node_t *node, const std::string &key, bool &out) {
+    const std::string t = isPlainScalar(node) ? text(node) : "";
+    if (t == "true" || t == "True" || t == "TRUE")
+      out = true;
+    else if (t == "false" || t == "False" || t == "FALSE")
+      out = false;
+    else
+      return fail(node, "expected true or false for '" + key + "', got " +
+                            describe(node));
+    return true;
+  }
+
+  template <typename E, size_t N>
+  bool getEnum(yaml_node_t *node, const std::string &key,
+               const EnumName<E> (&names)[N], E &out) {
+    const std::string t = node->type == YAML_SCALAR_NODE ? text(node) : "";
+    for (const EnumName<E> &n : names) {
+      if (t == n.name) {
+        out = n.value;
+        return true;
+      }
+    }
+    std::string allowed;
+    for (const EnumName<E> &n : names)
+      allowed += (allowed.empty() ? "" : ", ") + std::string(n.name);
+    return fail(node, "invalid value " + describe(node) + " for '" + key +
+                          "' (allowed: " + allowed + ")");
+  }
+
+  // --- keys ---------------------------------------------------------------
+
+  bool checkName(yaml_node_t *node, const std::string &name) {
+    if (name.empty() || name.find('/') != std::string::npos)
+      return fail(node, "'name' must be a non-empty file name without '/'");
+    return true;
+  }
+
+  bool checkModelExists(yaml_node_t *node, const std::string &model) {
+    if (std::string problem = fileProblem(model); !problem.empty())
+      return fail(node, "cannot open model file '" + model + "': " + problem);
+    return true;
+  }
+
+  bool getChip(yaml_node_t *node, std::string &out) {
+    if (!getString(node, "chip", out))
+      return false;
+    for (const char *chip : kSupportedChips)
+      if (out == chip)
+        return true;
+    std::string supported;
+    for (const char *chip : kSupportedChips)
+      supported += (supported.empty() ? "" : ", ") + std::string(chip);
+    return fail(node, "unsupported chip '" + out +
+                          "' (supported: " + supported + ")");
+  }
+
+  bool getInputs(yaml_node_t *node, std::vector<InputOverride> &out) {
+    if (isNull(node))
+      return true;
+    if (!expectMapping(node, "inputs"))
+      return false;
+    return forEachKey(
+        node, "inputs", {},
+        [&](const std::string &name, yaml_node_t *nameNode, yaml_node_t *spec) {
+          const std::string where = "inputs." + name;
+          if (spec->type != YAML_MAPPING_NODE)
+            return fail(spec, "expected a mapping such as {shape: [1, 3, 224, "
+                              "224]} for input '" +
+                                  name + "', got " + describe(spec));
+          InputOverride input{name, {}};
+          bool haveShape = false;
+          bool ok = forEachKey(
+              spec, where, {"shape"},
+              [&](const std::string &, yaml_node_t *, yaml_node_t *value) {
+                haveShape = true;
+                return getShape(value, input.shape);
+              });
+          if (!ok)
+            return false;
+          if (!haveShape)
+            return fail(nameNode, "input '" + name + "' needs a 'shape'");
+          out.push_back(std::move(input));
+          return true;
+        });
+  }
+
+  bool getShape(yaml_node_t *node, std::vector<int64_t> &out) {
+    if (node->type != YAML_SEQUENCE_NODE)
+      return fail(node, "expected a list of integers for 'shape', got " +
+                            describe(node));
+    for (yaml_node_item_t *item = node->data.sequence.items.start;
+         item < node->data.sequence.items.top; ++item) {
+      yaml_node_t *dimNode = nodeAt(*item);
+      int64_t dim;
+      if (!getInt(dimNode, "a 'shape' dimension", dim))
+        return false;
+      if (dim < 1)
+        return fail(dimNode, "shape dimensions must be positive");
+      out.push_back(dim);
+    }
+    return true;
+  }
+
+  bool getQtable(yaml_node_t *node, std::map<std::string, DType> &out) {
+    if (isNull(node))
+      return true;
+    if (!expectMapping(node, "qtable"))
+      return false;
+    return forEachKey(
+        node, "qtable", {},
+        [&](const std::string &op, yaml_node_t *, yaml_node_t *value) {
+          return getEnum(value, "qtable." + op, kDTypes, out[op]);
+        });
+  }
+
+  bool getCalibration(yaml_node_t *node, Calibration &out) {
+    if (!expectMapping(node, "calibration"))
+      return false;
+    return forEachKey(
+        node, "calibration", {"samples", "method", "percentile"},
+        [&](const std::string &key, yaml_node_t *, yaml_node_t *value) {
+          if (key == "samples")
+            return getPath(value, key, out.samples) &&
+                   checkSamplesExist(value, out.samples);
+          if (key == "method")
+            return getEnum(value, key, kCalibMethods, out.method);
+          if (!getDouble(value, "'percentile'", out.percentile))
+            return false;
+          if (out.percentile <= 0 || out.percentile > 100)
+            return fail(value, "'percentile' must be in (0, 100]");
+          return true;
+        });
+  }
+
+  bool checkSamplesExist(yaml_node_t *node, const std::string &pattern) {
+    glob_t matches{};
+    const int rc = glob(pattern.c_str(), 0, nullptr, &matches);
+    globfree(&matches);
+    if (rc == 0)
+      return true;
+    return fail(node, "no calibration samples match '" + pattern + "'");
+  }
+
+  bool getLayerGroup(yaml_node_t *node, bool &enabled) {
+    if (!expectMapping(node, "layer_group"))
+      return false;
+    return forEachKey(
+        node, "layer_group", {"enabled"},
+        [&](const std::string &, yaml_node_t *, yaml_node_t *value) {
+          return getBool(value, "layer_group.enabled", enabled);
+        });
+  }
+
+  bool getVerify(yaml_node_t *keyNode, yaml_node_t *node, Verify &out) {
+    if (!expectMapping(node, "verify"))
+      return false;
+    out.enabled = true;
+    bool haveReference = false;
+    bool ok = forEachKey(
+        node, "verify", {"reference", "tolerance"},
+        [&](const std::string &key, yaml_node_t *, yaml_node_t *value) {
+          if (key == "reference") {
+            haveReference = true;
+            if (!getPath(value, key, out.reference))
+              return false;
+            if (std::string problem = fileProblem(out.reference);
+                !problem.empty())
+              return fail(value, "cannot open reference file '" +
+                                     out.reference + "': " + problem);
+            return true;
+          }
+          return getTolerance(value, out);
+        });
+    if (!ok)
+      return false;
+    if (!haveReference)
+      return fail(keyNode, "'verify' needs a 'reference'");
+    return true;
+  }
+
+  bool getTolerance(yaml_node_t *node, Verify &out) {
+    if (node->type != YAML_SEQUENCE_NODE ||
+        node->data.sequence.items.top - node->data.sequence.items.start != 2)
+      return fail(node, "expected [min_cosine, min_euclidean] for "
+                        "'tolerance', got " +
+                            describe(node));
+    const yaml_node_item_t *items = node->data.sequence.items.start;
+    yaml_node_t *cosNode = nodeAt(items[0]);
+    yaml_node_t *euclidNode = nodeAt(items[1]);
+    if (!getDouble(cosNode, "the cosine tolerance", out.min_cosine) ||
+        !getDouble(euclidNode, "the euclidean tolerance", out.min_euclidean))
+      return false;
+    if (out.min_cosine < -1 || out.min_cosine > 1)
+      return fail(cosNode, "the cosine tolerance must be in [-1, 1]");
+    if (out.min_euclidean > 1)
+      return fail(euclidNode, "the euclidean tolerance must be at most 1");
+    return true;
+  }
+
+  const std::string &path_;
+  yaml_document_t &doc_;
+  fs::path configDir_;
+  std::string error_;
+};
+
+std::string readText(const std::string &path, std::string &out) {
+  FILE *f = std::fopen(path.c_str(), "rb");
+  if (!f)
+    return path + ": error: cannot open config file: " + std::strerror(errno);
+  char buffer[4096];
+  size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0)
+    out.append(buffer, n);
+  const bool failed = std::ferror(f);
+  const int readErrno = errno;
+  std::fclose(f);
+  if (failed)
+    return path +
+           ": error: cannot read config file: " + std::strerror(readErrno);
+  return {};
+}
+
+std::string syntaxError(const std::string &path, const yaml_parser_t &parser) {
+  std::string message = parser.problem ? parser.problem : "invalid YAML";
+  if (parser.context)
+    message += std::string(" (") + parser.context + " at " +
+               std::to_string(parser.context_mark.line + 1) + ":" +
+               std::to_string(parser.context_mark.column + 1) + ")";
+  return path + ":" + std::to_string(parser.problem_mark.line + 1) + ":" +
+         std::to_string(parser.problem_mark.column + 1) + ": error: " + message;
+}
+
+} // namespace
+
+std::string loadConfig(const std::string &path, DeployConfig &out) {
+  std::string yamlText;
+  if (std::string error = readText(path, yamlText); !error.empty())
+    return error;
+
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser))
+    return path + ": error: cannot initialise the YAML parser";
+  yaml_parser_set_input_string(
+      &parser, reinterpret_cast<const unsigned char *>(yamlText.data()),
+      yamlText.size());
+
+  std::string error;
+  yaml_document_t doc;
+  if (!yaml_parser_load(&parser, &doc)) {
+    error = syntaxError(path, parser);
+  } else {
+    DeployConfig config;
+    config.config_path = path;
+    Loader loader(path, doc);
+    if (loader.load(config)) {
+      // A second document would be silently ignored; say so instead.
+      yaml_document_t next;
+      if (!yaml_parser_load(&parser, &next)) {
+        error = syntaxError(path, parser);
+      } else {
+        if (yaml_node_t *root = yaml_document_get_root_node(&next))
+          error = path + ":" + std::to_string(root->start_mark.line + 1) + ":" +
+                  std::to_string(root->start_mark.column + 1) +
+                  ": error: a config holds a single YAML document";
+        yaml_document_delete(&next);
+      }
+      if (error.empty())
+        out = std::move(config);
+    } else {
+      error = loader.error();
+    }
+    yaml_document_delete(&doc);
+  }
+  yaml_parser_delete(&parser);
+  return error;
+}
+
+} // namespace kiln::config

@@ -1,0 +1,499 @@
+//===- OnnxModel.cpp - Load an ONNX model with libonnx ---------------------===//
+//
+// Compiled with RTTI and exceptions (libonnx needs both); every libonnx and
+// protobuf exception is caught here and turned into an error string, so
+// callers built without exceptions never see one.
+//
+//===----------------------------------------------------------------------===//
+#include "kiln/Frontend/Onnx/OnnxModel.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+namespace kiln::onnx_frontend {
+
+namespace fs = std::filesystem;
+
+const char *elemTypeName(int32_t elemType) {
+  switch (elemType) {
+  case kFloat: return "float";
+  case kUInt8: return "uint8";
+  case kInt8: return "int8";
+  case kUInt16: return "uint16";
+  case kInt16: return "int16";
+  case kInt32: return "int32";
+  case kInt64: return "int64";
+  case kString: return "string";
+  case kBool: return "bool";
+  case kFloat16: return "float16";
+  case kDouble: return "double";
+  case kUInt32: return "uint32";
+  case kUInt64: return "uint64";
+  case kBFloat16: return "bfloat16";
+  case kUndefined: return "undefined";
+  }
+  return "unsupported";
+}
+
+bool isFloatElemType(int32_t elemType) {
+  return elemType == kFloat || elemType == kDouble || elemType == kFloat16 ||
+         elemType == kBFloat16;
+}
+
+int64_t TensorData::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+const Attribute *Node::attr(std::string_view name) const {
+  for (const Attribute &a : attrs)
+    if (a.name == name)
+      return &a;
+  return nullptr;
+}
+
+namespace {
+
+/// Thrown inside this file only; loadModel turns it into the error string.
+struct LoadError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+template <typename... Args> [[noreturn]] void fail(const Args &...args) {
+  std::ostringstream os;
+  (os << ... << args);
+  throw LoadError(os.str());
+}
+
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += shape[i] < 0 ? std::string("?") : std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+  uint32_t bits;
+  if (exp == 0x1f) { // inf / nan
+    bits = sign | 0x7f800000u | (man << 13);
+  } else if (exp != 0) { // normal
+    bits = sign | ((exp + 112) << 23) | (man << 13);
+  } else if (man == 0) { // zero
+    bits = sign;
+  } else { // subnormal: renormalize
+    exp = 113;
+    while (!(man & 0x400)) {
+      man <<= 1;
+      --exp;
+    }
+    bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+float bf16ToFloat(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+size_t elemSize(int32_t elemType) {
+  switch (elemType) {
+  case kFloat: case kInt32: case kUInt32: return 4;
+  case kDouble: case kInt64: case kUInt64: return 8;
+  case kFloat16: case kBFloat16: case kInt16: case kUInt16: return 2;
+  case kInt8: case kUInt8: case kBool: return 1;
+  default: return 0;
+  }
+}
+
+template <typename T> T load(const char *p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+/// Decodes little-endian raw bytes (raw_data or external data).
+void decodeRaw(const std::string &bytes, int64_t n, TensorData &out) {
+  size_t size = elemSize(out.elemType);
+  if (bytes.size() != size * static_cast<size_t>(n))
+    fail("tensor '", out.name, "' holds ", bytes.size(), " bytes, but its ",
+         elemTypeName(out.elemType), " shape ", shapeString(out.shape),
+         " needs ", size * n);
+  const char *p = bytes.data();
+  if (out.isFloat())
+    out.f32.resize(n);
+  else
+    out.i64.resize(n);
+  for (int64_t i = 0; i < n; ++i, p += size) {
+    switch (out.elemType) {
+    case kFloat: out.f32[i] = load<float>(p); break;
+    case kDouble: out.f32[i] = static_cast<float>(load<double>(p)); break;
+    case kFloat16: out.f32[i] = halfToFloat(load<uint16_t>(p)); break;
+    case kBFloat16: out.f32[i] = bf16ToFloat(load<uint16_t>(p)); break;
+    case kInt8: out.i64[i] = load<int8_t>(p); break;
+    case kUInt8: out.i64[i] = load<uint8_t>(p); break;
+    case kBool: out.i64[i] = load<uint8_t>(p) != 0; break;
+    case kInt16: out.i64[i] = load<int16_t>(p); break;
+    case kUInt16: out.i64[i] = load<uint16_t>(p); break;
+    case kInt32: out.i64[i] = load<int32_t>(p); break;
+    case kUInt32: out.i64[i] = load<uint32_t>(p); break;
+    case kInt64: out.i64[i] = load<int64_t>(p); break;
+    case kUInt64: out.i64[i] = static_cast<int64_t>(load<uint64_t>(p)); break;
+    }
+  }
+}
+
+int64_t parseExternalInt(const onnx::TensorProto &t, const std::string &key,
+                         const std::string &value) {
+  char *end = nullptr;
+  errno = 0;
+  long long v = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || errno != 0 || v < 0)
+    fail("tensor '", t.name(), "' has an invalid external-data ", key, " '",
+         value, "'");
+  return v;
+}
+
+/// Reads a tensor stored outside the model file (models over 2 GiB).
+std::string readExternal(const onnx::TensorProto &t, const fs::path &modelDir) {
+  std::string location;
+  int64_t offset = 0, length = -1;
+  for (const auto &entry : t.external_data()) {
+    if (entry.key() == "location")
+      location = entry.value();
+    else if (entry.key() == "offset")
+      offset = parseExternalInt(t, "offset", entry.value());
+    else if (entry.key() == "length")
+      length = parseExternalInt(t, "length", entry.value());
+  }
+  if (location.empty())
+    fail("tensor '", t.name(), "' is external but has no location");
+  fs::path file = modelDir / location;
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    fail("cannot open external data '", file.string(), "' of tensor '",
+         t.name(), "': ", std::strerror(errno));
+  in.seekg(offset);
+  std::string bytes;
+  if (length >= 0) {
+    bytes.resize(length);
+    in.read(bytes.data(), length);
+    if (in.gcount() != length)
+      fail("external data '", file.string(), "' of tensor '", t.name(),
+           "' ends before offset ", offset, " + length ", length);
+  } else {
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  return bytes;
+}
+
+template <typename Field>
+void checkCount(const Field &field, int64_t n, const TensorData &out) {
+  if (static_cast<int64_t>(field.size()) != n)
+    fail("tensor '", out.name, "' holds ", field.size(), " values, but its ",
+         "shape ", shapeString(out.shape), " needs ", n);
+}
+
+TensorData convertTensor(const onnx::TensorProto &t, const fs::path &modelDir) {
+  TensorData out;
+  out.name = t.name();
+  out.elemType = t.data_type();
+  for (int64_t d : t.dims()) {
+    if (d < 0)
+      fail("tensor '", t.name(), "' has a negative dimension");
+    out.shape.push_back(d);
+  }
+  if (t.has_segment())
+    fail("tensor '", t.name(), "' is segmented, which is not supported");
+  // Types kiln has no use for (strings, complex) keep no data; the importer
+  // rejects them if a supported op reads them.
+  if (elemSize(out.elemType) == 0)
+    return out;
+
+  int64_t n = out.numElements();
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    decodeRaw(readExternal(t, modelDir), n, out);
+    return out;
+  }
+  if (t.has_raw_data()) {
+    decodeRaw(t.raw_data(), n, out);
+    return out;
+  }
+  switch (out.elemType) {
+  case kFloat:
+    checkCount(t.float_data(), n, out);
+    out.f32.assign(t.float_data().begin(), t.float_data().end());
+    break;
+  case kDouble:
+    checkCount(t.double_data(), n, out);
+    out.f32.assign(t.double_data().begin(), t.double_data().end());
+    break;
+  case kFloat16:
+  case kBFloat16:
+    // 16-bit floats are stored as their bit patterns in int32_data.
+    checkCount(t.int32_data(), n, out);
+    for (int32_t bits : t.int32_data())
+      out.f32.push_back(out.elemType == kFloat16 ? halfToFloat(bits)
+                                                 : bf16ToFloat(bits));
+    break;
+  case kInt64:
+    checkCount(t.int64_data(), n, out);
+    out.i64.assign(t.int64_data().begin(), t.int64_data().end());
+    break;
+  case kUInt32:
+  case kUInt64:
+    checkCount(t.uint64_data(), n, out);
+    out.i64.assign(t.uint64_data().begin(), t.uint64_data().end());
+    break;
+  default: // int32, int16, int8, uint16, uint8, bool
+    checkCount(t.int32_data(), n, out);
+    out.i64.assign(t.int32_data().begin(), t.int32_data().end());
+    break;
+  }
+  return out;
+}
+
+ValueInfo convertValueInfo(const onnx::ValueInfoProto &v) {
+  ValueInfo out;
+  out.name = v.name();
+  if (!v.type().has_tensor_type())
+    return out;
+  const auto &tensorType = v.type().tensor_type();
+  out.elemType = tensorType.elem_type();
+  if (!tensorType.has_shape())
+    return out;
+  out.known = true;
+  for (const auto &dim : tensorType.shape().dim()) {
+    bool isStatic = dim.has_dim_value() && dim.dim_value() >= 0;
+    out.shape.push_back(isStatic ? dim.dim_value() : -1);
+    out.known &= isStatic;
+  }
+  return out;
+}
+
+Attribute convertAttribute(const onnx::AttributeProto &a,
+                           const fs::path &modelDir) {
+  Attribute out;
+  out.name = a.name();
+  switch (a.type()) {
+  case onnx::AttributeProto::INT:
+    out.kind = Attribute::Int;
+    out.i = a.i();
+    break;
+  case onnx::AttributeProto::FLOAT:
+    out.kind = Attribute::Float;
+    out.f = a.f();
+    break;
+  case onnx::AttributeProto::STRING:
+    out.kind = Attribute::String;
+    out.s = a.s();
+    break;
+  case onnx::AttributeProto::INTS:
+    out.kind = Attribute::Ints;
+    out.ints.assign(a.ints().begin(), a.ints().end());
+    break;
+  case onnx::AttributeProto::FLOATS:
+    out.kind = Attribute::Floats;
+    out.floats.assign(a.floats().begin(), a.floats().end());
+    break;
+  case onnx::AttributeProto::TENSOR:
+    out.kind = Attribute::Tensor;
+    out.t = convertTensor(a.t(), modelDir);
+    break;
+  default:
+    out.kind = Attribute::Other;
+    break;
+  }
+  return out;
+}
+
+bool hasExternalData(const onnx::GraphProto &g) {
+  for (const auto &t : g.initializer())
+    if (t.data_location() == onnx::TensorProto::EXTERNAL)
+      return true;
+  for (const auto &node : g.node())
+    for (const auto &a : node.attribute())
+      if (a.has_t() && a.t().data_location() == onnx::TensorProto::EXTERNAL)
+        return true;
+  return false;
+}
+
+int64_t defaultOpset(const onnx::ModelProto &model) {
+  for (const auto &opset : model.opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+      return opset.version();
+  return 0;
+}
+
+void applyInputShapes(
+    onnx::ModelProto &model,
+    const std::map<std::string, std::vector<int64_t>> &inputShapes) {
+  onnx::GraphProto &g = *model.mutable_graph();
+  std::set<std::string> initializers;
+  for (const auto &t : g.initializer())
+    initializers.insert(t.name());
+  for (const auto &[name, shape] : inputShapes) {
+    onnx::ValueInfoProto *input = nullptr;
+    std::string names;
+    for (auto &in : *g.mutable_input()) {
+      if (initializers.count(in.name()))
+        continue;
+      if (in.name() == name)
+        input = &in;
+      names += (names.empty() ? "'" : ", '") + in.name() + "'";
+    }
+    if (!input)
+      fail("input shape given for '", name,
+           "', which is not a graph input (inputs: ", names, ")");
+    for (int64_t d : shape)
+      if (d <= 0)
+        fail("input shape ", shapeString(shape), " given for '", name,
+             "' has a dimension that is not positive");
+    auto *dims = input->mutable_type()->mutable_tensor_type()->mutable_shape();
+    dims->clear_dim();
+    for (int64_t d : shape)
+      dims->add_dim()->set_dim_value(d);
+  }
+  // Shapes recorded by the exporter were computed from the old input shapes;
+  // drop them so inference does not try to merge them with the new ones.
+  g.clear_value_info();
+  for (auto &out : *g.mutable_output())
+    if (out.type().has_tensor_type())
+      out.mutable_type()->mutable_tensor_type()->clear_shape();
+}
+
+void load(const std::string &path,
+          const std::map<std::string, std::vector<int64_t>> &inputShapes,
+          Model &out) {
+  std::error_code ec;
+  if (!fs::exists(path, ec))
+    fail("cannot open file: no such file");
+  if (!fs::is_regular_file(path, ec))
+    fail("cannot open file: not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    fail("cannot open file: ", std::strerror(errno));
+  std::string bytes((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  if (bytes.empty())
+    fail("empty file, not an ONNX model");
+
+  onnx::ModelProto model;
+  if (!model.ParseFromString(bytes))
+    fail("not a valid ONNX protobuf (truncated or corrupt)");
+  bytes = std::string();
+  if (!model.has_graph() || model.ir_version() == 0)
+    fail("not a valid ONNX model (no graph or IR version; truncated or not "
+         "an ONNX file?)");
+
+  try {
+    // With external data the checker needs the model's directory, which only
+    // the path overload knows.
+    if (hasExternalData(model.graph()))
+      onnx::checker::check_model(path);
+    else
+      onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    fail("invalid ONNX model: ", e.what());
+  }
+
+  int64_t opset = defaultOpset(model);
+  if (opset == 0)
+    fail("the model imports no version of the default ONNX opset");
+  if (opset > kMaxOpset)
+    fail("opset ", opset, " is newer than kiln supports (", kMinOpset, " to ",
+         kMaxOpset, ")");
+  if (opset < kMinOpset) {
+    try {
+      model = onnx::version_conversion::ConvertVersion(model, kMinOpset);
+    } catch (const std::exception &e) {
+      fail("cannot convert the model from opset ", opset, " to ", kMinOpset,
+           ": ", e.what());
+    }
+    opset = kMinOpset;
+  }
+
+  if (!inputShapes.empty())
+    applyInputShapes(model, inputShapes);
+
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false,
+                                        /*strict_mode=*/0,
+                                        /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception &e) {
+    fail("ONNX shape inference failed: ", e.what());
+  }
+
+  fs::path modelDir = fs::path(path).parent_path();
+  const onnx::GraphProto &g = model.graph();
+  out = Model();
+  out.opset = opset;
+  for (const auto &t : g.initializer())
+    out.initializers.emplace(t.name(), convertTensor(t, modelDir));
+  for (const auto &v : g.input()) {
+    ValueInfo info = convertValueInfo(v);
+    out.valueInfo[v.name()] = info;
+    if (!out.initializers.count(v.name()))
+      out.inputs.push_back(std::move(info));
+  }
+  for (const auto &v : g.output()) {
+    ValueInfo info = convertValueInfo(v);
+    out.valueInfo[v.name()] = info;
+    out.outputs.push_back(std::move(info));
+  }
+  for (const auto &v : g.value_info())
+    out.valueInfo[v.name()] = convertValueInfo(v);
+  for (const auto &n : g.node()) {
+    Node node;
+    node.name = n.name();
+    node.opType = n.op_type();
+    node.domain = n.domain() == "ai.onnx" ? "" : n.domain();
+    node.inputs.assign(n.input().begin(), n.input().end());
+    node.outputs.assign(n.output().begin(), n.output().end());
+    for (const auto &a : n.attribute())
+      node.attrs.push_back(convertAttribute(a, modelDir));
+    out.nodes.push_back(std::move(node));
+  }
+}
+
+} // namespace
+
+std::string loadModel(const std::string &path,
+                      const std::map<std::string, std::vector<int64_t>> &inputShapes,
+                      Model &out) {
+  try {
+    load(path, inputShapes, out);
+    return "";
+  } catch (const std::exception &e) {
+    return path + ": error: " + e.what();
+  } catch (...) {
+    return path + ": error: unknown failure while loading the ONNX model";
+  }
+}
+
+} // namespace kiln::onnx_frontend

@@ -1,0 +1,89 @@
+//===- Conv.cpp - Reference 2-D convolution -------------------------------===//
+
+#include "Kernels.h"
+
+using namespace mlir;
+
+namespace kiln::interp {
+
+int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride,
+                     int64_t dilation, int64_t padBegin, int64_t padEnd,
+                     bool ceilMode) {
+  int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
+  if (span < 0)
+    return 0;
+  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
+  if (ceilMode && (out - 1) * stride >= in + padBegin)
+    --out;
+  return out;
+}
+
+FailureOr<Tensor> runConv(top::ConvOp op, const Tensor &input,
+                          const Tensor &filter, const Tensor *bias) {
+  ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
+                    pads = op.getPads(), dilations = op.getDilations();
+  if (input.shape.size() != 4 || filter.shape.size() != 4)
+    return op.emitOpError("expects a 4-D input and a 4-D filter");
+  if (strides.size() != 2 || pads.size() != 4 || dilations.size() != 2)
+    return op.emitOpError("expects 2 strides, 4 pads and 2 dilations");
+  if (llvm::any_of(strides, [](int64_t s) { return s < 1; }) ||
+      llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
+    return op.emitOpError("strides and dilations must be positive");
+  int64_t n = input.shape[0], ic = input.shape[1], ih = input.shape[2],
+          iw = input.shape[3];
+  int64_t oc = filter.shape[0], icg = filter.shape[1], kh = filter.shape[2],
+          kw = filter.shape[3];
+  int64_t group = op.getGroup();
+  if (group < 1 || oc % group != 0 || icg * group != ic)
+    return op.emitOpError("input [")
+           << input.shape << "] does not match filter [" << filter.shape
+           << "] with group " << group;
+  // The filter may be computed, so its shape is only known now.
+  if (!kernel.empty() &&
+      (kernel.size() != 2 || kernel[0] != kh || kernel[1] != kw))
+    return op.emitOpError("kernel_shape [")
+           << kernel << "] does not match filter [" << filter.shape << "]";
+  if (bias && bias->numElements() != oc)
+    return op.emitOpError("bias has ")
+           << bias->numElements() << " elements, expected " << oc;
+
+  int64_t oh = windowOutput(ih, kh, strides[0], dilations[0], pads[0], pads[2],
+                            /*ceilMode=*/false);
+  int64_t ow = windowOutput(iw, kw, strides[1], dilations[1], pads[1], pads[3],
+                            /*ceilMode=*/false);
+  if (oh <= 0 || ow <= 0)
+    return op.emitOpError("window is larger than the padded input");
+
+  Tensor out{{n, oc, oh, ow}, {}};
+  out.data.resize(out.numElements());
+  int64_t ocg = oc / group;
+  float *dst = out.data.data();
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < oc; ++o) {
+      int64_t firstIc = (o / ocg) * icg;
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t x = 0; x < ow; ++x) {
+          double acc = bias ? bias->data[o] : 0.0;
+          for (int64_t c = 0; c < icg; ++c)
+            for (int64_t ky = 0; ky < kh; ++ky) {
+              int64_t iy = y * strides[0] - pads[0] + ky * dilations[0];
+              if (iy < 0 || iy >= ih)
+                continue;
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                int64_t ix = x * strides[1] - pads[1] + kx * dilations[1];
+                if (ix < 0 || ix >= iw)
+                  continue;
+                float v =
+                    input.data[((b * ic + firstIc + c) * ih + iy) * iw + ix];
+                float w = filter.data[((o * icg + c) * kh + ky) * kw + kx];
+                acc += double(v) * w;
+              }
+            }
+          float r = float(acc);
+          *dst++ = op.getDoRelu() ? relu(r) : r;
+        }
+    }
+  return out;
+}
+
+} // namespace kiln::interp

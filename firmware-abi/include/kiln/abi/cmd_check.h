@@ -1,0 +1,212 @@
+/* kiln firmware ABI: structural checks of one command record, shared by the
+ * runtime verifier and the cmodel so that both accept exactly the same
+ * records, and the compiler can check what it emits.
+ *
+ * A record passes when its op, subop, direction, dtypes and flags are known,
+ * its shapes are consistent (a row window holds at most its planes' rows),
+ * every LMEM operand lies within a lane and every DDR side lies within
+ * [0, ddr_size) of the net's window. All math is
+ * overflow-checked; nothing outside the record is read. */
+#ifndef KILN_ABI_CMD_CHECK_H
+#define KILN_ABI_CMD_CHECK_H
+
+#include <stdint.h>
+
+#include "kiln/abi/chip.h"
+#include "kiln/abi/commands.h"
+#include "kiln/abi/cost.h"
+#include "kiln/abi/status.h"
+
+/* Does an [n, c, h, w] LMEM tensor at per-lane address addr, whose planes
+ * hold plane_h rows (0: h), fit in a lane? A whole tensor (plane_h 0) takes
+ * its aligned planes, kiln_lmem_lane_bytes; a window of rows of a taller
+ * tensor ends at its last row, so a window of a buffer that fits also fits.
+ * Each factor is bounded before it is multiplied, so no product can wrap. */
+static inline int kiln_lmem_fits(uint64_t addr, uint32_t n, uint32_t c, uint32_t h,
+                                 uint32_t w, uint32_t plane_h, uint32_t dsize) {
+  const uint64_t lane = KILN_LMEM_BYTES_PER_LANE;
+  uint32_t rows = plane_h ? plane_h : h;
+  uint64_t plane, groups;
+  if (!n || !c || !h || !w || rows < h)
+    return 0;
+  if (addr > lane || rows > lane || w > lane || n > lane)
+    return 0;
+  plane = kiln_lmem_plane_stride(rows, w, dsize);
+  groups = ((uint64_t)c + KILN_NPU_NUM - 1u) / KILN_NPU_NUM;
+  if (plane > lane || groups > lane)
+    return 0;
+  if (!plane_h)
+    return kiln_lmem_lane_bytes(n, c, h, w, dsize) <= lane - addr;
+  return (n * groups - 1u) * plane + (uint64_t)h * w * dsize <= lane - addr;
+}
+
+/* ---- TIU ------------------------------------------------------------------ */
+
+static inline kiln_status kiln_tiu_operand_check(const kiln_tiu_operand *o, int may_be_const) {
+  if (!(o->flags & KILN_OPND_USED) || (o->flags & ~(KILN_OPND_USED | KILN_OPND_CONST)))
+    return KILN_ERR_BAD_COMMAND;
+  if (kiln_dtype_bytes(o->dtype) == 0u)
+    return KILN_ERR_BAD_COMMAND;
+  if (o->flags & KILN_OPND_CONST)
+    return may_be_const ? KILN_OK : KILN_ERR_BAD_COMMAND;
+  if (!o->n || !o->c || !o->h || !o->w || (o->plane_h && o->plane_h < o->h))
+    return KILN_ERR_BAD_COMMAND;
+  return kiln_lmem_fits(o->addr, o->n, o->c, o->h, o->w, o->plane_h, kiln_dtype_bytes(o->dtype))
+             ? KILN_OK
+             : KILN_ERR_OUT_OF_RANGE;
+}
+
+/* out == (in + pad0 + pad1 - dil * (k - 1) - 1) / stride + 1, with a
+ * non-negative numerator. k, stride and dil must be >= 1. */
+static inline int kiln_window_dim_ok(uint32_t in, uint32_t pad0, uint32_t pad1, uint32_t k,
+                                     uint32_t stride, uint32_t dil, uint32_t out) {
+  int64_t span = (int64_t)in + pad0 + pad1 - ((int64_t)dil * (k - 1u) + 1);
+  return span >= 0 && span / stride + 1 == out;
+}
+
+static inline int kiln_window_ok(const kiln_tiu_cmd *cmd) {
+  if (!cmd->kh || !cmd->kw || !cmd->stride_h || !cmd->stride_w || !cmd->dil_h || !cmd->dil_w)
+    return 0;
+  return kiln_window_dim_ok(cmd->in0.h, cmd->pad_top, cmd->pad_bottom, cmd->kh,
+                            cmd->stride_h, cmd->dil_h, cmd->out.h) &&
+         kiln_window_dim_ok(cmd->in0.w, cmd->pad_left, cmd->pad_right, cmd->kw,
+                            cmd->stride_w, cmd->dil_w, cmd->out.w);
+}
+
+static inline int kiln_same_shape(const kiln_tiu_operand *a, uint32_t n, uint32_t c,
+                                  uint32_t h, uint32_t w) {
+  return a->n == n && a->c == c && a->h == h && a->w == w;
+}
+
+/* Each dimension of an eltwise input equals the output's or is 1. */
+static inline int kiln_broadcasts_to(const kiln_tiu_operand *in, const kiln_tiu_operand *out) {
+  if (in->flags & KILN_OPND_CONST)
+    return 1;
+  return (in->n == out->n || in->n == 1u) && (in->c == out->c || in->c == 1u) &&
+         (in->h == out->h || in->h == 1u) && (in->w == out->w || in->w == 1u);
+}
+
+static inline kiln_status kiln_conv_check(const kiln_tiu_cmd *cmd) {
+  uint32_t groups = cmd->groups;
+  if (cmd->subop != 0u || (cmd->flags & KILN_TIU_FLAG_COUNT_INCLUDE_PAD))
+    return KILN_ERR_BAD_COMMAND;
+  if (!groups || cmd->in0.c % groups || cmd->out.c % groups || cmd->out.n != cmd->in0.n)
+    return KILN_ERR_BAD_COMMAND;
+  if (!kiln_same_shape(&cmd->in1, 1u, cmd->out.c, cmd->in0.c / groups,
+                       (uint32_t)cmd->kh * cmd->kw))
+    return KILN_ERR_BAD_COMMAND;
+  if ((cmd->flags & KILN_TIU_FLAG_HAS_BIAS) &&
+      !kiln_same_shape(&cmd->in2, 1u, cmd->out.c, 1u, 1u))
+    return KILN_ERR_BAD_COMMAND;
+  return kiln_window_ok(cmd) ? KILN_OK : KILN_ERR_BAD_COMMAND;
+}
+
+/* Pads must be smaller than the kernel, so every window sees some input. */
+static inline kiln_status kiln_pool_check(const kiln_tiu_cmd *cmd) {
+  if (cmd->subop > KILN_POOL_AVG || (cmd->flags & KILN_TIU_FLAG_HAS_BIAS))
+    return KILN_ERR_BAD_COMMAND;
+  if (cmd->out.n != cmd->in0.n || cmd->out.c != cmd->in0.c || !kiln_window_ok(cmd))
+    return KILN_ERR_BAD_COMMAND;
+  if (cmd->pad_top >= cmd->kh || cmd->pad_bottom >= cmd->kh || cmd->pad_left >= cmd->kw ||
+      cmd->pad_right >= cmd->kw)
+    return KILN_ERR_BAD_COMMAND;
+  return KILN_OK;
+}
+
+static inline kiln_status kiln_tiu_cmd_check(const kiln_tiu_cmd *cmd) {
+  const uint32_t known_flags =
+      KILN_TIU_FLAG_RELU | KILN_TIU_FLAG_HAS_BIAS | KILN_TIU_FLAG_COUNT_INCLUDE_PAD;
+  int uses_in1 = cmd->op == KILN_TIU_CONV || cmd->op == KILN_TIU_ELTWISE;
+  int uses_in2 = cmd->op == KILN_TIU_CONV && (cmd->flags & KILN_TIU_FLAG_HAS_BIAS);
+  int eltwise = cmd->op == KILN_TIU_ELTWISE;
+  kiln_status st;
+
+  if (cmd->op < KILN_TIU_CONV || cmd->op >= KILN_TIU_OP_END || (cmd->flags & ~known_flags))
+    return KILN_ERR_BAD_COMMAND;
+  if ((st = kiln_tiu_operand_check(&cmd->out, 0)) != KILN_OK ||
+      (st = kiln_tiu_operand_check(&cmd->in0, eltwise)) != KILN_OK)
+    return st;
+  if (uses_in1 && (st = kiln_tiu_operand_check(&cmd->in1, eltwise)) != KILN_OK)
+    return st;
+  if (!uses_in1 && (cmd->in1.flags & KILN_OPND_USED))
+    return KILN_ERR_BAD_COMMAND;
+  if (uses_in2 && (st = kiln_tiu_operand_check(&cmd->in2, 0)) != KILN_OK)
+    return st;
+  if (!uses_in2 && (cmd->in2.flags & KILN_OPND_USED))
+    return KILN_ERR_BAD_COMMAND;
+
+  switch (cmd->op) {
+  case KILN_TIU_CONV:
+    return kiln_conv_check(cmd);
+  case KILN_TIU_POOL:
+    return kiln_pool_check(cmd);
+  case KILN_TIU_ELTWISE:
+    if (cmd->subop >= KILN_ELT_END || (cmd->flags & ~KILN_TIU_FLAG_RELU))
+      return KILN_ERR_BAD_COMMAND;
+    return kiln_broadcasts_to(&cmd->in0, &cmd->out) && kiln_broadcasts_to(&cmd->in1, &cmd->out)
+               ? KILN_OK
+               : KILN_ERR_BAD_COMMAND;
+  default: /* KILN_TIU_ACTIVE */
+    if (cmd->subop >= KILN_ACT_END || (cmd->flags & ~KILN_TIU_FLAG_RELU))
+      return KILN_ERR_BAD_COMMAND;
+    return kiln_same_shape(&cmd->in0, cmd->out.n, cmd->out.c, cmd->out.h, cmd->out.w)
+               ? KILN_OK
+               : KILN_ERR_BAD_COMMAND;
+  }
+}
+
+/* ---- GDMA ----------------------------------------------------------------- */
+
+/* One past the last byte a DDR side touches, from the window base: addr plus
+ * the largest element offset (strides are unsigned, so addr is the lowest).
+ * Returns 0 if the math overflows. Dimensions must be >= 1. */
+static inline int kiln_gdma_ddr_end(const kiln_gdma_cmd *cmd, uint64_t addr,
+                                    const uint32_t stride[4], uint64_t *out_end) {
+  const uint32_t dims[4] = {cmd->n, cmd->c, cmd->h, cmd->w};
+  uint64_t last = 0u, end;
+  int d;
+  for (d = 0; d < 4; ++d)
+    if (__builtin_add_overflow(last, (uint64_t)(dims[d] - 1u) * stride[d], &last))
+      return 0;
+  if (__builtin_add_overflow(last, 1u, &end) ||
+      __builtin_mul_overflow(end, (uint64_t)kiln_dtype_bytes(cmd->dtype), &end) ||
+      __builtin_add_overflow(end, addr, &end))
+    return 0;
+  *out_end = end;
+  return 1;
+}
+
+static inline kiln_status kiln_gdma_side_check(const kiln_gdma_cmd *cmd, int lmem,
+                                               uint64_t addr, const uint32_t stride[4],
+                                               uint64_t ddr_size) {
+  uint64_t end;
+  if (lmem)
+    return kiln_lmem_fits(addr, cmd->n, cmd->c, cmd->h, cmd->w, cmd->lmem_plane_h,
+                          kiln_dtype_bytes(cmd->dtype))
+               ? KILN_OK
+               : KILN_ERR_OUT_OF_RANGE;
+  return kiln_gdma_ddr_end(cmd, addr, stride, &end) && end <= ddr_size ? KILN_OK
+                                                                       : KILN_ERR_OUT_OF_RANGE;
+}
+
+/* A copy into DDR moves at most ddr_size bytes; this bounds the work of a
+ * record whose strides revisit the same bytes. */
+static inline kiln_status kiln_gdma_cmd_check(const kiln_gdma_cmd *cmd, uint64_t ddr_size) {
+  int src_lmem = kiln_gdma_src_is_lmem(cmd->dir);
+  int dst_lmem = kiln_gdma_dst_is_lmem(cmd->dir);
+  kiln_status st;
+  if (cmd->dir >= KILN_GDMA_DIR_END || kiln_dtype_bytes(cmd->dtype) == 0u || cmd->flags)
+    return KILN_ERR_BAD_COMMAND;
+  if (!cmd->n || !cmd->c || !cmd->h || !cmd->w ||
+      (cmd->lmem_plane_h && cmd->lmem_plane_h < cmd->h))
+    return KILN_ERR_BAD_COMMAND;
+  st = kiln_gdma_side_check(cmd, src_lmem, cmd->src_addr, cmd->src_stride, ddr_size);
+  if (st == KILN_OK)
+    st = kiln_gdma_side_check(cmd, dst_lmem, cmd->dst_addr, cmd->dst_stride, ddr_size);
+  if (st == KILN_OK && !dst_lmem &&
+      kiln_sat_mul(kiln_gdma_elems(cmd), kiln_dtype_bytes(cmd->dtype)) > ddr_size)
+    st = KILN_ERR_OUT_OF_RANGE;
+  return st;
+}
+
+#endif

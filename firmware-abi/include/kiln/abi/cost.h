@@ -1,0 +1,253 @@
+/* kiln firmware ABI: the cycle model of DESIGN.md section 4 and the two-queue
+ * scheduler. One implementation shared by the compiler's cost estimate, the
+ * runtime verifier (sync ids) and the cmodel (timing and execution order).
+ *
+ * Freestanding C99: integer math only, saturating instead of overflowing, so
+ * every function is safe on records nobody has checked yet. */
+#ifndef KILN_ABI_COST_H
+#define KILN_ABI_COST_H
+
+#include <stdint.h>
+
+#include "kiln/abi/chip.h"
+#include "kiln/abi/commands.h"
+#include "kiln/abi/static_assert.h"
+#include "kiln/abi/status.h"
+
+/* ---- saturating helpers (GCC/Clang builtins: no libgcc calls) ------------- */
+
+static inline uint64_t kiln_sat_add(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static inline uint64_t kiln_sat_mul(uint64_t a, uint64_t b) {
+  uint64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static inline uint64_t kiln_ceil_div(uint64_t a, uint64_t b) {
+  return a / b + (a % b != 0u);
+}
+
+/* ---- TIU ------------------------------------------------------------------ */
+
+/* Conv tiling (pixels, input channels per cycle per lane) for an input dtype;
+ * types without a conv rate of their own use the f32 one. */
+static inline void kiln_conv_tiling(uint32_t dtype, uint32_t *pix, uint32_t *icp) {
+  switch (dtype) {
+  case KILN_DTYPE_INT8: case KILN_DTYPE_UINT8:
+    *pix = KILN_CONV_PIX_INT8; *icp = KILN_CONV_ICP_INT8; break;
+  case KILN_DTYPE_F16: case KILN_DTYPE_BF16:
+    *pix = KILN_CONV_PIX_F16; *icp = KILN_CONV_ICP_F16; break;
+  default:
+    *pix = KILN_CONV_PIX_F32; *icp = KILN_CONV_ICP_F32; break;
+  }
+}
+
+/* n * ceil(c/64) * ceil(h*w / EU elements): one EU pass over a tensor. */
+static inline uint64_t kiln_eu_passes(const kiln_tiu_operand *t) {
+  uint32_t eu = kiln_eu_elems(t->dtype);
+  uint64_t planes = kiln_sat_mul(t->n, kiln_ceil_div(t->c, KILN_NPU_NUM));
+  if (eu == 0u) /* unknown dtype: rate of the widest type */
+    eu = KILN_EU_BYTES / 4u;
+  return kiln_sat_mul(planes, kiln_ceil_div((uint64_t)t->h * t->w, eu));
+}
+
+static inline uint64_t kiln_tiu_cycles(const kiln_tiu_cmd *cmd) {
+  const kiln_tiu_operand *out = &cmd->out;
+  uint64_t kernel = (uint64_t)cmd->kh * cmd->kw;
+  uint64_t work = 0u;
+  switch (cmd->op) {
+  case KILN_TIU_CONV: {
+    uint32_t pix, icp;
+    uint32_t groups = cmd->groups ? cmd->groups : 1u;
+    kiln_conv_tiling(cmd->in0.dtype, &pix, &icp);
+    work = kiln_sat_mul(out->n, kiln_ceil_div(out->c, KILN_NPU_NUM));
+    work = kiln_sat_mul(work, kiln_ceil_div((uint64_t)out->h * out->w, pix));
+    work = kiln_sat_mul(work, kiln_ceil_div(cmd->in0.c / groups, icp));
+    work = kiln_sat_mul(work, kernel);
+    break;
+  }
+  case KILN_TIU_POOL: /* twice the elementwise rate per kernel tap */
+    work = kiln_ceil_div(kiln_sat_mul(kiln_eu_passes(out), kernel), 2u);
+    break;
+  case KILN_TIU_ELTWISE:
+  case KILN_TIU_ACTIVE:
+    work = kiln_eu_passes(out);
+    break;
+  default:
+    break;
+  }
+  return kiln_sat_add(work, KILN_TIU_CMD_OVERHEAD);
+}
+
+/* ---- GDMA ----------------------------------------------------------------- */
+
+static inline int kiln_gdma_src_is_lmem(uint32_t dir) {
+  return dir == KILN_GDMA_LMEM_TO_DDR || dir == KILN_GDMA_LMEM_TO_LMEM;
+}
+static inline int kiln_gdma_dst_is_lmem(uint32_t dir) {
+  return dir == KILN_GDMA_DDR_TO_LMEM || dir == KILN_GDMA_LMEM_TO_LMEM;
+}
+
+static inline uint64_t kiln_gdma_elems(const kiln_gdma_cmd *cmd) {
+  return kiln_sat_mul(kiln_sat_mul(cmd->n, cmd->c), kiln_sat_mul(cmd->h, cmd->w));
+}
+
+/* Elements per contiguous run of one side of a copy. A DDR side is contiguous
+ * over the innermost dimensions whose strides are dense (size-1 dimensions do
+ * not break a run); an LMEM side over one h*w plane of a lane. Both are
+ * products of innermost dimensions, so the smaller run divides the larger. */
+static inline uint64_t kiln_gdma_run_elems(const kiln_gdma_cmd *cmd, int lmem,
+                                           const uint32_t stride[4]) {
+  const uint32_t dims[4] = {cmd->n, cmd->c, cmd->h, cmd->w};
+  uint64_t run = 1u;
+  int d;
+  if (lmem)
+    return kiln_sat_mul(cmd->h, cmd->w);
+  for (d = 3; d >= 0; --d) {
+    if (dims[d] != 1u && stride[d] != run)
+      break;
+    run = kiln_sat_mul(run, dims[d]);
+  }
+  return run;
+}
+
+static inline uint32_t kiln_gdma_milli_bytes_per_cycle(uint32_t dir) {
+  switch (dir) {
+  case KILN_GDMA_DDR_TO_LMEM: return KILN_GDMA_MBPC_DDR_TO_LMEM;
+  case KILN_GDMA_LMEM_TO_DDR: return KILN_GDMA_MBPC_LMEM_TO_DDR;
+  case KILN_GDMA_LMEM_TO_LMEM: return KILN_GDMA_MBPC_LMEM_TO_LMEM;
+  default: return KILN_GDMA_MBPC_DDR_TO_DDR;
+  }
+}
+
+/* Bytes on the bus: every contiguous run rounded up to a burst. */
+static inline uint64_t kiln_gdma_bus_bytes(const kiln_gdma_cmd *cmd) {
+  uint64_t elems = kiln_gdma_elems(cmd);
+  uint64_t src_run = kiln_gdma_run_elems(cmd, kiln_gdma_src_is_lmem(cmd->dir), cmd->src_stride);
+  uint64_t dst_run = kiln_gdma_run_elems(cmd, kiln_gdma_dst_is_lmem(cmd->dir), cmd->dst_stride);
+  uint64_t run = src_run < dst_run ? src_run : dst_run;
+  uint64_t run_bytes;
+  if (elems == 0u)
+    return 0u;
+  run_bytes = kiln_sat_mul(run, kiln_dtype_bytes(cmd->dtype));
+  run_bytes = kiln_sat_mul(kiln_ceil_div(run_bytes, KILN_GDMA_BURST_BYTES), KILN_GDMA_BURST_BYTES);
+  return kiln_sat_mul(elems / run, run_bytes);
+}
+
+static inline uint64_t kiln_gdma_cycles(const kiln_gdma_cmd *cmd) {
+  uint64_t milli_bytes = kiln_sat_mul(kiln_gdma_bus_bytes(cmd), 1000u);
+  uint64_t transfer = kiln_ceil_div(milli_bytes, kiln_gdma_milli_bytes_per_cycle(cmd->dir));
+  return kiln_sat_add(transfer, KILN_GDMA_CMD_LATENCY);
+}
+
+/* ---- the two queues ------------------------------------------------------- */
+
+typedef enum kiln_engine { KILN_ENGINE_TIU = 0, KILN_ENGINE_GDMA = 1 } kiln_engine;
+
+/* Called once per command as it starts; index is 0-based within its queue.
+ * Any status other than KILN_OK stops the schedule and is returned. */
+typedef kiln_status (*kiln_schedule_cb)(void *user, kiln_engine engine, uint32_t index);
+
+typedef struct kiln_queue_timing {
+  uint64_t total_cycles; /* the last command's completion */
+  uint64_t tiu_busy;     /* sum of TIU command cycles */
+  uint64_t gdma_busy;    /* sum of GDMA command cycles */
+} kiln_queue_timing;
+
+KILN_STATIC_ASSERT(sizeof(kiln_queue_timing) == 24, queue_timing_size);
+
+/* Every record's cmd_id must be its 1-based position and every wait id at most
+ * the other queue's count. */
+static inline kiln_status kiln_check_sync_ids(const kiln_tiu_cmd *tiu, uint32_t n_tiu,
+                                              const kiln_gdma_cmd *gdma, uint32_t n_gdma) {
+  uint32_t i;
+  for (i = 0; i < n_tiu; ++i)
+    if (tiu[i].cmd_id != i + 1u || tiu[i].wait_gdma_id > n_gdma)
+      return KILN_ERR_BAD_SYNC;
+  for (i = 0; i < n_gdma; ++i)
+    if (gdma[i].cmd_id != i + 1u || gdma[i].wait_tiu_id > n_tiu)
+      return KILN_ERR_BAD_SYNC;
+  return KILN_OK;
+}
+
+/* Simulates both engines: a command starts when its engine is idle and the
+ * other engine has completed the id it waits for. Each step starts or
+ * completes at least one command, so the simulation is O(n_tiu + n_gdma).
+ * Commands are reported to cb (may be NULL) in start order; commands that
+ * start together are reported earlier-finishing first, then lower id, then
+ * TIU first. Returns KILN_ERR_BAD_SYNC for malformed ids or a deadlock. */
+static inline kiln_status kiln_schedule_queues(const kiln_tiu_cmd *tiu, uint32_t n_tiu,
+                                               const kiln_gdma_cmd *gdma, uint32_t n_gdma,
+                                               kiln_schedule_cb cb, void *user,
+                                               kiln_queue_timing *out) {
+  uint32_t t_next = 0, g_next = 0;  /* next command to start */
+  uint32_t t_done = 0, g_done = 0;  /* completed commands (in-order queues) */
+  int t_busy = 0, g_busy = 0;
+  uint64_t t_end = 0, g_end = 0, now = 0, t_sum = 0, g_sum = 0;
+  kiln_status st;
+
+  if ((n_tiu && !tiu) || (n_gdma && !gdma))
+    return KILN_ERR_INVALID_ARGUMENT;
+  st = kiln_check_sync_ids(tiu, n_tiu, gdma, n_gdma);
+  if (st != KILN_OK)
+    return st;
+
+  for (;;) {
+    int t_start = !t_busy && t_next < n_tiu && tiu[t_next].wait_gdma_id <= g_done;
+    int g_start = !g_busy && g_next < n_gdma && gdma[g_next].wait_tiu_id <= t_done;
+    int tiu_first = 1;
+    int k;
+    if (t_start) {
+      uint64_t c = kiln_tiu_cycles(&tiu[t_next]);
+      t_busy = 1;
+      t_end = kiln_sat_add(now, c);
+      t_sum = kiln_sat_add(t_sum, c);
+    }
+    if (g_start) {
+      uint64_t c = kiln_gdma_cycles(&gdma[g_next]);
+      g_busy = 1;
+      g_end = kiln_sat_add(now, c);
+      g_sum = kiln_sat_add(g_sum, c);
+    }
+    if (t_start && g_start)
+      tiu_first = t_end != g_end ? t_end < g_end : t_next <= g_next;
+    for (k = 0; k < 2 && cb; ++k) {
+      int report_tiu = (k == 0) == tiu_first;
+      if (report_tiu && t_start)
+        st = cb(user, KILN_ENGINE_TIU, t_next);
+      else if (!report_tiu && g_start)
+        st = cb(user, KILN_ENGINE_GDMA, g_next);
+      if (st != KILN_OK)
+        return st;
+    }
+    t_next += (uint32_t)t_start;
+    g_next += (uint32_t)g_start;
+
+    if (!t_busy && !g_busy) {
+      if (t_next < n_tiu || g_next < n_gdma)
+        return KILN_ERR_BAD_SYNC; /* both idle, both blocked: a wait cycle */
+      break;
+    }
+    /* Advance to the next completion; both complete if they end together. */
+    now = !g_busy || (t_busy && t_end <= g_end) ? t_end : g_end;
+    if (t_busy && t_end == now) {
+      t_busy = 0;
+      t_done = t_next;
+    }
+    if (g_busy && g_end == now) {
+      g_busy = 0;
+      g_done = g_next;
+    }
+  }
+  if (out) {
+    out->total_cycles = now;
+    out->tiu_busy = t_sum;
+    out->gdma_busy = g_sum;
+  }
+  return KILN_OK;
+}
+
+#endif

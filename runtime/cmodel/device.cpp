@@ -1,0 +1,269 @@
+// The cmodel device: register file, submissions and the HAL over them.
+#include "kiln/cmodel/device.h"
+
+#include <cstring>
+#include <utility>
+
+#include "engines.h"
+#include "kiln/abi/version.h"
+
+namespace kiln::cmodel {
+
+// The queues and window of the submission being run.
+struct Device::Submission {
+  Device *device;
+  DdrWindow window;
+  std::vector<kiln_tiu_cmd> tiu;
+  std::vector<kiln_gdma_cmd> gdma;
+};
+
+namespace {
+
+constexpr uint32_t kIrqDone = 0x1u;
+constexpr uint32_t kIrqFault = 0x2u;
+
+std::string recordName(kiln_engine engine, uint32_t index) {
+  return std::string(engine == KILN_ENGINE_TIU ? "tiu[" : "gdma[") + std::to_string(index) + "]";
+}
+
+} // namespace
+
+Device::Device(uint64_t ddr_bytes)
+    : ddr_(ddr_bytes), lmem_(uint64_t{KILN_NPU_NUM} * KILN_LMEM_BYTES_PER_LANE) {
+  softReset();
+}
+
+void Device::softReset() {
+  std::memset(regs_, 0, sizeof regs_);
+  reg(KILN_REG_CHIP_ID) = KILN_CHIP_ID_BM1684X;
+  reg(KILN_REG_ABI_VERSION) = uint32_t{KILN_ABI_VERSION_MAJOR} << 16 | KILN_ABI_VERSION_MINOR;
+  reg(KILN_REG_STATUS) = KILN_STATUS_IDLE;
+}
+
+uint32_t Device::read_reg(uint32_t offset) const {
+  if (offset >= KILN_REG_SPACE_BYTES || offset % 4 != 0 || offset == KILN_REG_DOORBELL ||
+      offset == KILN_REG_CTRL)
+    return 0; // write-only or unmapped
+  return regs_[offset / 4];
+}
+
+void Device::write_reg(uint32_t offset, uint32_t value) {
+  switch (offset) {
+  case KILN_REG_CTRL:
+    if (value & KILN_CTRL_SOFT_RESET)
+      softReset();
+    break;
+  case KILN_REG_IRQ_STATUS:
+    reg(offset) &= ~value; // write 1 to clear
+    break;
+  case KILN_REG_IRQ_MASK:
+  case KILN_REG_DDR_BASE_LO:
+  case KILN_REG_DDR_BASE_HI:
+  case KILN_REG_DDR_SIZE_LO:
+  case KILN_REG_DDR_SIZE_HI:
+  case KILN_REG_TIU_QUEUE_LO:
+  case KILN_REG_TIU_QUEUE_HI:
+  case KILN_REG_TIU_COUNT:
+  case KILN_REG_GDMA_QUEUE_LO:
+  case KILN_REG_GDMA_QUEUE_HI:
+  case KILN_REG_GDMA_COUNT:
+    reg(offset) = value;
+    break;
+  case KILN_REG_DOORBELL:
+    if (value & 1u)
+      ring();
+    break;
+  default: // read-only or unmapped
+    break;
+  }
+}
+
+uint64_t Device::reg64(uint32_t lo_offset) const {
+  return uint64_t{regs_[lo_offset / 4 + 1]} << 32 | regs_[lo_offset / 4];
+}
+
+bool Device::inDdr(uint64_t addr, uint64_t size) const {
+  return addr >= kDdrBase && addr - kDdrBase <= ddr_.size() && size <= ddr_.size() - (addr - kDdrBase);
+}
+
+kiln_status Device::fault(std::string why) {
+  fault_reason_ = std::move(why);
+  return KILN_ERR_DEVICE_FAULT;
+}
+
+// Copies a queue's records out of DDR; false if the queue is outside DDR.
+// The bound is checked before anything is allocated.
+template <class Record>
+bool Device::fetch(uint64_t addr, uint32_t count, std::vector<Record> *out) {
+  uint64_t bytes = uint64_t{count} * sizeof(Record);
+  if (!inDdr(addr, bytes))
+    return false;
+  out->resize(count);
+  if (bytes)
+    std::memcpy(out->data(), ddrAt(addr), bytes);
+  return true;
+}
+
+void Device::ring() {
+  if (reg(KILN_REG_STATUS) == KILN_STATUS_BUSY)
+    return;
+  reg(KILN_REG_STATUS) = KILN_STATUS_BUSY;
+  reg(KILN_REG_ERROR) = KILN_OK;
+  reg(KILN_REG_TIU_DONE_ID) = 0;
+  reg(KILN_REG_GDMA_DONE_ID) = 0;
+  fault_reason_.clear();
+  stats_.submissions++;
+
+  Submission sub{this, {}, {}, {}};
+  kiln_status st = KILN_OK;
+  uint64_t base = reg64(KILN_REG_DDR_BASE_LO), size = reg64(KILN_REG_DDR_SIZE_LO);
+  if (!inDdr(base, size))
+    st = fault("DDR window outside device memory");
+  else if (!fetch(reg64(KILN_REG_TIU_QUEUE_LO), reg(KILN_REG_TIU_COUNT), &sub.tiu) ||
+           !fetch(reg64(KILN_REG_GDMA_QUEUE_LO), reg(KILN_REG_GDMA_COUNT), &sub.gdma))
+    st = fault("command queue outside device memory");
+  else {
+    sub.window = DdrWindow{ddrAt(base), size};
+    st = execute(sub);
+  }
+
+  reg(KILN_REG_STATUS) = st == KILN_OK ? KILN_STATUS_DONE : KILN_STATUS_FAULT;
+  reg(KILN_REG_ERROR) = st;
+  reg(KILN_REG_IRQ_STATUS) |= st == KILN_OK ? kIrqDone : kIrqFault;
+}
+
+kiln_status Device::execute(Submission &sub) {
+  kiln_queue_timing timing{};
+  kiln_status st = kiln_schedule_queues(sub.tiu.data(), uint32_t(sub.tiu.size()), sub.gdma.data(),
+                                        uint32_t(sub.gdma.size()), &Device::onCommand,
+                                        &sub, &timing);
+  if (st == KILN_ERR_BAD_SYNC)
+    fault_reason_ = "sync ids can never be satisfied";
+  if (st != KILN_OK)
+    return st;
+  reg(KILN_REG_CYCLES_LO) = uint32_t(timing.total_cycles);
+  reg(KILN_REG_CYCLES_HI) = uint32_t(timing.total_cycles >> 32);
+  stats_.cycles += timing.total_cycles;
+  stats_.tiu_busy_cycles += timing.tiu_busy;
+  stats_.gdma_busy_cycles += timing.gdma_busy;
+  return KILN_OK;
+}
+
+kiln_status Device::onCommand(void *user, kiln_engine engine, uint32_t index) {
+  const Submission &sub = *static_cast<const Submission *>(user);
+  return sub.device->executeCommand(sub, engine, index);
+}
+
+kiln_status Device::executeCommand(const Submission &sub, kiln_engine engine, uint32_t index) {
+  const char *why;
+  if (engine == KILN_ENGINE_TIU) {
+    why = runTiu(sub.tiu[index], lmem_.data());
+    if (!why) {
+      reg(KILN_REG_TIU_DONE_ID) = sub.tiu[index].cmd_id;
+      stats_.tiu_commands++;
+    }
+  } else {
+    GdmaTraffic traffic;
+    why = runGdma(sub.gdma[index], sub.window, lmem_.data(), &traffic);
+    if (!why) {
+      reg(KILN_REG_GDMA_DONE_ID) = sub.gdma[index].cmd_id;
+      stats_.gdma_commands++;
+      stats_.ddr_read_bytes += traffic.ddr_read_bytes;
+      stats_.ddr_write_bytes += traffic.ddr_write_bytes;
+    }
+  }
+  return why ? fault(recordName(engine, index) + ": " + why) : KILN_OK;
+}
+
+// ---- HAL -----------------------------------------------------------------------
+
+namespace {
+
+Device &deviceOf(void *ctx) { return *static_cast<Device *>(ctx); }
+
+// Host access to device DDR: nullptr unless [addr, addr + size) is inside.
+uint8_t *ddrSpan(void *ctx, uint64_t addr, uint64_t size) {
+  std::vector<uint8_t> &ddr = deviceOf(ctx).ddr();
+  if (addr < Device::kDdrBase || addr - Device::kDdrBase > ddr.size() ||
+      size > ddr.size() - (addr - Device::kDdrBase))
+    return nullptr;
+  return ddr.data() + (addr - Device::kDdrBase);
+}
+
+kiln_status halWriteMem(void *ctx, uint64_t addr, const void *src, uint64_t size) {
+  uint8_t *dst = ddrSpan(ctx, addr, size);
+  if (!dst || (size && !src))
+    return KILN_ERR_INVALID_ARGUMENT;
+  if (size)
+    std::memcpy(dst, src, size);
+  return KILN_OK;
+}
+
+kiln_status halReadMem(void *ctx, uint64_t addr, void *dst, uint64_t size) {
+  const uint8_t *src = ddrSpan(ctx, addr, size);
+  if (!src || (size && !dst))
+    return KILN_ERR_INVALID_ARGUMENT;
+  if (size)
+    std::memcpy(dst, src, size);
+  return KILN_OK;
+}
+
+void writeReg64(Device &dev, uint32_t lo_offset, uint64_t value) {
+  dev.write_reg(lo_offset, uint32_t(value));
+  dev.write_reg(lo_offset + 4, uint32_t(value >> 32));
+}
+
+kiln_status halSubmit(void *ctx, const kiln_submit_desc *desc) {
+  Device &dev = deviceOf(ctx);
+  if (!desc)
+    return KILN_ERR_INVALID_ARGUMENT;
+  if (dev.read_reg(KILN_REG_STATUS) == KILN_STATUS_BUSY)
+    return KILN_ERR_BAD_STATE;
+  writeReg64(dev, KILN_REG_DDR_BASE_LO, desc->ddr_base);
+  writeReg64(dev, KILN_REG_DDR_SIZE_LO, desc->ddr_size);
+  writeReg64(dev, KILN_REG_TIU_QUEUE_LO, desc->tiu_queue_addr);
+  writeReg64(dev, KILN_REG_GDMA_QUEUE_LO, desc->gdma_queue_addr);
+  dev.write_reg(KILN_REG_TIU_COUNT, desc->tiu_count);
+  dev.write_reg(KILN_REG_GDMA_COUNT, desc->gdma_count);
+  dev.write_reg(KILN_REG_DOORBELL, 1u);
+  return KILN_OK;
+}
+
+// Submissions run synchronously, so a submission is never still running.
+kiln_status halWait(void *ctx, uint32_t timeout_us) {
+  Device &dev = deviceOf(ctx);
+  switch (dev.read_reg(KILN_REG_STATUS)) {
+  case KILN_STATUS_DONE:
+    dev.write_reg(KILN_REG_IRQ_STATUS, kIrqDone);
+    return KILN_OK;
+  case KILN_STATUS_FAULT:
+    dev.write_reg(KILN_REG_IRQ_STATUS, kIrqFault);
+    return static_cast<kiln_status>(dev.read_reg(KILN_REG_ERROR));
+  case KILN_STATUS_BUSY:
+    return KILN_ERR_TIMEOUT;
+  default:
+    return KILN_ERR_BAD_STATE; // nothing was submitted
+  }
+}
+
+kiln_status halReset(void *ctx) {
+  deviceOf(ctx).write_reg(KILN_REG_CTRL, KILN_CTRL_SOFT_RESET);
+  return KILN_OK;
+}
+
+} // namespace
+
+kiln_hal Device::hal() {
+  kiln_hal h{};
+  h.ctx = this;
+  h.mem_base = kDdrBase;
+  h.mem_size = ddr_.size();
+  h.write_mem = halWriteMem;
+  h.read_mem = halReadMem;
+  h.submit = halSubmit;
+  h.wait = halWait;
+  h.reset = halReset;
+  return h;
+}
+
+} // namespace kiln::cmodel

@@ -1,0 +1,86 @@
+// GDMA engine: copies an [n, c, h, w] block between DDR (element strides) and
+// LMEM (the layout of chip.h), in any of the four directions.
+#include <cstring>
+#include <optional>
+
+#include "engines.h"
+#include "kiln/abi/cmd_check.h"
+
+namespace kiln::cmodel {
+namespace {
+
+// One side of a copy: where row (n, c, h) starts and the bytes between the
+// elements of a row. An LMEM side follows the layout of chip.h (planes of
+// lmem_plane_h rows for a window); a DDR side its element strides.
+class Side {
+public:
+  static Side lmem(uint8_t *lmem, const kiln_gdma_cmd &cmd, uint64_t addr) {
+    uint32_t dsize = kiln_dtype_bytes(cmd.dtype);
+    uint32_t plane_rows = cmd.lmem_plane_h ? cmd.lmem_plane_h : cmd.h;
+    return Side(lmem, LmemLayout(addr, cmd.c, plane_rows, cmd.w, dsize), nullptr, dsize);
+  }
+  static Side ddr(uint8_t *window, const kiln_gdma_cmd &cmd, uint64_t addr,
+                  const uint32_t *stride) {
+    return Side(window + addr, std::nullopt, stride, kiln_dtype_bytes(cmd.dtype));
+  }
+
+  uint8_t *row(uint64_t n, uint64_t c, uint64_t h) const {
+    if (layout_)
+      return base_ + layout_->offset(n, c, h, 0);
+    return base_ + (n * stride_[0] + c * stride_[1] + h * stride_[2]) * dsize_;
+  }
+  uint64_t step() const { return layout_ ? dsize_ : uint64_t{stride_[3]} * dsize_; }
+
+private:
+  Side(uint8_t *base, std::optional<LmemLayout> layout, const uint32_t *stride, uint32_t dsize)
+      : base_(base), layout_(layout), stride_(stride), dsize_(dsize) {}
+
+  uint8_t *base_;
+  std::optional<LmemLayout> layout_;
+  const uint32_t *stride_;
+  uint64_t dsize_;
+};
+
+Side makeSide(bool is_lmem, const kiln_gdma_cmd &cmd, uint64_t addr, const uint32_t *stride,
+              const DdrWindow &ddr, uint8_t *lmem) {
+  return is_lmem ? Side::lmem(lmem, cmd, addr) : Side::ddr(ddr.base, cmd, addr, stride);
+}
+
+} // namespace
+
+// Elements are copied in NCHW order; a copy whose source and destination
+// overlap sees its own writes only as far as that order implies.
+const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lmem,
+                    GdmaTraffic *traffic) {
+  switch (kiln_gdma_cmd_check(&cmd, ddr.size)) {
+  case KILN_OK: break;
+  case KILN_ERR_OUT_OF_RANGE: return "GDMA access outside the DDR window or LMEM";
+  default: return "malformed GDMA record";
+  }
+  const bool src_lmem = kiln_gdma_src_is_lmem(cmd.dir);
+  const bool dst_lmem = kiln_gdma_dst_is_lmem(cmd.dir);
+  const Side src = makeSide(src_lmem, cmd, cmd.src_addr, cmd.src_stride, ddr, lmem);
+  const Side dst = makeSide(dst_lmem, cmd, cmd.dst_addr, cmd.dst_stride, ddr, lmem);
+  const uint64_t dsize = kiln_dtype_bytes(cmd.dtype);
+  const bool dense_rows = src.step() == dsize && dst.step() == dsize;
+
+  for (uint32_t n = 0; n < cmd.n; ++n)
+    for (uint32_t c = 0; c < cmd.c; ++c)
+      for (uint32_t h = 0; h < cmd.h; ++h) {
+        const uint8_t *from = src.row(n, c, h);
+        uint8_t *to = dst.row(n, c, h);
+        if (dense_rows) {
+          std::memmove(to, from, cmd.w * dsize);
+          continue;
+        }
+        for (uint32_t w = 0; w < cmd.w; ++w)
+          std::memmove(to + w * dst.step(), from + w * src.step(), dsize);
+      }
+
+  const uint64_t bytes = kiln_gdma_elems(&cmd) * dsize;
+  traffic->ddr_read_bytes += src_lmem ? 0 : bytes;
+  traffic->ddr_write_bytes += dst_lmem ? 0 : bytes;
+  return nullptr;
+}
+
+} // namespace kiln::cmodel

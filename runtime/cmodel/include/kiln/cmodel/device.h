@@ -1,0 +1,90 @@
+// kiln cmodel: a software BM1684X behind the same HAL as the board driver.
+//
+// The device has DDR, 64 lanes of LMEM, the TIU and GDMA engines and the
+// register file of kiln/abi/regs.h. Ringing the doorbell runs a submission
+// synchronously: the records are fetched from DDR, ordered by the shared
+// two-queue schedule (kiln/abi/cost.h) and executed one by one in start
+// order, so a command sees every effect of the commands it waits for. A bad
+// record never crashes the model: the device faults and stops.
+#ifndef KILN_CMODEL_DEVICE_H
+#define KILN_CMODEL_DEVICE_H
+
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "kiln/abi/cost.h"
+#include "kiln/abi/regs.h"
+#include "kiln/rt/kiln_rt.h"
+
+namespace kiln::cmodel {
+
+// Accumulated over submissions until resetStats().
+struct Stats {
+  uint64_t cycles = 0; // modelled cycles of completed submissions
+  uint64_t tiu_busy_cycles = 0;
+  uint64_t gdma_busy_cycles = 0;
+  uint64_t ddr_read_bytes = 0; // GDMA payload bytes, without command fetches
+  uint64_t ddr_write_bytes = 0;
+  uint64_t tiu_commands = 0; // commands executed
+  uint64_t gdma_commands = 0;
+  uint64_t submissions = 0;
+};
+
+class Device {
+public:
+  // Device address of DDR byte 0. Not zero, so that a DDR offset passed
+  // where an address belongs does not go unnoticed.
+  static constexpr uint64_t kDdrBase = 0x100000000ull;
+
+  explicit Device(uint64_t ddr_bytes);
+  // The HAL and the schedule callbacks point at the device: it stays put.
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+
+  uint32_t read_reg(uint32_t offset) const;
+  void write_reg(uint32_t offset, uint32_t value);
+
+  // A HAL bound to this device: memory access is direct, submit/wait/reset
+  // go through the registers as a board driver would.
+  kiln_hal hal();
+
+  const Stats &stats() const { return stats_; }
+  void resetStats() { stats_ = Stats{}; }
+  // Why the last submission faulted; empty if it did not. Kept across a soft
+  // reset, which a runtime issues right after a failed wait.
+  const std::string &faultReason() const { return fault_reason_; }
+
+  // DDR byte i is at device address kDdrBase + i.
+  std::vector<uint8_t> &ddr() { return ddr_; }
+  // KILN_LMEM_BYTES_PER_LANE bytes of lane `lane` (< KILN_NPU_NUM).
+  uint8_t *lmem(uint32_t lane) { return lmem_.data() + uint64_t{lane} * KILN_LMEM_BYTES_PER_LANE; }
+
+private:
+  struct Submission;
+
+  uint32_t &reg(uint32_t offset) { return regs_[offset / 4]; }
+  uint64_t reg64(uint32_t lo_offset) const;
+  void softReset();
+  void ring();
+  kiln_status execute(Submission &sub);
+  kiln_status executeCommand(const Submission &sub, kiln_engine engine, uint32_t index);
+  kiln_status fault(std::string why);
+  bool inDdr(uint64_t addr, uint64_t size) const;
+  uint8_t *ddrAt(uint64_t addr) { return ddr_.data() + (addr - kDdrBase); }
+  template <class Record>
+  bool fetch(uint64_t addr, uint32_t count, std::vector<Record> *out);
+
+  static kiln_status onCommand(void *user, kiln_engine engine, uint32_t index);
+
+  std::vector<uint8_t> ddr_;
+  std::vector<uint8_t> lmem_;
+  uint32_t regs_[KILN_REG_SPACE_BYTES / 4] = {};
+  Stats stats_;
+  std::string fault_reason_;
+};
+
+} // namespace kiln::cmodel
+
+#endif

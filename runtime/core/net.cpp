@@ -1,0 +1,285 @@
+// Loading a verified net into device memory, running it, and moving tensors.
+#include <new>
+
+#include "internal.h"
+#include "kiln/rt/runtime.hpp"
+#include "verify.h"
+
+namespace fb = kiln::bmodel;
+
+static_assert(sizeof(kiln_net) <= kiln::rt::kNetStorageBytes, "grow kNetStorageBytes");
+
+namespace kiln::rt {
+namespace {
+
+// Queues are packed in group order, each group's TIU queue then its GDMA
+// queue; load and run walk the groups the same way to find them.
+class QueueCursor {
+public:
+  explicit QueueCursor(uint64_t start) : next_(start) {}
+  uint64_t place(uint64_t bytes) {
+    uint64_t at = next_;
+    next_ += alignUp(bytes, kQueueAlign);
+    return at;
+  }
+
+private:
+  uint64_t next_;
+};
+
+uint64_t tiuQueueBytes(const fb::LayerGroup &g) { return g.tiu_count() * sizeof(kiln_tiu_cmd); }
+uint64_t gdmaQueueBytes(const fb::LayerGroup &g) { return g.gdma_count() * sizeof(kiln_gdma_cmd); }
+
+bool queueSectionBytes(const fb::Net &net, uint64_t *out) {
+  uint64_t total = 0, tiu, gdma;
+  if (net.groups())
+    for (const fb::LayerGroup *g : *net.groups())
+      if (!alignUpChecked(tiuQueueBytes(*g), kQueueAlign, &tiu) ||
+          !alignUpChecked(gdmaQueueBytes(*g), kQueueAlign, &gdma) ||
+          !addChecked(total, tiu, &total) || !addChecked(total, gdma, &total))
+        return false;
+  *out = total;
+  return true;
+}
+
+// Reserves [queues][coeff][neuron] on top of the runtime's stack.
+kiln_status planDeviceMemory(const kiln_runtime &rt, const fb::Net &net, kiln_net *n) {
+  uint64_t queues, mem_limit = rt.hal.mem_base + rt.hal.mem_size;
+  n->window_size = net.coeff_size() + net.neuron_size(); // verified not to overflow
+  if (!queueSectionBytes(net, &queues) || !alignUpChecked(rt.top, kSectionAlign, &n->queues_addr) ||
+      !addChecked(n->queues_addr, queues, &n->window_addr) ||
+      !alignUpChecked(n->window_addr, kSectionAlign, &n->window_addr) ||
+      !addChecked(n->window_addr, n->window_size, &n->mem_end) || n->mem_end > mem_limit)
+    return KILN_ERR_NO_DEVICE_MEMORY;
+  n->mem_begin = rt.top;
+  return KILN_OK;
+}
+
+kiln_status writeDevice(const kiln_hal &hal, uint64_t addr, const void *src, uint64_t size) {
+  return size ? hal.write_mem(hal.ctx, addr, src, size) : KILN_OK;
+}
+
+// The coefficient region beyond the file's coefficients reads as zeros.
+kiln_status zeroDevice(const kiln_hal &hal, uint64_t addr, uint64_t size) {
+  static constexpr uint8_t kZeros[256] = {};
+  while (size) {
+    uint64_t chunk = size < sizeof kZeros ? size : sizeof kZeros;
+    kiln_status st = hal.write_mem(hal.ctx, addr, kZeros, chunk);
+    if (st != KILN_OK)
+      return st;
+    addr += chunk;
+    size -= chunk;
+  }
+  return KILN_OK;
+}
+
+kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob) {
+  const kiln_hal &hal = n.rt->hal;
+  kiln_status st;
+  QueueCursor cursor(n.queues_addr);
+  if (net.groups())
+    for (const fb::LayerGroup *g : *net.groups()) {
+      uint64_t tiu_addr = cursor.place(tiuQueueBytes(*g));
+      uint64_t gdma_addr = cursor.place(gdmaQueueBytes(*g));
+      if ((st = writeDevice(hal, tiu_addr, tiuRecords(blob, *g), tiuQueueBytes(*g))) != KILN_OK ||
+          (st = writeDevice(hal, gdma_addr, gdmaRecords(blob, *g), gdmaQueueBytes(*g))) != KILN_OK)
+        return st;
+    }
+  uint64_t coeff_bytes = net.coeff() ? net.coeff()->size() : 0;
+  if (coeff_bytes &&
+      (st = writeDevice(hal, n.window_addr, blob + net.coeff()->offset(), coeff_bytes)) != KILN_OK)
+    return st;
+  return zeroDevice(hal, n.window_addr + coeff_bytes, net.coeff_size() - coeff_bytes);
+}
+
+bool isLoaded(const kiln_net *net) { return net && net->tag == kNetTag; }
+
+bool isAligned(const void *p, uintptr_t align) {
+  return reinterpret_cast<uintptr_t>(p) % align == 0;
+}
+
+enum class TensorList { Inputs, Outputs, All };
+
+const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>> *tensorList(const kiln_net &net,
+                                                                       TensorList which) {
+  switch (which) {
+  case TensorList::Inputs:
+    return net.net->inputs();
+  case TensorList::Outputs:
+    return net.net->outputs();
+  default:
+    return net.net->tensors();
+  }
+}
+
+uint32_t tensorCount(const kiln_net *net, TensorList which) {
+  if (!isLoaded(net))
+    return 0;
+  auto list = tensorList(*net, which);
+  return list ? list->size() : 0;
+}
+
+kiln_status findTensor(const kiln_net *net, TensorList which, uint32_t index,
+                       const fb::Tensor **out) {
+  if (!isLoaded(net))
+    return KILN_ERR_INVALID_ARGUMENT;
+  if (index >= tensorCount(net, which))
+    return KILN_ERR_NOT_FOUND;
+  *out = tensorList(*net, which)->Get(index);
+  return KILN_OK;
+}
+
+kiln_status tensorInfo(const kiln_net *net, TensorList which, uint32_t index,
+                       kiln_tensor_info *out) {
+  const fb::Tensor *t;
+  if (!out)
+    return KILN_ERR_INVALID_ARGUMENT;
+  kiln_status st = findTensor(net, which, index, &t);
+  if (st != KILN_OK)
+    return st;
+  kiln_tensor_info info{};
+  info.name = t->name()->c_str();
+  info.dtype = static_cast<uint32_t>(t->dtype());
+  info.ndim = t->shape() ? t->shape()->size() : 0;
+  for (uint32_t i = 0; i < info.ndim; ++i)
+    info.shape[i] = t->shape()->Get(i);
+  info.bytes = t->size();
+  info.ddr_offset = t->ddr_offset();
+  info.scale = t->scale();
+  info.zero_point = t->zero_point();
+  *out = info;
+  return KILN_OK;
+}
+
+kiln_status readTensor(const kiln_net *net, TensorList which, uint32_t index, void *dst,
+                       size_t bytes) {
+  const fb::Tensor *t;
+  kiln_status st = findTensor(net, which, index, &t);
+  if (st != KILN_OK)
+    return st;
+  if (bytes < t->size())
+    return KILN_ERR_BUFFER_TOO_SMALL;
+  if (!dst && t->size())
+    return KILN_ERR_INVALID_ARGUMENT;
+  const kiln_hal &hal = net->rt->hal;
+  return t->size() ? hal.read_mem(hal.ctx, net->window_addr + t->ddr_offset(), dst, t->size())
+                   : KILN_OK;
+}
+
+// A failed wait leaves the device mid-submission or faulted: reset it.
+kiln_status runGroup(const kiln_hal &hal, const kiln_submit_desc &desc, uint32_t timeout_us) {
+  kiln_status st = hal.submit(hal.ctx, &desc);
+  if (st != KILN_OK)
+    return st;
+  st = hal.wait(hal.ctx, timeout_us);
+  if (st != KILN_OK)
+    hal.reset(hal.ctx);
+  return st;
+}
+
+} // namespace
+} // namespace kiln::rt
+
+using namespace kiln::rt;
+
+extern "C" {
+
+size_t kiln_net_storage_size(void) { return sizeof(kiln_net); }
+
+kiln_status kiln_net_load(kiln_runtime *rt, const void *bmodel, size_t size, uint32_t net_index,
+                          void *storage, size_t storage_size, kiln_net **out_net) {
+  if (!rt || rt->tag != kRuntimeTag || !bmodel || !storage || !out_net ||
+      !isAligned(storage, 16) || !isAligned(bmodel, 8))
+    return KILN_ERR_INVALID_ARGUMENT;
+  if (storage_size < sizeof(kiln_net))
+    return KILN_ERR_BUFFER_TOO_SMALL;
+
+  VerifiedBmodel bm;
+  kiln_status st = verifyBmodel(static_cast<const uint8_t *>(bmodel), size, &bm);
+  if (st != KILN_OK)
+    return st;
+  if (!bm.model->nets() || net_index >= bm.model->nets()->size())
+    return KILN_ERR_NOT_FOUND;
+
+  kiln_net n{};
+  n.tag = kNetTag;
+  n.rt = rt;
+  n.net = bm.model->nets()->Get(net_index);
+  n.blob = bm.blob;
+  if ((st = planDeviceMemory(*rt, *n.net, &n)) != KILN_OK ||
+      (st = upload(n, *n.net, bm.blob)) != KILN_OK)
+    return st;
+  rt->top = n.mem_end;
+  *out_net = ::new (storage) kiln_net(n);
+  return KILN_OK;
+}
+
+kiln_status kiln_net_unload(kiln_net *net) {
+  if (!isLoaded(net))
+    return KILN_ERR_INVALID_ARGUMENT;
+  if (net->rt->top != net->mem_end)
+    return KILN_ERR_BAD_STATE; // a later net still sits on top of this one
+  net->rt->top = net->mem_begin;
+  net->tag = 0;
+  return KILN_OK;
+}
+
+uint32_t kiln_net_input_count(const kiln_net *net) { return tensorCount(net, TensorList::Inputs); }
+uint32_t kiln_net_output_count(const kiln_net *net) { return tensorCount(net, TensorList::Outputs); }
+uint32_t kiln_net_tensor_count(const kiln_net *net) { return tensorCount(net, TensorList::All); }
+
+kiln_status kiln_net_input_info(const kiln_net *net, uint32_t index, kiln_tensor_info *out_info) {
+  return tensorInfo(net, TensorList::Inputs, index, out_info);
+}
+kiln_status kiln_net_output_info(const kiln_net *net, uint32_t index, kiln_tensor_info *out_info) {
+  return tensorInfo(net, TensorList::Outputs, index, out_info);
+}
+kiln_status kiln_net_tensor_info(const kiln_net *net, uint32_t index, kiln_tensor_info *out_info) {
+  return tensorInfo(net, TensorList::All, index, out_info);
+}
+
+kiln_status kiln_net_set_input(kiln_net *net, uint32_t index, const void *data, size_t bytes) {
+  const kiln::bmodel::Tensor *t;
+  kiln_status st = findTensor(net, TensorList::Inputs, index, &t);
+  if (st != KILN_OK)
+    return st;
+  if (bytes != t->size() || (!data && bytes))
+    return KILN_ERR_INVALID_ARGUMENT;
+  return writeDevice(net->rt->hal, net->window_addr + t->ddr_offset(), data, bytes);
+}
+
+kiln_status kiln_net_get_output(const kiln_net *net, uint32_t index, void *dst, size_t bytes) {
+  return readTensor(net, TensorList::Outputs, index, dst, bytes);
+}
+
+kiln_status kiln_net_read_tensor(const kiln_net *net, uint32_t index, void *dst, size_t bytes) {
+  return readTensor(net, TensorList::All, index, dst, bytes);
+}
+
+kiln_status kiln_net_run(kiln_net *net, uint32_t timeout_us, kiln_run_stats *out_stats) {
+  if (!isLoaded(net))
+    return KILN_ERR_INVALID_ARGUMENT;
+  kiln_run_stats stats{};
+  kiln_status st = KILN_OK;
+  QueueCursor cursor(net->queues_addr);
+  if (net->net->groups())
+    for (const kiln::bmodel::LayerGroup *g : *net->net->groups()) {
+      kiln_submit_desc desc{};
+      desc.ddr_base = net->window_addr;
+      desc.ddr_size = net->window_size;
+      desc.tiu_queue_addr = cursor.place(tiuQueueBytes(*g));
+      desc.gdma_queue_addr = cursor.place(gdmaQueueBytes(*g));
+      desc.tiu_count = g->tiu_count();
+      desc.gdma_count = g->gdma_count();
+      if ((st = runGroup(net->rt->hal, desc, timeout_us)) != KILN_OK)
+        break;
+      stats.groups_run++;
+      stats.tiu_commands += desc.tiu_count;
+      stats.gdma_commands += desc.gdma_count;
+    }
+  if (out_stats)
+    *out_stats = stats;
+  return st;
+}
+
+} // extern "C"

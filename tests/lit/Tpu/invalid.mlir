@@ -1,0 +1,19 @@
+// RUN: kiln-opt %s -convert-top-to-tpu -tpu-layer-group -split-input-file -verify-diagnostics
+
+// A conv whose filter alone exceeds a lane's 256 KiB cannot be placed.
+func.func @too_big(%arg0: tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> {
+  %w = top.weight {value = dense<1.0> : tensor<64x64x33x33xf32>} : tensor<64x64x33x33xf32>
+  %n = top.none
+  // expected-error @+1 {{does not fit local memory}}
+  %0 = top.conv %arg0, %w, %n {kernel_shape = array<i64: 33, 33>, strides = array<i64: 1, 1>, pads = array<i64: 16, 16, 16, 16>, dilations = array<i64: 1, 1>} : (tensor<1x64x8x8xf32>, tensor<64x64x33x33xf32>, none) -> tensor<1x64x8x8xf32>
+  return %0 : tensor<1x64x8x8xf32>
+}
+
+// -----
+
+func.func @dynamic_matmul(%arg0: tensor<2x4xf32>, %arg1: tensor<4x3xf32>) -> tensor<2x3xf32> {
+  %n = top.none
+  // expected-error @+1 {{cannot lower 'top.matmul' with these operands to the chip}}
+  %0 = top.matmul %arg0, %arg1, %n : (tensor<2x4xf32>, tensor<4x3xf32>, none) -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}

@@ -1,0 +1,128 @@
+#include "bmodel_builder.h"
+
+#include <zlib.h>
+
+#include <cstring>
+
+#include "kiln/bmodel_generated.h"
+
+namespace kiln::test {
+namespace {
+
+namespace fb = kiln::bmodel;
+
+size_t alignUp(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+uint64_t denseBytes(const TensorSpec &t) {
+  uint64_t bytes = kiln_dtype_bytes(t.dtype);
+  for (int64_t d : t.shape)
+    bytes *= uint64_t(d);
+  return bytes;
+}
+
+// Appends bytes to the blob on a 64-byte boundary and returns their range.
+fb::BlobRange appendBlob(std::vector<uint8_t> &blob, const void *data, size_t size) {
+  size_t offset = alignUp(blob.size(), KILN_BMODEL_BLOB_ALIGN);
+  blob.resize(offset + size);
+  if (size)
+    std::memcpy(blob.data() + offset, data, size);
+  return fb::BlobRange(offset, size);
+}
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>>>
+buildTensors(flatbuffers::FlatBufferBuilder &b, const std::vector<TensorSpec> &specs) {
+  std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
+  for (const TensorSpec &t : specs)
+    tensors.push_back(fb::CreateTensorDirect(b, t.name.c_str(), fb::DType(t.dtype), &t.shape,
+                                             t.ddr_offset, t.size.value_or(denseBytes(t))));
+  return b.CreateVector(tensors);
+}
+
+flatbuffers::Offset<fb::Net> buildNet(flatbuffers::FlatBufferBuilder &b, const NetSpec &net,
+                                      std::vector<uint8_t> &blob) {
+  fb::BlobRange coeff = appendBlob(blob, net.coeff.data(), net.coeff.size());
+  std::vector<flatbuffers::Offset<fb::LayerGroup>> groups;
+  for (size_t i = 0; i < net.groups.size(); ++i) {
+    const GroupSpec &g = net.groups[i];
+    fb::BlobRange tiu = appendBlob(blob, g.tiu.data(), g.tiu.size() * sizeof(kiln_tiu_cmd));
+    fb::BlobRange gdma = appendBlob(blob, g.gdma.data(), g.gdma.size() * sizeof(kiln_gdma_cmd));
+    fb::LayerGroupBuilder group(b);
+    group.add_id(uint32_t(i));
+    group.add_tiu_cmds(&tiu);
+    group.add_tiu_count(uint32_t(g.tiu.size()));
+    group.add_gdma_cmds(&gdma);
+    group.add_gdma_count(uint32_t(g.gdma.size()));
+    groups.push_back(group.Finish());
+  }
+  auto name = b.CreateString(net.name);
+  auto inputs = buildTensors(b, net.inputs);
+  auto outputs = buildTensors(b, net.outputs);
+  auto tensors = buildTensors(b, net.tensors);
+  auto group_vec = b.CreateVector(groups);
+  fb::NetBuilder nb(b);
+  nb.add_name(name);
+  nb.add_inputs(inputs);
+  nb.add_outputs(outputs);
+  nb.add_tensors(tensors);
+  nb.add_coeff_size(net.coeff_size);
+  nb.add_neuron_size(net.neuron_size);
+  nb.add_coeff(&coeff);
+  nb.add_groups(group_vec);
+  return nb.Finish();
+}
+
+} // namespace
+
+uint32_t zlibCrc32(const uint8_t *data, size_t size) {
+  return uint32_t(crc32(crc32(0L, Z_NULL, 0), data, uInt(size)));
+}
+
+kiln_bmodel_header readHeader(const std::vector<uint8_t> &file) {
+  kiln_bmodel_header h;
+  std::memcpy(&h, file.data(), sizeof h);
+  return h;
+}
+
+void writeHeader(std::vector<uint8_t> &file, const kiln_bmodel_header &header) {
+  std::memcpy(file.data(), &header, sizeof header);
+}
+
+void updateChecksum(std::vector<uint8_t> &file) {
+  kiln_bmodel_header h = readHeader(file);
+  h.checksum = zlibCrc32(file.data() + h.header_size, h.blob_offset + h.blob_size - h.header_size);
+  writeHeader(file, h);
+}
+
+std::vector<uint8_t> buildBmodel(const ModelSpec &spec) {
+  flatbuffers::FlatBufferBuilder b;
+  std::vector<uint8_t> blob;
+  std::vector<flatbuffers::Offset<fb::Net>> nets;
+  for (const NetSpec &net : spec.nets)
+    nets.push_back(buildNet(b, net, blob));
+  auto chip = fb::CreateChipDirect(b, KILN_CHIP_NAME, spec.chip_id, spec.lanes,
+                                   spec.lmem_bytes_per_lane, KILN_LMEM_BANKS, KILN_EU_BYTES,
+                                   spec.abi_major, spec.abi_minor);
+  auto model = fb::CreateModelDirect(b, spec.format_major, spec.format_minor, "kiln-test", chip,
+                                     &nets);
+  fb::FinishModelBuffer(b, model);
+
+  kiln_bmodel_header h{};
+  std::memcpy(h.magic, KILN_BMODEL_MAGIC, sizeof h.magic);
+  h.header_size = sizeof h;
+  h.format_major = spec.format_major;
+  h.format_minor = spec.format_minor;
+  h.flatbuffer_offset = sizeof h;
+  h.flatbuffer_size = b.GetSize();
+  h.blob_offset = alignUp(h.flatbuffer_offset + h.flatbuffer_size, KILN_BMODEL_BLOB_ALIGN);
+  h.blob_size = blob.size();
+
+  std::vector<uint8_t> file(h.blob_offset + h.blob_size);
+  std::memcpy(file.data() + h.flatbuffer_offset, b.GetBufferPointer(), b.GetSize());
+  if (!blob.empty())
+    std::memcpy(file.data() + h.blob_offset, blob.data(), blob.size());
+  writeHeader(file, h);
+  updateChecksum(file);
+  return file;
+}
+
+} // namespace kiln::test

@@ -1,0 +1,608 @@
+// The Top interpreter against hand-computed values, independent naive
+// formulas and (when /usr/bin/python3 has torch) PyTorch.
+#include "kiln/Interpreter/TopInterpreter.h"
+
+#include "kiln/Dialect/Top/IR/TopOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sys/wait.h>
+
+using namespace mlir;
+using kiln::interp::runTop;
+using kiln::interp::Tensor;
+using kiln::interp::TensorMap;
+
+namespace {
+
+using Shape = std::vector<int64_t>;
+
+int64_t numElements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+/// Deterministic values in [-1, 1) so failures reproduce.
+std::vector<float> pseudoRandom(int64_t count, uint32_t seed) {
+  std::vector<float> values(count);
+  for (float &v : values) {
+    seed = seed * 1664525u + 1013904223u;
+    v = float(seed >> 8) / float(1u << 23) - 1.0f;
+  }
+  return values;
+}
+
+std::vector<float> iota(int64_t count, float start = 0) {
+  std::vector<float> values(count);
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = start + float(i);
+  return values;
+}
+
+std::string tensorType(const Shape &shape) {
+  std::string s = "tensor<";
+  for (int64_t d : shape)
+    s += std::to_string(d) + "x";
+  return s + "f32>";
+}
+
+/// A top.weight line; the hex form of a dense attribute takes any shape.
+std::string weight(const std::string &name, const Shape &shape,
+                   const std::vector<float> &data) {
+  std::string hex = "0x";
+  const auto *bytes = reinterpret_cast<const unsigned char *>(data.data());
+  char buf[3];
+  for (size_t i = 0; i < data.size() * sizeof(float); ++i) {
+    std::snprintf(buf, sizeof(buf), "%02X", bytes[i]);
+    hex += buf;
+  }
+  std::string type = tensorType(shape);
+  return "    %" + name + " = top.weight {value = dense<\"" + hex +
+         "\"> : " + type + "} : " + type + "\n";
+}
+
+void expectClose(const Tensor &actual, const Shape &shape,
+                 const std::vector<float> &expected, float tolerance = 1e-5f) {
+  ASSERT_EQ(actual.shape, shape);
+  ASSERT_EQ(actual.data.size(), expected.size());
+  for (size_t i = 0; i < expected.size(); ++i)
+    EXPECT_NEAR(actual.data[i], expected[i],
+                tolerance * std::max(1.0f, std::fabs(expected[i])))
+        << "at flat index " << i;
+}
+
+class TopInterpreterTest : public ::testing::Test {
+protected:
+  TopInterpreterTest() {
+    context.loadDialect<func::FuncDialect, kiln::top::TopDialect>();
+  }
+
+  /// Parses `ir` and runs its @main; diagnostics go to `diagnostics`.
+  LogicalResult run(const std::string &ir, const TensorMap &inputs,
+                    TensorMap &outputs, TensorMap *allValues = nullptr) {
+    diagnostics.clear();
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+      diagnostics += d.str() + "\n";
+      return success();
+    });
+    OwningOpRef<ModuleOp> module =
+        parseSourceString<ModuleOp>(ir, ParserConfig(&context));
+    if (!module) {
+      ADD_FAILURE() << "parse failed:\n" << diagnostics << ir;
+      return failure();
+    }
+    auto func = module->lookupSymbol<func::FuncOp>("main");
+    if (!func) {
+      ADD_FAILURE() << "no @main";
+      return failure();
+    }
+    return runTop(func, inputs, outputs, allValues);
+  }
+
+  /// Runs a one-output module and returns that output.
+  Tensor runOne(const std::string &ir, const TensorMap &inputs) {
+    TensorMap outputs;
+    EXPECT_TRUE(succeeded(run(ir, inputs, outputs))) << diagnostics;
+    EXPECT_EQ(outputs.size(), 1u);
+    return outputs.empty() ? Tensor{} : outputs.begin()->second;
+  }
+
+  MLIRContext context;
+  std::string diagnostics;
+};
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+struct ConvParams {
+  int64_t strideH, strideW, padTop, padLeft, padBottom, padRight, dilH, dilW,
+      group;
+};
+
+/// Scatter-form convolution: every input pixel adds into each output it
+/// reaches. A different loop structure from the interpreter's gather form.
+std::vector<float> scatterConv(const std::vector<float> &in, const Shape &is,
+                               const std::vector<float> &w, const Shape &ws,
+                               const std::vector<float> &bias,
+                               const ConvParams &p, int64_t oh, int64_t ow) {
+  int64_t n = is[0], ic = is[1], ih = is[2], iw = is[3];
+  int64_t oc = ws[0], icg = ws[1], kh = ws[2], kw = ws[3];
+  int64_t ocg = oc / p.group;
+  std::vector<double> out(n * oc * oh * ow, 0.0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t c = 0; c < ic; ++c)
+      for (int64_t y = 0; y < ih; ++y)
+        for (int64_t x = 0; x < iw; ++x)
+          for (int64_t ky = 0; ky < kh; ++ky)
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              int64_t ty = y + p.padTop - ky * p.dilH;
+              int64_t tx = x + p.padLeft - kx * p.dilW;
+              if (ty < 0 || tx < 0 || ty % p.strideH || tx % p.strideW)
+                continue;
+              int64_t oy = ty / p.strideH, ox = tx / p.strideW;
+              if (oy >= oh || ox >= ow)
+                continue;
+              int64_t g = c / icg;
+              for (int64_t o = g * ocg; o < (g + 1) * ocg; ++o)
+                out[((b * oc + o) * oh + oy) * ow + ox] +=
+                    double(in[((b * ic + c) * ih + y) * iw + x]) *
+                    w[((o * icg + c % icg) * kh + ky) * kw + kx];
+            }
+  std::vector<float> result(out.size());
+  for (size_t i = 0; i < out.size(); ++i)
+    result[i] =
+        float(out[i] + (bias.empty() ? 0.0 : bias[(i / (oh * ow)) % oc]));
+  return result;
+}
+
+TEST_F(TopInterpreterTest, ConvByHand) {
+  // 3x3 ramp, 2x2 ones: each output is the sum of a 2x2 block.
+  std::string ir =
+      "func.func @main(%x: tensor<1x1x3x3xf32>) -> tensor<1x1x2x2xf32> {\n" +
+      weight("w", {1, 1, 2, 2}, {1, 1, 1, 1}) + R"(
+    %n = top.none
+    %y = top.conv %x, %w, %n {kernel_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>,
+        pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}
+        : (tensor<1x1x3x3xf32>, tensor<1x1x2x2xf32>, none) -> tensor<1x1x2x2xf32>
+    return %y : tensor<1x1x2x2xf32>
+  })";
+  Tensor y = runOne(ir, {{"arg0", {{1, 1, 3, 3}, iota(9, 1)}}});
+  expectClose(y, {1, 1, 2, 2}, {12, 16, 24, 28});
+}
+
+TEST_F(TopInterpreterTest, ConvStridePadDilationGroups) {
+  Shape is = {2, 4, 7, 6}, ws = {6, 2, 3, 3};
+  ConvParams p{2, 2, 1, 2, 0, 1, 2, 1, 2};
+  // H: (7 + 1 + 0 - 2*2 - 1) / 2 + 1 = 2; W: (6 + 2 + 1 - 2 - 1) / 2 + 1 = 4.
+  Shape os = {2, 6, 2, 4};
+  auto x = pseudoRandom(numElements(is), 1);
+  auto w = pseudoRandom(numElements(ws), 2);
+  auto b = pseudoRandom(6, 3);
+  std::string ir = "func.func @main(%x: " + tensorType(is) +
+                   " {kiln.name = \"image\"}) -> (" + tensorType(os) +
+                   " {kiln.name = \"features\"}) {\n" + weight("w", ws, w) +
+                   weight("b", {6}, b) + R"(
+    %y = top.conv %x, %w, %b {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>,
+        pads = array<i64: 1, 2, 0, 1>, dilations = array<i64: 2, 1>, group = 2 : i64}
+        : (tensor<2x4x7x6xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<2x6x2x4xf32>
+    return %y : tensor<2x6x2x4xf32>
+  })";
+  TensorMap outputs;
+  ASSERT_TRUE(succeeded(run(ir, {{"image", {is, x}}}, outputs))) << diagnostics;
+  ASSERT_EQ(outputs.count("features"), 1u);
+  expectClose(outputs["features"], os, scatterConv(x, is, w, ws, b, p, 2, 4));
+}
+
+TEST_F(TopInterpreterTest, ConvWithComputedFilter) {
+  // A modulated convolution: the filter is a graph value, read when it runs.
+  Shape is = {1, 2, 4, 4}, ws = {3, 2, 2, 2};
+  auto x = pseudoRandom(numElements(is), 4);
+  auto w = pseudoRandom(numElements(ws), 5);
+  std::vector<float> style = {0.5f, -2.0f, 3.0f};
+  std::string ir =
+      "func.func @main(%x: tensor<1x2x4x4xf32>) -> tensor<1x3x3x3xf32> {\n" +
+      weight("w", ws, w) + weight("s", {3, 1, 1, 1}, style) + R"(
+    %f = top.mul %w, %s : (tensor<3x2x2x2xf32>, tensor<3x1x1x1xf32>) -> tensor<3x2x2x2xf32>
+    %n = top.none
+    %y = top.conv %x, %f, %n {kernel_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>,
+        pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, do_relu = true}
+        : (tensor<1x2x4x4xf32>, tensor<3x2x2x2xf32>, none) -> tensor<1x3x3x3xf32>
+    return %y : tensor<1x3x3x3xf32>
+  })";
+  std::vector<float> modulated(w.size());
+  for (size_t i = 0; i < w.size(); ++i)
+    modulated[i] = w[i] * style[i / 8];
+  auto expected =
+      scatterConv(x, is, modulated, ws, {}, {1, 1, 0, 0, 0, 0, 1, 1, 1}, 3, 3);
+  bool sawNegative = false;
+  for (float &v : expected) {
+    sawNegative |= v < 0;
+    v = std::max(v, 0.0f);
+  }
+  EXPECT_TRUE(sawNegative) << "the test should exercise do_relu";
+  expectClose(runOne(ir, {{"arg0", {is, x}}}), {1, 3, 3, 3}, expected);
+}
+
+TEST_F(TopInterpreterTest, DenseResourceWeight) {
+  // Blob: alignment 4, then 1.0f, 2.0f, 3.0f, 4.0f little-endian.
+  std::string ir = R"(
+  func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %w = top.weight {value = dense_resource<blob> : tensor<4xf32>} : tensor<4xf32>
+    %y = top.add %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    return %y : tensor<4xf32>
+  }
+  {-#
+    dialect_resources: {
+      builtin: {
+        blob: "0x040000000000803F000000400000404000008040"
+      }
+    }
+  #-})";
+  expectClose(runOne(ir, {{"arg0", {{4}, {10, 20, 30, 40}}}}), {4},
+              {11, 22, 33, 44});
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+std::string poolModule(const std::string &op, const Shape &in, const Shape &out,
+                       const std::string &attrs) {
+  return "func.func @main(%x: " + tensorType(in) + ") -> " + tensorType(out) +
+         " {\n  %y = top." + op + " %x {" + attrs + "} : (" + tensorType(in) +
+         ") -> " + tensorType(out) + "\n  return %y : " + tensorType(out) +
+         "\n}";
+}
+
+TEST_F(TopInterpreterTest, MaxPoolCeilMode) {
+  // 5x5 ramp, 2x2 stride 2: ceil_mode keeps the partial last row and column.
+  std::string ir =
+      poolModule("maxpool", {1, 1, 5, 5}, {1, 1, 3, 3},
+                 "kernel_shape = array<i64: 2, 2>, strides = "
+                 "array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, "
+                 "ceil_mode = true");
+  expectClose(runOne(ir, {{"arg0", {{1, 1, 5, 5}, iota(25)}}}), {1, 1, 3, 3},
+              {6, 8, 9, 16, 18, 19, 21, 23, 24});
+}
+
+TEST_F(TopInterpreterTest, MaxPoolCeilModeDropsWindowInEndPadding) {
+  // in 5, k 2, s 3, pads 1/1: ceil((5+2-2)/3)+1 = 3, but the third window
+  // would start at 5, inside the end padding, so there are 2. Padding never
+  // wins the max even though every input value is negative.
+  std::string ir =
+      poolModule("maxpool", {1, 1, 1, 5}, {1, 1, 1, 2},
+                 "kernel_shape = array<i64: 1, 2>, strides = "
+                 "array<i64: 1, 3>, pads = array<i64: 0, 1, 0, 1>, "
+                 "ceil_mode = true");
+  expectClose(runOne(ir, {{"arg0", {{1, 1, 1, 5}, {-1, -2, -3, -4, -5}}}}),
+              {1, 1, 1, 2}, {-1, -3});
+}
+
+TEST_F(TopInterpreterTest, AvgPoolCountIncludePad) {
+  // 3x3 ramp 1..9, 2x2 stride 2, one pixel of padding on every side.
+  const char *attrs = "kernel_shape = array<i64: 2, 2>, strides = array<i64: "
+                      "2, 2>, pads = array<i64: 1, 1, 1, 1>";
+  TensorMap in = {{"arg0", {{1, 1, 3, 3}, iota(9, 1)}}};
+  // Windows hold {1}, {2, 3}, {4, 7}, {5, 6, 8, 9}.
+  expectClose(
+      runOne(poolModule("avgpool", {1, 1, 3, 3}, {1, 1, 2, 2}, attrs), in),
+      {1, 1, 2, 2}, {1, 2.5, 5.5, 7});
+  expectClose(
+      runOne(poolModule("avgpool", {1, 1, 3, 3}, {1, 1, 2, 2},
+                        std::string(attrs) + ", count_include_pad = true"),
+             in),
+      {1, 1, 2, 2}, {0.25, 1.25, 2.75, 7});
+}
+
+TEST_F(TopInterpreterTest, AvgPoolCeilModeNeverCountsBeyondPaddedInput) {
+  // 3x3 ramp 1..9, 2x2 stride 2, no pads, ceil_mode: the last windows hang
+  // past the input; with no padding there is nothing extra to count.
+  const char *attrs = "kernel_shape = array<i64: 2, 2>, strides = array<i64: "
+                      "2, 2>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = true, "
+                      "count_include_pad = true";
+  expectClose(runOne(poolModule("avgpool", {1, 1, 3, 3}, {1, 1, 2, 2}, attrs),
+                     {{"arg0", {{1, 1, 3, 3}, iota(9, 1)}}}),
+              {1, 1, 2, 2}, {3, 4.5, 7.5, 9});
+
+  // in 4, k 3, s 2, pads 1/1, ceil: 3 windows; the last covers [3, 6) of
+  // which only [3, 5) is input or padding, so it divides by 2 (one real).
+  const char *padded =
+      "kernel_shape = array<i64: 1, 3>, strides = array<i64: "
+      "1, 2>, pads = array<i64: 0, 1, 0, 1>, ceil_mode = true, "
+      "count_include_pad = true";
+  expectClose(runOne(poolModule("avgpool", {1, 1, 1, 4}, {1, 1, 1, 3}, padded),
+                     {{"arg0", {{1, 1, 1, 4}, {1, 2, 3, 4}}}}),
+              {1, 1, 1, 3}, {3.0f / 3, 9.0f / 3, 4.0f / 2});
+}
+
+TEST_F(TopInterpreterTest, GlobalAvgPool) {
+  std::string ir = R"(
+  func.func @main(%x: tensor<1x2x2x2xf32>) -> tensor<1x2x1x1xf32> {
+    %y = top.global_avgpool %x : (tensor<1x2x2x2xf32>) -> tensor<1x2x1x1xf32>
+    return %y : tensor<1x2x1x1xf32>
+  })";
+  expectClose(runOne(ir, {{"arg0", {{1, 2, 2, 2}, iota(8)}}}), {1, 2, 1, 1},
+              {1.5, 5.5});
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+TEST_F(TopInterpreterTest, AddBroadcastsPerChannel) {
+  std::string ir = R"(
+  func.func @main(%b: tensor<1x3x1x1xf32>, %x: tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32> {
+    %y = top.add %b, %x : (tensor<1x3x1x1xf32>, tensor<1x3x4x4xf32>) -> tensor<1x3x4x4xf32>
+    return %y : tensor<1x3x4x4xf32>
+  })";
+  auto x = pseudoRandom(48, 7);
+  std::vector<float> b = {100, 200, 300}, expected(48);
+  for (int i = 0; i < 48; ++i)
+    expected[i] = b[i / 16] + x[i];
+  expectClose(
+      runOne(ir, {{"arg0", {{1, 3, 1, 1}, b}}, {"arg1", {{1, 3, 4, 4}, x}}}),
+      {1, 3, 4, 4}, expected);
+}
+
+TEST_F(TopInterpreterTest, AddAndMulBroadcastAcrossRanks) {
+  std::string ir = R"(
+  func.func @main(%v: tensor<4xf32>, %m: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+    %s = top.add %v, %m : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+    %p = top.mul %m, %v {do_relu = true} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+    return %s, %p : tensor<2x4xf32>, tensor<2x4xf32>
+  })";
+  std::vector<float> v = {1, -2, 3, -4}, m = iota(8, -3);
+  std::vector<float> sum(8), prod(8);
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 4; ++c) {
+      sum[r * 4 + c] = v[c] + m[r * 4 + c];
+      prod[r * 4 + c] = std::max(v[c] * m[r * 4 + c], 0.0f);
+    }
+  TensorMap outputs;
+  ASSERT_TRUE(
+      succeeded(run(ir, {{"arg0", {{4}, v}}, {"arg1", {{2, 4}, m}}}, outputs)))
+      << diagnostics;
+  expectClose(outputs["out0"], {2, 4}, sum);
+  expectClose(outputs["out1"], {2, 4}, prod);
+}
+
+TEST_F(TopInterpreterTest, BatchNormAndRelu) {
+  std::string ir =
+      "func.func @main(%x: tensor<1x2x1x2xf32>) -> tensor<1x2x1x2xf32> {\n" +
+      weight("g", {2}, {2, 1}) + weight("b", {2}, {1, -10}) +
+      weight("m", {2}, {1, 0}) + weight("v", {2}, {3.99999f, 0.99999f}) + R"(
+    %n = top.batchnorm %x, %g, %b, %m, %v {epsilon = 1.0e-05 : f64}
+        : (tensor<1x2x1x2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x1x2xf32>
+    %y = top.relu %n : (tensor<1x2x1x2xf32>) -> tensor<1x2x1x2xf32>
+    return %y : tensor<1x2x1x2xf32>
+  })";
+  // Channel 0: (x - 1) / 2 * 2 + 1 = x; channel 1: x - 10, then relu.
+  expectClose(runOne(ir, {{"arg0", {{1, 2, 1, 2}, {3, -5, 12, 7}}}}),
+              {1, 2, 1, 2}, {3, 0, 2, 0});
+}
+
+//===----------------------------------------------------------------------===//
+// MatMul, reshape, concat
+//===----------------------------------------------------------------------===//
+
+TEST_F(TopInterpreterTest, MatMulRightTransposeWithBias) {
+  Shape is = {2, 3, 4};
+  auto x = pseudoRandom(24, 8), w = pseudoRandom(20, 9),
+       b = pseudoRandom(5, 10);
+  std::string ir =
+      "func.func @main(%x: tensor<2x3x4xf32>) -> tensor<2x3x5xf32> {\n" +
+      weight("w", {5, 4}, w) + weight("b", {5}, b) + R"(
+    %y = top.matmul %x, %w, %b {right_transpose = true}
+        : (tensor<2x3x4xf32>, tensor<5x4xf32>, tensor<5xf32>) -> tensor<2x3x5xf32>
+    return %y : tensor<2x3x5xf32>
+  })";
+  std::vector<float> expected(30);
+  for (int r = 0; r < 6; ++r)
+    for (int j = 0; j < 5; ++j) {
+      double acc = b[j];
+      for (int k = 0; k < 4; ++k)
+        acc += double(x[r * 4 + k]) * w[j * 4 + k];
+      expected[r * 5 + j] = float(acc);
+    }
+  expectClose(runOne(ir, {{"arg0", {is, x}}}), {2, 3, 5}, expected);
+}
+
+TEST_F(TopInterpreterTest, MatMulPlainWithRelu) {
+  std::string ir =
+      "func.func @main(%x: tensor<2x2xf32>) -> tensor<2x3xf32> {\n" +
+      weight("w", {2, 3}, {1, 2, 3, -4, -5, -6}) + R"(
+    %n = top.none
+    %y = top.matmul %x, %w, %n {do_relu = true} : (tensor<2x2xf32>, tensor<2x3xf32>, none) -> tensor<2x3xf32>
+    return %y : tensor<2x3xf32>
+  })";
+  // [1 1] -> [-3 -3 -3] -> 0; [2 0] -> [2 4 6].
+  expectClose(runOne(ir, {{"arg0", {{2, 2}, {1, 1, 2, 0}}}}), {2, 3},
+              {0, 0, 0, 2, 4, 6});
+}
+
+TEST_F(TopInterpreterTest, ReshapeAndConcat) {
+  std::string ir = R"(
+  func.func @main(%a: tensor<2x3xf32>, %b: tensor<3x1xf32>) -> (tensor<3x3xf32>, tensor<6x2xf32>) {
+    %r = top.reshape %a {shape = array<i64: 3, -1>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    %c = top.concat %r, %b {axis = -1 : i64} : (tensor<3x2xf32>, tensor<3x1xf32>) -> tensor<3x3xf32>
+    %d = top.concat %r, %r {axis = 0 : i64} : (tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<6x2xf32>
+    return %c, %d : tensor<3x3xf32>, tensor<6x2xf32>
+  })";
+  TensorMap outputs;
+  ASSERT_TRUE(succeeded(
+      run(ir, {{"arg0", {{2, 3}, iota(6)}}, {"arg1", {{3, 1}, {10, 11, 12}}}},
+          outputs)))
+      << diagnostics;
+  expectClose(outputs["out0"], {3, 3}, {0, 1, 10, 2, 3, 11, 4, 5, 12});
+  expectClose(outputs["out1"], {6, 2}, {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5});
+}
+
+//===----------------------------------------------------------------------===//
+// Names, per-layer values and failures
+//===----------------------------------------------------------------------===//
+
+TEST_F(TopInterpreterTest, RecordsEveryLayerByName) {
+  std::string ir = R"(
+  func.func @main(%x: tensor<2xf32> {kiln.name = "in"}) -> (tensor<2xf32> {kiln.name = "out"}) {
+    %w = top.weight {value = dense<[1.0, -5.0]> : tensor<2xf32>} : tensor<2xf32> loc("w")
+    %a = top.add %x, %w : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32> loc("add1")
+    %r = top.relu %a : (tensor<2xf32>) -> tensor<2xf32> loc(fused["relu1", "x.py":3:1])
+    return %r : tensor<2xf32>
+  })";
+  TensorMap outputs, all;
+  ASSERT_TRUE(succeeded(run(ir, {{"in", {{2}, {1, 2}}}}, outputs, &all)))
+      << diagnostics;
+  expectClose(outputs["out"], {2}, {2, 0});
+  EXPECT_EQ(all.size(), 2u) << "weights are not layers";
+  expectClose(all["add1"], {2}, {2, -3});
+  expectClose(all["relu1"], {2}, {2, 0});
+}
+
+TEST_F(TopInterpreterTest, MissingInputFails) {
+  std::string ir = R"(
+  func.func @main(%x: tensor<2xf32> {kiln.name = "image"}) -> tensor<2xf32> {
+    %y = top.relu %x : (tensor<2xf32>) -> tensor<2xf32>
+    return %y : tensor<2xf32>
+  })";
+  TensorMap outputs;
+  EXPECT_TRUE(failed(run(ir, {{"arg0", {{2}, {1, 2}}}}, outputs)));
+  EXPECT_NE(diagnostics.find("missing input 'image'"), std::string::npos)
+      << diagnostics;
+}
+
+TEST_F(TopInterpreterTest, InputShapeMismatchFails) {
+  std::string ir = R"(
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %y = top.relu %x : (tensor<2xf32>) -> tensor<2xf32>
+    return %y : tensor<2xf32>
+  })";
+  TensorMap outputs;
+  EXPECT_TRUE(failed(run(ir, {{"arg0", {{3}, {1, 2, 3}}}}, outputs)));
+  EXPECT_NE(diagnostics.find("has shape [3]"), std::string::npos)
+      << diagnostics;
+}
+
+TEST_F(TopInterpreterTest, StaleResultTypeFails) {
+  // The result type claims 3x3, but a 2x2 ones filter on 3x3 gives 2x2.
+  std::string ir =
+      "func.func @main(%x: tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32> {\n" +
+      weight("w", {1, 1, 2, 2}, {1, 1, 1, 1}) + R"(
+    %n = top.none
+    %y = top.conv %x, %w, %n {kernel_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>,
+        pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>}
+        : (tensor<1x1x3x3xf32>, tensor<1x1x2x2xf32>, none) -> tensor<1x1x3x3xf32>
+    return %y : tensor<1x1x3x3xf32>
+  })";
+  TensorMap outputs;
+  EXPECT_TRUE(failed(run(ir, {{"arg0", {{1, 1, 3, 3}, iota(9)}}}, outputs)));
+  EXPECT_NE(diagnostics.find("computes shape [1, 1, 2, 2]"), std::string::npos)
+      << diagnostics;
+}
+
+TEST_F(TopInterpreterTest, UnknownOpFails) {
+  context.allowUnregisteredDialects();
+  std::string ir = R"(
+  func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
+    %y = "test.mystery"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+    return %y : tensor<2xf32>
+  })";
+  TensorMap outputs;
+  EXPECT_TRUE(failed(run(ir, {{"arg0", {{2}, {1, 2}}}}, outputs)));
+  EXPECT_NE(diagnostics.find("not supported by the Top interpreter"),
+            std::string::npos)
+      << diagnostics;
+}
+
+//===----------------------------------------------------------------------===//
+// Against PyTorch
+//===----------------------------------------------------------------------===//
+
+/// conv (groups, dilation, relu) -> maxpool (ceil) -> avgpool (ceil, pads
+/// counted) -> flatten -> gemm. Reads the operands from argv[1] as raw f32,
+/// writes the result to argv[2]; exits 77 when torch is missing.
+const char *kTorchScript = R"(
+import sys
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    sys.exit(77)
+flat = np.fromfile(sys.argv[1], dtype='<f4')
+sizes = [1*4*7*7, 4*2*3*3, 4, 5*36, 5]
+parts, start = [], 0
+for s in sizes:
+    parts.append(torch.from_numpy(flat[start:start + s].copy()))
+    start += s
+x, w, b, fw, fb = parts
+x = x.reshape(1, 4, 7, 7)
+y = F.relu(F.conv2d(x, w.reshape(4, 2, 3, 3), b, padding=2, dilation=2, groups=2))
+y = F.max_pool2d(y, 2, 2, ceil_mode=True)
+y = F.avg_pool2d(y, 3, 2, padding=1, ceil_mode=True, count_include_pad=True)
+y = F.linear(y.reshape(1, 36), fw.reshape(5, 36), fb)
+y.detach().numpy().astype('<f4').tofile(sys.argv[2])
+)";
+
+TEST_F(TopInterpreterTest, MatchesPyTorch) {
+  auto x = pseudoRandom(4 * 7 * 7, 11), w = pseudoRandom(4 * 2 * 9, 12),
+       b = pseudoRandom(4, 13), fw = pseudoRandom(5 * 36, 14),
+       fb = pseudoRandom(5, 15);
+
+  std::string dir = ::testing::TempDir();
+  std::string script = dir + "top_interp_torch.py",
+              in = dir + "top_interp_in.bin", out = dir + "top_interp_out.bin";
+  std::ofstream(script) << kTorchScript;
+  {
+    std::ofstream file(in, std::ios::binary);
+    for (const auto *v : {&x, &w, &b, &fw, &fb})
+      file.write(reinterpret_cast<const char *>(v->data()),
+                 v->size() * sizeof(float));
+  }
+  std::remove(out.c_str());
+  int status = std::system(
+      (std::string(KILN_TEST_PYTHON) + " " + script + " " + in + " " + out)
+          .c_str());
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+    GTEST_SKIP() << KILN_TEST_PYTHON << " cannot import torch";
+  ASSERT_EQ(status, 0);
+  std::vector<float> expected(5);
+  std::ifstream result(out, std::ios::binary);
+  ASSERT_TRUE(result.read(reinterpret_cast<char *>(expected.data()),
+                          expected.size() * sizeof(float)));
+
+  std::string ir =
+      "func.func @main(%x: tensor<1x4x7x7xf32>) -> tensor<1x5xf32> {\n" +
+      weight("w", {4, 2, 3, 3}, w) + weight("b", {4}, b) +
+      weight("fw", {5, 36}, fw) + weight("fb", {5}, fb) + R"(
+    %c = top.conv %x, %w, %b {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>,
+        pads = array<i64: 2, 2, 2, 2>, dilations = array<i64: 2, 2>, group = 2 : i64, do_relu = true}
+        : (tensor<1x4x7x7xf32>, tensor<4x2x3x3xf32>, tensor<4xf32>) -> tensor<1x4x7x7xf32>
+    %m = top.maxpool %c {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>,
+        pads = array<i64: 0, 0, 0, 0>, ceil_mode = true} : (tensor<1x4x7x7xf32>) -> tensor<1x4x4x4xf32>
+    %a = top.avgpool %m {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>,
+        pads = array<i64: 1, 1, 1, 1>, ceil_mode = true, count_include_pad = true}
+        : (tensor<1x4x4x4xf32>) -> tensor<1x4x3x3xf32>
+    %r = top.reshape %a {shape = array<i64: 1, 36>} : (tensor<1x4x3x3xf32>) -> tensor<1x36xf32>
+    %y = top.matmul %r, %fw, %fb {right_transpose = true}
+        : (tensor<1x36xf32>, tensor<5x36xf32>, tensor<5xf32>) -> tensor<1x5xf32>
+    return %y : tensor<1x5xf32>
+  })";
+  expectClose(runOne(ir, {{"arg0", {{1, 4, 7, 7}, x}}}), {1, 5}, expected,
+              1e-4f);
+}
+
+} // namespace

@@ -403,9 +403,11 @@ TEST(FaultTest, DdrAccessOutsideWindowFaultsAndRecovers) {
   kiln_hal hal = dev.hal();
   EXPECT_EQ(hal.reset(hal.ctx), KILN_OK);
   EXPECT_EQ(dev.read_reg(KILN_REG_STATUS), KILN_STATUS_IDLE);
+  EXPECT_FALSE(dev.faultReason().empty()); // kept for whoever reports the failure
   kiln_gdma_cmd good = gdmaCmd(1, 0, KILN_GDMA_DDR_TO_LMEM, s, window - s.count() * 4, 0);
   EXPECT_EQ(runQueues(dev, {}, {good}, window), KILN_OK);
   EXPECT_EQ(dev.read_reg(KILN_REG_GDMA_DONE_ID), 1u);
+  EXPECT_TRUE(dev.faultReason().empty());
 }
 
 TEST(FaultTest, StopsAtTheFaultingCommand) {

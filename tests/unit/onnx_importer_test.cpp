@@ -1,6 +1,7 @@
 // The ONNX importer: op sequences, shapes and NameLocs of imported models,
 // constant handling, and every failure path (unsupported ops and attributes,
 // corrupt/missing files, dynamic or non-float inputs) with its diagnostic.
+// KILN_TEST_DUMP=1 prints each imported module and every error.
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
@@ -157,7 +158,8 @@ void buildConvBnReluGemm(OnnxModelBuilder &b, std::vector<int64_t> inputShape,
   else
     b.addNode("MaxPool", "pool1", {"relu1_out"}, {"pool1_out"},
               {attrInts("kernel_shape", {2, 2}), attrInts("strides", {2, 2})});
-  b.addNode("Flatten", "flatten", {"pool1_out"}, {"flat"}, {attrInt("axis", 1)});
+  b.addNode("Flatten", "flatten", {"pool1_out"}, {"flat"},
+            {attrInt("axis", 1)});
   b.addNode("Gemm", "fc", {"flat", "fc.weight", "fc.bias"}, {"logits"},
             {attrInt("transB", 1)});
   b.addOutput("logits", {inputShape[0], 10});
@@ -197,13 +199,17 @@ TEST_F(OnnxImporterTest, ConvBnReluGemm) {
   EXPECT_EQ(typeStr(func.getArgumentTypes()[0]), "tensor<1x3x8x8xf32>");
   EXPECT_EQ(typeStr(func.getResultTypes()[0]), "tensor<1x10xf32>");
   EXPECT_EQ(func.getArgAttrOfType<StringAttr>(0, "kiln.name").str(), "input");
-  EXPECT_EQ(func.getResultAttrOfType<StringAttr>(0, "kiln.name").str(), "logits");
+  EXPECT_EQ(func.getResultAttrOfType<StringAttr>(0, "kiln.name").str(),
+            "logits");
 
   // Every compute op is named after its ONNX output and has that shape.
   std::vector<std::pair<std::string, std::string>> expected = {
-      {"conv1_out", "tensor<1x4x8x8xf32>"}, {"bn1_out", "tensor<1x4x8x8xf32>"},
-      {"relu1_out", "tensor<1x4x8x8xf32>"}, {"pool1_out", "tensor<1x4x4x4xf32>"},
-      {"flat", "tensor<1x64xf32>"},         {"logits", "tensor<1x10xf32>"}};
+      {"conv1_out", "tensor<1x4x8x8xf32>"},
+      {"bn1_out", "tensor<1x4x8x8xf32>"},
+      {"relu1_out", "tensor<1x4x8x8xf32>"},
+      {"pool1_out", "tensor<1x4x4x4xf32>"},
+      {"flat", "tensor<1x64xf32>"},
+      {"logits", "tensor<1x10xf32>"}};
   for (auto &[name, type] : expected) {
     Operation *op = opNamed(*module, name);
     ASSERT_NE(op, nullptr) << name;
@@ -282,6 +288,26 @@ TEST_F(OnnxImporterTest, TruncatedFileFailsCleanly) {
                                   "or corrupt)"),
             std::string::npos)
       << errors[0];
+}
+
+// Every prefix of a model either loads or fails with a message: no crash,
+// no escaping exception.
+TEST_F(OnnxImporterTest, EveryTruncationFailsCleanly) {
+  OnnxModelBuilder b;
+  buildConvBnReluGemm(b, {1, 3, 8, 8});
+  std::string bytes = b.serialize();
+  std::string file = path("prefix.onnx");
+  int failures = 0;
+  for (size_t n = 0; n < bytes.size(); n += 3) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), n);
+    kiln::onnx_frontend::Model model;
+    std::string error = kiln::onnx_frontend::loadModel(file, {}, model);
+    if (!error.empty()) {
+      ++failures;
+      EXPECT_EQ(error.rfind(file + ": error: ", 0), 0u) << error;
+    }
+  }
+  EXPECT_GT(failures, 0);
 }
 
 TEST_F(OnnxImporterTest, GarbageAndEmptyFilesFail) {
@@ -378,7 +404,8 @@ TEST_F(OnnxImporterTest, ConstantsShapesAndAliases) {
   b.addNode("Identity", "id", {"m"}, {"m2"});
   b.addNode("Dropout", "drop", {"m2"}, {"d"});
   b.addNode("AveragePool", "avg", {"d"}, {"a"},
-            {attrInts("kernel_shape", {3, 3}), attrString("auto_pad", "SAME_UPPER"),
+            {attrInts("kernel_shape", {3, 3}),
+             attrString("auto_pad", "SAME_UPPER"),
              attrInt("count_include_pad", 1)});
   b.addNode("Add", "add", {"a", "x"}, {"s"});
   b.addNode("Concat", "cat", {"s", "x"}, {"c"}, {attrInt("axis", -3)});
@@ -408,7 +435,8 @@ TEST_F(OnnxImporterTest, ConstantsShapesAndAliases) {
   auto reshape = cast<kiln::top::ReshapeOp>(opNamed(*module, "r"));
   EXPECT_EQ(reshape.getShape(), ArrayRef<int64_t>({1, 2, -1}));
   EXPECT_EQ(typeStr(reshape.getType()), "tensor<1x2x32xf32>");
-  EXPECT_EQ(typeStr(mainFunc(*module).getResultTypes()[0]), "tensor<1x2x8xf32>");
+  EXPECT_EQ(typeStr(mainFunc(*module).getResultTypes()[0]),
+            "tensor<1x2x8xf32>");
 }
 
 TEST_F(OnnxImporterTest, GemmFoldsAlphaAndBeta) {
@@ -426,10 +454,12 @@ TEST_F(OnnxImporterTest, GemmFoldsAlphaAndBeta) {
   ASSERT_TRUE(module) << allErrors();
   auto g1 = cast<kiln::top::MatMulOp>(opNamed(*module, "y1"));
   EXPECT_FALSE(g1.getRightTranspose());
-  EXPECT_EQ(kiln::top::readWeight(g1.getRight().getDefiningOp<kiln::top::WeightOp>()),
-            (std::vector<float>{2, 4, 6, 8, 10, 12}));
-  EXPECT_EQ(kiln::top::readWeight(g1.getBias().getDefiningOp<kiln::top::WeightOp>()),
-            (std::vector<float>{5, 10}));
+  EXPECT_EQ(
+      kiln::top::readWeight(g1.getRight().getDefiningOp<kiln::top::WeightOp>()),
+      (std::vector<float>{2, 4, 6, 8, 10, 12}));
+  EXPECT_EQ(
+      kiln::top::readWeight(g1.getBias().getDefiningOp<kiln::top::WeightOp>()),
+      (std::vector<float>{5, 10}));
   EXPECT_EQ(typeStr(g1.getBias().getType()), "tensor<2xf32>");
   // A full [M, N] C is added after the product.
   auto add = cast<kiln::top::AddOp>(opNamed(*module, "y2"));
@@ -485,14 +515,18 @@ TEST_F(OnnxImporterTest, ConvWithDynamicFilterAndSamePadding) {
 TEST_F(OnnxImporterTest, OldOpsetIsConverted) {
   OnnxModelBuilder b(/*opset=*/9);
   b.addInput("x", {1, 2, 4, 4});
-  b.addInitializer("w", {2, 2, 1, 1}, {1, 0, 0, 1});
-  b.addNode("Conv", "c", {"x", "w"}, {"y"});
+  // An exporter-style name that is not a bare identifier.
+  b.addInitializer("onnx::Conv_7/w:0", {2, 2, 1, 1}, {1, 0, 0, 1});
+  b.addNode("Conv", "c", {"x", "onnx::Conv_7/w:0"}, {"y"});
   b.addNode("Relu", "r", {"y"}, {"z"});
   b.addOutput("z", {1, 2, 4, 4});
   auto module = import(b);
   ASSERT_TRUE(module) << allErrors();
   EXPECT_EQ(computeOps(*module),
             (std::vector<std::string>{"top.conv", "top.relu", "func.return"}));
+  // The weight's resource key keeps the odd name and still parses back.
+  EXPECT_NE(opNamed(*module, "onnx::Conv_7/w:0"), nullptr);
+  expectRoundTrip(*module);
 }
 
 TEST_F(OnnxImporterTest, ShapeErrorsFromTopOpsNameTheNode) {
@@ -578,8 +612,10 @@ TEST_F(OnnxImporterTest, LoadModelConvertsElementTypes) {
   EXPECT_TRUE(model.inputs[0].known);
   EXPECT_EQ(model.initializers.at("f16").f32,
             (std::vector<float>{1.0f, -2.0f, 0.5f, 65504.0f, 5.9604645e-8f}));
-  EXPECT_EQ(model.initializers.at("bf16").f32, (std::vector<float>{1.0f, -3.0f}));
-  EXPECT_EQ(model.initializers.at("f64").f32, (std::vector<float>{0.25f, -8.0f}));
+  EXPECT_EQ(model.initializers.at("bf16").f32,
+            (std::vector<float>{1.0f, -3.0f}));
+  EXPECT_EQ(model.initializers.at("f64").f32,
+            (std::vector<float>{0.25f, -8.0f}));
   EXPECT_EQ(model.initializers.at("i32").i64,
             (std::vector<int64_t>{-7, 1 << 30}));
   EXPECT_EQ(model.initializers.at("b").i64, (std::vector<int64_t>{1, 0, 1}));
@@ -615,7 +651,8 @@ torch.onnx.export(Net().eval(), torch.randn(1, 3, 8, 8), sys.argv[1],
                   do_constant_folding=False)
 )";
   std::string cmd = "/usr/bin/python3 -c 'import torch' 2>/dev/null && "
-                    "/usr/bin/python3 " + script + " " + file + " >/dev/null 2>&1";
+                    "/usr/bin/python3 " +
+                    script + " " + file + " >/dev/null 2>&1";
   if (std::system(cmd.c_str()) != 0 || !fs::exists(file))
     GTEST_SKIP() << "/usr/bin/python3 cannot export with torch";
   auto module = kiln::importOnnx(ctx, file, {});
@@ -627,9 +664,9 @@ torch.onnx.export(Net().eval(), torch.randn(1, 3, 8, 8), sys.argv[1],
                                       "top.matmul", "func.return"}));
   func::FuncOp func = mainFunc(*module);
   EXPECT_EQ(func.getArgAttrOfType<StringAttr>(0, "kiln.name").str(), "image");
-  EXPECT_EQ(func.getResultAttrOfType<StringAttr>(0, "kiln.name").str(), "scores");
+  EXPECT_EQ(func.getResultAttrOfType<StringAttr>(0, "kiln.name").str(),
+            "scores");
   EXPECT_EQ(typeStr(func.getResultTypes()[0]), "tensor<1x5xf32>");
-  // PyTorch names tensors like "onnx::Conv_12": resource keys must survive.
   expectRoundTrip(*module);
 }
 

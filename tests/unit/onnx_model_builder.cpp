@@ -102,20 +102,19 @@ void OnnxModelBuilder::addInitializerRaw(const std::string &name,
   newInitializer(*impl->graph(), name, shape, elemType).set_raw_data(bytes);
 }
 
-void OnnxModelBuilder::addInitializerInt32Data(const std::string &name,
-                                               const std::vector<int64_t> &shape,
-                                               int32_t elemType,
-                                               const std::vector<int32_t> &data) {
+void OnnxModelBuilder::addInitializerInt32Data(
+    const std::string &name, const std::vector<int64_t> &shape,
+    int32_t elemType, const std::vector<int32_t> &data) {
   auto &t = newInitializer(*impl->graph(), name, shape, elemType);
   for (int32_t v : data)
     t.add_int32_data(v);
 }
 
-void OnnxModelBuilder::addInitializerDoubleData(const std::string &name,
-                                                const std::vector<int64_t> &shape,
-                                                const std::vector<double> &data) {
-  auto &t = newInitializer(*impl->graph(), name, shape,
-                           onnx::TensorProto::DOUBLE);
+void OnnxModelBuilder::addInitializerDoubleData(
+    const std::string &name, const std::vector<int64_t> &shape,
+    const std::vector<double> &data) {
+  auto &t =
+      newInitializer(*impl->graph(), name, shape, onnx::TensorProto::DOUBLE);
   for (double v : data)
     t.add_double_data(v);
 }
@@ -124,8 +123,8 @@ void OnnxModelBuilder::addExternalInitializer(const std::string &name,
                                               const std::vector<int64_t> &shape,
                                               const std::string &location,
                                               int64_t offset, int64_t length) {
-  auto &t = newInitializer(*impl->graph(), name, shape,
-                           onnx::TensorProto::FLOAT);
+  auto &t =
+      newInitializer(*impl->graph(), name, shape, onnx::TensorProto::FLOAT);
   t.set_data_location(onnx::TensorProto::EXTERNAL);
   std::pair<const char *, std::string> entries[] = {
       {"location", location},

@@ -78,7 +78,8 @@ public:
   /// dimension becomes the symbolic dim "N".
   void addOutput(const std::string &name, const std::vector<int64_t> &shape,
                  int32_t elemType = 1);
-  void addInitializer(const std::string &name, const std::vector<int64_t> &shape,
+  void addInitializer(const std::string &name,
+                      const std::vector<int64_t> &shape,
                       const std::vector<float> &data);
   void addInitializerI64(const std::string &name,
                          const std::vector<int64_t> &shape,

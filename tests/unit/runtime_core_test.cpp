@@ -11,6 +11,7 @@
 
 #include "bmodel_builder.h"
 #include "cmodel_harness.h"
+#include "kiln/abi/regs.h"
 #include "kiln/rt/runtime.hpp"
 
 namespace kiln::test {
@@ -232,6 +233,22 @@ TEST_F(RuntimeCoreTest, TimeoutResetsTheDevice) {
   EXPECT_EQ(net.run(10, &stats), KILN_ERR_TIMEOUT);
   EXPECT_EQ(spy.resets, 1);
   EXPECT_EQ(stats.groups_run, 0u);
+}
+
+// A valid record the device cannot run (no f16 kernel yet): the fault reaches
+// the caller, the device is reset, and its reason survives the reset.
+TEST_F(RuntimeCoreTest, DeviceFaultPropagatesAndResets) {
+  ModelSpec spec = addReluModel();
+  kiln_tiu_cmd &add = net(spec).groups[0].tiu[0];
+  add.out.dtype = add.in0.dtype = add.in1.dtype = KILN_DTYPE_F16;
+  const auto file = buildBmodel(spec);
+  Net net;
+  ASSERT_EQ(net.load(runtime, file.data(), file.size()), KILN_OK);
+  kiln_run_stats stats;
+  EXPECT_EQ(net.run(kTimeout, &stats), KILN_ERR_DEVICE_FAULT);
+  EXPECT_EQ(stats.groups_run, 0u);
+  EXPECT_EQ(dev.read_reg(KILN_REG_STATUS), KILN_STATUS_IDLE);
+  EXPECT_NE(dev.faultReason().find("unsupported dtype"), std::string::npos) << dev.faultReason();
 }
 
 TEST_F(RuntimeCoreTest, ArgumentChecks) {

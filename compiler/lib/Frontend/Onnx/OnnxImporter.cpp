@@ -1,4 +1,5 @@
-//===- OnnxImporter.cpp - ONNX model to Top dialect ------------------------===//
+//===- OnnxImporter.cpp - ONNX model to Top dialect
+//------------------------===//
 //
 // Walks the nodes that KilnOnnxProto loaded (already checked, upgraded and
 // shape-inferred by libonnx) in topological order and emits one or a few Top
@@ -18,6 +19,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -57,20 +59,45 @@ std::string attrValueStr(const OnnxAttr &a) {
   std::string s;
   llvm::raw_string_ostream os(s);
   switch (a.kind) {
-  case OnnxAttr::Int: os << a.i; break;
-  case OnnxAttr::Float: os << llvm::format("%g", a.f); break;
-  case OnnxAttr::String: os << '"' << a.s << '"'; break;
-  case OnnxAttr::Ints: os << shapeStr(a.ints); break;
+  case OnnxAttr::Int:
+    os << a.i;
+    break;
+  case OnnxAttr::Float:
+    os << llvm::format("%g", a.f);
+    break;
+  case OnnxAttr::String:
+    os << '"' << a.s << '"';
+    break;
+  case OnnxAttr::Ints:
+    os << shapeStr(a.ints);
+    break;
   case OnnxAttr::Floats:
     os << '[';
     llvm::interleaveComma(a.floats, os,
                           [&](float f) { os << llvm::format("%g", f); });
     os << ']';
     break;
-  case OnnxAttr::Tensor: os << "<tensor " << shapeStr(a.t.shape) << '>'; break;
-  case OnnxAttr::Other: os << "<unsupported kind>"; break;
+  case OnnxAttr::Tensor:
+    os << "<tensor " << shapeStr(a.t.shape) << '>';
+    break;
+  case OnnxAttr::Other:
+    os << "<unsupported kind>";
+    break;
   }
   return s;
+}
+
+/// A dense-resource key for tensor `name`. Keys print unquoted, so they must
+/// be bare identifiers: ONNX names like "onnx::Conv_12" or "/a/b:0" would
+/// not parse back. The NameLoc keeps the original name.
+std::string resourceKey(StringRef name) {
+  std::string key;
+  for (char c : name)
+    key += llvm::isAlnum(c) || c == '_' || c == '.' || c == '$' ? c : '_';
+  if (key.empty() || llvm::isDigit(key.front()) || key.front() == '.' ||
+      key.front() == '$')
+    key.insert(key.begin(), '_');
+  return key;
 }
 
 ArrayRef<int64_t> shapeOf(Value v) {
@@ -83,8 +110,8 @@ ArrayRef<int64_t> shapeOf(Value v) {
 std::pair<int64_t, int64_t> samePads(int64_t in, int64_t kernel, int64_t stride,
                                      int64_t dilation, bool upper) {
   int64_t out = (in + stride - 1) / stride;
-  int64_t total =
-      std::max<int64_t>(0, (out - 1) * stride + (kernel - 1) * dilation + 1 - in);
+  int64_t total = std::max<int64_t>(0, (out - 1) * stride +
+                                           (kernel - 1) * dilation + 1 - in);
   int64_t small = total / 2, large = total - small;
   return upper ? std::make_pair(small, large) : std::make_pair(large, small);
 }
@@ -179,7 +206,8 @@ private:
                            SmallVector<int64_t> &strides,
                            SmallVector<int64_t> &pads);
   LogicalResult resolveAutoPad(const Node &node, ArrayRef<int64_t> inShape,
-                               ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                               ArrayRef<int64_t> kernel,
+                               ArrayRef<int64_t> strides,
                                ArrayRef<int64_t> dilations,
                                SmallVector<int64_t> &pads);
 
@@ -218,7 +246,7 @@ InFlightDiagnostic Importer::nodeError(const Node &node) {
 }
 
 LogicalResult Importer::unsupportedAttr(const Node &node, const OnnxAttr &a,
-                                       StringRef why) {
+                                        StringRef why) {
   InFlightDiagnostic diag = nodeError(node);
   diag << "attribute '" << a.name << "' = " << attrValueStr(a)
        << " is not supported";
@@ -288,7 +316,7 @@ OpBuilder &Importer::constantBuilder() {
 Value Importer::derivedWeight(ArrayRef<int64_t> shape, ArrayRef<float> data,
                               StringRef name) {
   auto op = top::createWeight(constantBuilder(), nameLoc(name), shape, data,
-                              name);
+                              resourceKey(name));
   lastConstant = op;
   return op.getOutput();
 }
@@ -336,8 +364,8 @@ LogicalResult Importer::finish(const Node &node, Operation *op) {
   if (it != model.valueInfo.end() && it->second.known &&
       ArrayRef<int64_t>(it->second.shape) != shapeOf(result))
     emitWarning(op->getLoc())
-        << "kiln infers shape " << shapeStr(shapeOf(result)) << " for '"
-        << name << "', ONNX shape inference " << shapeStr(it->second.shape);
+        << "kiln infers shape " << shapeStr(shapeOf(result)) << " for '" << name
+        << "', ONNX shape inference " << shapeStr(it->second.shape);
   values[name] = result;
   return success();
 }
@@ -363,11 +391,11 @@ LogicalResult Importer::resolveAutoPad(const Node &node,
   if (mode != "SAME_UPPER" && mode != "SAME_LOWER")
     return unsupportedAttr(node, *autoPad);
   bool upper = mode == "SAME_UPPER";
-  auto [top, bottom] =
+  auto [padTop, padBottom] =
       samePads(inShape[2], kernel[0], strides[0], dilations[0], upper);
-  auto [left, right] =
+  auto [padLeft, padRight] =
       samePads(inShape[3], kernel[1], strides[1], dilations[1], upper);
-  pads = {top, left, bottom, right};
+  pads = {padTop, padLeft, padBottom, padRight};
   return success();
 }
 
@@ -378,8 +406,9 @@ LogicalResult Importer::poolWindow(const Node &node, Value input,
   kernel = getInts(node, "kernel_shape", {});
   if (shapeOf(input).size() != 4 || kernel.size() != 2)
     return nodeError(node) << "only 2-D pooling of a 4-D NCHW input is "
-                           << "supported, got input " << shapeStr(shapeOf(input))
-                           << " and kernel_shape " << shapeStr(kernel);
+                           << "supported, got input "
+                           << shapeStr(shapeOf(input)) << " and kernel_shape "
+                           << shapeStr(kernel);
   if (const OnnxAttr *d = node.attr("dilations"))
     if (llvm::any_of(d->ints, [](int64_t v) { return v != 1; }))
       return unsupportedAttr(node, *d);
@@ -536,21 +565,22 @@ LogicalResult Importer::importGemm(const Node &node) {
 
   // beta scales C. A constant C that is one row (or a scalar) becomes the
   // matmul's [N] bias; anything else is added after the product.
-  Value bias = none(), addend;
+  Value bias, addend;
   if (hasInput(node, 2) && beta != 0.0f) {
     StringRef cName = node.inputs[2];
     const TensorData *c = lookupConstant(cName);
     if (c && c->isFloat()) {
       ArrayRef<int64_t> cShape = c->shape;
-      bool isRow = c->numElements() == n &&
-                   (cShape.size() == 1 || (cShape.size() == 2 && cShape[0] == 1));
+      bool isRow =
+          c->numElements() == n &&
+          (cShape.size() == 1 || (cShape.size() == 2 && cShape[0] == 1));
       bool isScalar = c->numElements() == 1;
       if (isRow && cShape.size() == 1 && beta == 1.0f) {
         bias = weight(*c, cName);
       } else if (isRow || isScalar) {
-        SmallVector<float> data(n, c->f32.front());
-        if (isRow)
-          data.assign(c->f32.begin(), c->f32.end());
+        SmallVector<float> data =
+            isRow ? SmallVector<float>(c->f32.begin(), c->f32.end())
+                  : SmallVector<float>(n, c->f32.front());
         for (float &v : data)
           v *= beta;
         bias = derivedWeight({n}, data, cName);
@@ -571,6 +601,8 @@ LogicalResult Importer::importGemm(const Node &node) {
     }
   }
 
+  if (!bias)
+    bias = none();
   // With an addend the matmul is an intermediate: give it its own name so
   // per-layer comparisons do not see two ops called `outName`.
   if (!addend) {
@@ -861,7 +893,8 @@ OwningOpRef<ModuleOp> Importer::run() {
     results.push_back(v);
   }
   builder.create<func::ReturnOp>(fileLoc(), results);
-  func.setType(FunctionType::get(&ctx, argTypes, ValueRange(results).getTypes()));
+  func.setType(
+      FunctionType::get(&ctx, argTypes, ValueRange(results).getTypes()));
   for (auto [i, output] : llvm::enumerate(model.outputs))
     func.setResultAttr(i, "kiln.name", StringAttr::get(&ctx, output.name));
 

@@ -1,4 +1,5 @@
-//===- OnnxModel.cpp - Load an ONNX model with libonnx ---------------------===//
+//===- OnnxModel.cpp - Load an ONNX model with libonnx
+//---------------------===//
 //
 // Compiled with RTTI and exceptions (libonnx needs both); every libonnx and
 // protobuf exception is caught here and turned into an error string, so
@@ -29,21 +30,36 @@ namespace fs = std::filesystem;
 
 const char *elemTypeName(int32_t elemType) {
   switch (elemType) {
-  case kFloat: return "float";
-  case kUInt8: return "uint8";
-  case kInt8: return "int8";
-  case kUInt16: return "uint16";
-  case kInt16: return "int16";
-  case kInt32: return "int32";
-  case kInt64: return "int64";
-  case kString: return "string";
-  case kBool: return "bool";
-  case kFloat16: return "float16";
-  case kDouble: return "double";
-  case kUInt32: return "uint32";
-  case kUInt64: return "uint64";
-  case kBFloat16: return "bfloat16";
-  case kUndefined: return "undefined";
+  case kFloat:
+    return "float";
+  case kUInt8:
+    return "uint8";
+  case kInt8:
+    return "int8";
+  case kUInt16:
+    return "uint16";
+  case kInt16:
+    return "int16";
+  case kInt32:
+    return "int32";
+  case kInt64:
+    return "int64";
+  case kString:
+    return "string";
+  case kBool:
+    return "bool";
+  case kFloat16:
+    return "float16";
+  case kDouble:
+    return "double";
+  case kUInt32:
+    return "uint32";
+  case kUInt64:
+    return "uint64";
+  case kBFloat16:
+    return "bfloat16";
+  case kUndefined:
+    return "undefined";
   }
   return "unsupported";
 }
@@ -121,11 +137,25 @@ float bf16ToFloat(uint16_t h) {
 
 size_t elemSize(int32_t elemType) {
   switch (elemType) {
-  case kFloat: case kInt32: case kUInt32: return 4;
-  case kDouble: case kInt64: case kUInt64: return 8;
-  case kFloat16: case kBFloat16: case kInt16: case kUInt16: return 2;
-  case kInt8: case kUInt8: case kBool: return 1;
-  default: return 0;
+  case kFloat:
+  case kInt32:
+  case kUInt32:
+    return 4;
+  case kDouble:
+  case kInt64:
+  case kUInt64:
+    return 8;
+  case kFloat16:
+  case kBFloat16:
+  case kInt16:
+  case kUInt16:
+    return 2;
+  case kInt8:
+  case kUInt8:
+  case kBool:
+    return 1;
+  default:
+    return 0;
   }
 }
 
@@ -149,19 +179,45 @@ void decodeRaw(const std::string &bytes, int64_t n, TensorData &out) {
     out.i64.resize(n);
   for (int64_t i = 0; i < n; ++i, p += size) {
     switch (out.elemType) {
-    case kFloat: out.f32[i] = load<float>(p); break;
-    case kDouble: out.f32[i] = static_cast<float>(load<double>(p)); break;
-    case kFloat16: out.f32[i] = halfToFloat(load<uint16_t>(p)); break;
-    case kBFloat16: out.f32[i] = bf16ToFloat(load<uint16_t>(p)); break;
-    case kInt8: out.i64[i] = load<int8_t>(p); break;
-    case kUInt8: out.i64[i] = load<uint8_t>(p); break;
-    case kBool: out.i64[i] = load<uint8_t>(p) != 0; break;
-    case kInt16: out.i64[i] = load<int16_t>(p); break;
-    case kUInt16: out.i64[i] = load<uint16_t>(p); break;
-    case kInt32: out.i64[i] = load<int32_t>(p); break;
-    case kUInt32: out.i64[i] = load<uint32_t>(p); break;
-    case kInt64: out.i64[i] = load<int64_t>(p); break;
-    case kUInt64: out.i64[i] = static_cast<int64_t>(load<uint64_t>(p)); break;
+    case kFloat:
+      out.f32[i] = load<float>(p);
+      break;
+    case kDouble:
+      out.f32[i] = static_cast<float>(load<double>(p));
+      break;
+    case kFloat16:
+      out.f32[i] = halfToFloat(load<uint16_t>(p));
+      break;
+    case kBFloat16:
+      out.f32[i] = bf16ToFloat(load<uint16_t>(p));
+      break;
+    case kInt8:
+      out.i64[i] = load<int8_t>(p);
+      break;
+    case kUInt8:
+      out.i64[i] = load<uint8_t>(p);
+      break;
+    case kBool:
+      out.i64[i] = load<uint8_t>(p) != 0;
+      break;
+    case kInt16:
+      out.i64[i] = load<int16_t>(p);
+      break;
+    case kUInt16:
+      out.i64[i] = load<uint16_t>(p);
+      break;
+    case kInt32:
+      out.i64[i] = load<int32_t>(p);
+      break;
+    case kUInt32:
+      out.i64[i] = load<uint32_t>(p);
+      break;
+    case kInt64:
+      out.i64[i] = load<int64_t>(p);
+      break;
+    case kUInt64:
+      out.i64[i] = static_cast<int64_t>(load<uint64_t>(p));
+      break;
     }
   }
 }
@@ -483,9 +539,10 @@ void load(const std::string &path,
 
 } // namespace
 
-std::string loadModel(const std::string &path,
-                      const std::map<std::string, std::vector<int64_t>> &inputShapes,
-                      Model &out) {
+std::string
+loadModel(const std::string &path,
+          const std::map<std::string, std::vector<int64_t>> &inputShapes,
+          Model &out) {
   try {
     load(path, inputShapes, out);
     return "";

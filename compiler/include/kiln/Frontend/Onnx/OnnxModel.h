@@ -110,9 +110,10 @@ constexpr int64_t kMaxOpset = 17;
 /// applies `inputShapes` (graph input name -> full shape), runs ONNX shape
 /// inference (non-strict, with data propagation) and fills `out`. Returns ""
 /// on success, otherwise "<path>: error: <message>". Never throws.
-std::string loadModel(const std::string &path,
-                      const std::map<std::string, std::vector<int64_t>> &inputShapes,
-                      Model &out);
+std::string
+loadModel(const std::string &path,
+          const std::map<std::string, std::vector<int64_t>> &inputShapes,
+          Model &out);
 
 } // namespace kiln::onnx_frontend
 

@@ -6,6 +6,7 @@
 #include "kiln/Dialect/Top/Transforms/Passes.h"
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
+#include "kiln/Support/Pipeline.h"
 #include "kiln/Target/Bmodel/BmodelWriter.h"
 #include "kiln/host/npz.h"
 
@@ -98,13 +99,9 @@ int kiln::cli::compileMain(const Args &args) {
   });
 
   PassManager pm(&ctx);
-  pm.addNestedPass<func::FuncOp>(top::createShapeInferPass());
-  pm.addNestedPass<func::FuncOp>(top::createFuseBatchNormPass());
-  pm.addNestedPass<func::FuncOp>(top::createFuseReluPass());
-  pm.addPass(tpu::createConvertTopToTpuPass());
-  pm.addNestedPass<func::FuncOp>(
-      tpu::createLayerGroupPass(8, cfg.layer_group_enabled));
-  pm.addPass(tpu::createAddressAssignPass());
+  PipelineOptions pipeline;
+  pipeline.layerGroups = cfg.layer_group_enabled;
+  addCompilePipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;
   if (opt.emitTpu) {

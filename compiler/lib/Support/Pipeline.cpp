@@ -1,0 +1,16 @@
+#include "kiln/Support/Pipeline.h"
+
+#include "kiln/Dialect/Top/Transforms/Passes.h"
+#include "kiln/Dialect/Tpu/Transforms/Passes.h"
+
+using namespace mlir;
+
+void kiln::addCompilePipeline(PassManager &pm, const PipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(top::createShapeInferPass());
+  pm.addNestedPass<func::FuncOp>(top::createFuseBatchNormPass());
+  pm.addNestedPass<func::FuncOp>(top::createFuseReluPass());
+  pm.addPass(tpu::createConvertTopToTpuPass());
+  pm.addNestedPass<func::FuncOp>(
+      tpu::createLayerGroupPass(options.maxGroupOps, options.layerGroups));
+  pm.addPass(tpu::createAddressAssignPass());
+}

@@ -1,6 +1,7 @@
 // The cmodel device: register file, submissions and the HAL over them.
 #include "kiln/cmodel/device.h"
 
+#include <chrono>
 #include <cstring>
 #include <utility>
 
@@ -34,6 +35,7 @@ Device::Device(uint64_t ddr_bytes)
 }
 
 void Device::softReset() {
+  fault_in_ = hang_in_ = -1;
   std::memset(regs_, 0, sizeof regs_);
   reg(KILN_REG_CHIP_ID) = KILN_CHIP_ID_BM1684X;
   reg(KILN_REG_ABI_VERSION) = uint32_t{KILN_ABI_VERSION_MAJOR} << 16 | KILN_ABI_VERSION_MINOR;
@@ -50,8 +52,10 @@ uint32_t Device::read_reg(uint32_t offset) const {
 void Device::write_reg(uint32_t offset, uint32_t value) {
   switch (offset) {
   case KILN_REG_CTRL:
-    if (value & KILN_CTRL_SOFT_RESET)
+    if (value & KILN_CTRL_SOFT_RESET) {
       softReset();
+      stats_.soft_resets++;
+    }
     break;
   case KILN_REG_IRQ_STATUS:
     reg(offset) &= ~value; // write 1 to clear
@@ -114,6 +118,22 @@ void Device::ring() {
   fault_reason_.clear();
   stats_.submissions++;
 
+  // Injected events count doorbells the device takes, not ignored ones.
+  bool hang = hang_in_ == 0, injected = fault_in_ == 0;
+  if (hang_in_ >= 0)
+    hang_in_--;
+  if (fault_in_ >= 0)
+    fault_in_--;
+  if (hang)
+    return; // BUSY until a soft reset
+  if (injected) {
+    fault_reason_ = "injected fault";
+    reg(KILN_REG_STATUS) = KILN_STATUS_FAULT;
+    reg(KILN_REG_ERROR) = injected_fault_;
+    reg(KILN_REG_IRQ_STATUS) |= kIrqFault;
+    return;
+  }
+
   Submission sub{this, {}, {}, {}};
   kiln_status st = KILN_OK;
   uint64_t base = reg64(KILN_REG_DDR_BASE_LO), size = reg64(KILN_REG_DDR_SIZE_LO);
@@ -131,6 +151,13 @@ void Device::ring() {
   reg(KILN_REG_ERROR) = st;
   reg(KILN_REG_IRQ_STATUS) |= st == KILN_OK ? kIrqDone : kIrqFault;
 }
+
+void Device::injectFault(kiln_status status, uint32_t after) {
+  injected_fault_ = status;
+  fault_in_ = after;
+}
+
+void Device::injectHang(uint32_t after) { hang_in_ = after; }
 
 kiln_status Device::execute(Submission &sub) {
   kiln_queue_timing timing{};
@@ -251,7 +278,29 @@ kiln_status halReset(void *ctx) {
   return KILN_OK;
 }
 
+uint32_t boardReadReg(void *ctx, uint32_t offset) { return deviceOf(ctx).read_reg(offset); }
+void boardWriteReg(void *ctx, uint32_t offset, uint32_t value) {
+  deviceOf(ctx).write_reg(offset, value);
+}
+uint64_t steadyMicros(void *) {
+  return uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
+}
+
 } // namespace
+
+kiln_board_io Device::boardIo() {
+  kiln_board_io io{};
+  io.reg_ctx = this;
+  io.read_reg = boardReadReg;
+  io.write_reg = boardWriteReg;
+  io.now_us = steadyMicros;
+  io.mem_base = kDdrBase;
+  io.mem_size = ddr_.size();
+  io.mem = ddr_.data();
+  return io;
+}
 
 kiln_hal Device::hal() {
   kiln_hal h{};

@@ -1,5 +1,5 @@
 // GDMA engine: copies an [n, c, h, w] block between DDR (element strides) and
-// LMEM (the layout of chip.h), in any of the four directions.
+// LMEM (the layout of chip.h), in any of the four directions, or fills one.
 #include <cstring>
 #include <optional>
 
@@ -46,10 +46,22 @@ Side makeSide(bool is_lmem, const kiln_gdma_cmd &cmd, uint64_t addr, const uint3
   return is_lmem ? Side::lmem(lmem, cmd, addr) : Side::ddr(ddr.base, cmd, addr, stride);
 }
 
+// Calls f(n, c, h) for every row of the block, in NCHW order.
+template <class F>
+void forEachRow(const kiln_gdma_cmd &cmd, F f) {
+  for (uint32_t n = 0; n < cmd.n; ++n)
+    for (uint32_t c = 0; c < cmd.c; ++c)
+      for (uint32_t h = 0; h < cmd.h; ++h)
+        f(n, c, h);
+}
+
 } // namespace
 
 // Elements are copied in NCHW order; a copy whose source and destination
-// overlap sees its own writes only as far as that order implies.
+// overlap sees its own writes only as far as that order implies. A DDR side
+// with a stride of 0 repeats (source) or overwrites (destination) one element.
+// A FILL writes the low dsize bytes of the 32-bit pattern in src_addr (the
+// whole pattern for a 4-byte dtype) and reads nothing.
 const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lmem,
                     GdmaTraffic *traffic) {
   switch (kiln_gdma_cmd_check(&cmd, ddr.size)) {
@@ -57,28 +69,39 @@ const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lme
   case KILN_ERR_OUT_OF_RANGE: return "GDMA access outside the DDR window or LMEM";
   default: return "malformed GDMA record";
   }
+  const bool fill = cmd.flags & KILN_GDMA_FLAG_FILL;
   const bool src_lmem = kiln_gdma_src_is_lmem(cmd.dir);
   const bool dst_lmem = kiln_gdma_dst_is_lmem(cmd.dir);
-  const Side src = makeSide(src_lmem, cmd, cmd.src_addr, cmd.src_stride, ddr, lmem);
   const Side dst = makeSide(dst_lmem, cmd, cmd.dst_addr, cmd.dst_stride, ddr, lmem);
   const uint64_t dsize = kiln_dtype_bytes(cmd.dtype);
-  const bool dense_rows = src.step() == dsize && dst.step() == dsize;
 
-  for (uint32_t n = 0; n < cmd.n; ++n)
-    for (uint32_t c = 0; c < cmd.c; ++c)
-      for (uint32_t h = 0; h < cmd.h; ++h) {
-        const uint8_t *from = src.row(n, c, h);
-        uint8_t *to = dst.row(n, c, h);
-        if (dense_rows) {
-          std::memmove(to, from, cmd.w * dsize);
-          continue;
-        }
-        for (uint32_t w = 0; w < cmd.w; ++w)
-          std::memmove(to + w * dst.step(), from + w * src.step(), dsize);
+  if (fill) {
+    uint8_t pattern[4];
+    for (uint32_t b = 0; b < 4; ++b)
+      pattern[b] = uint8_t(cmd.src_addr >> (8 * b)); // little-endian, as the records
+    forEachRow(cmd, [&](uint32_t n, uint32_t c, uint32_t h) {
+      uint8_t *to = dst.row(n, c, h);
+      for (uint32_t w = 0; w < cmd.w; ++w)
+        std::memcpy(to + w * dst.step(), pattern, dsize);
+    });
+  } else {
+    // The source side is only made for a copy: a FILL's src_addr is no address.
+    const Side src = makeSide(src_lmem, cmd, cmd.src_addr, cmd.src_stride, ddr, lmem);
+    const bool dense_rows = src.step() == dsize && dst.step() == dsize;
+    forEachRow(cmd, [&](uint32_t n, uint32_t c, uint32_t h) {
+      const uint8_t *from = src.row(n, c, h);
+      uint8_t *to = dst.row(n, c, h);
+      if (dense_rows) {
+        std::memmove(to, from, cmd.w * dsize);
+        return;
       }
+      for (uint32_t w = 0; w < cmd.w; ++w)
+        std::memmove(to + w * dst.step(), from + w * src.step(), dsize);
+    });
+  }
 
   const uint64_t bytes = kiln_gdma_elems(&cmd) * dsize;
-  traffic->ddr_read_bytes += src_lmem ? 0 : bytes;
+  traffic->ddr_read_bytes += src_lmem || fill ? 0 : bytes;
   traffic->ddr_write_bytes += dst_lmem ? 0 : bytes;
   return nullptr;
 }

@@ -166,7 +166,8 @@ struct GroupEmitter {
         return op->emitError("internal error: slice rows do not match the conv window");
     } else if (auto pool = dyn_cast<tpu::Pool2DOp>(op)) {
       c.op = KILN_TIU_POOL;
-      c.subop = pool.getKind() == tpu::PoolKind::Max ? KILN_POOL_MAX : KILN_POOL_AVG;
+      // PoolKind values are firmware-abi's kiln_pool_kind.
+      c.subop = static_cast<uint16_t>(pool.getKind());
       c.in0 = in(0);
       window(pool.getKernelShape(), pool.getStrides(), pool.getPads());
       if (pool.getCountIncludePad())
@@ -178,6 +179,41 @@ struct GroupEmitter {
       c.in0 = in(0);
       c.in1 = in(1);
       relu = elt.getDoRelu();
+    } else if (auto deconv = dyn_cast<tpu::Deconv2DOp>(op)) {
+      c.op = KILN_TIU_DECONV;
+      c.in0 = in(0);
+      c.in1 = in(1);
+      window(deconv.getKernelShape(), deconv.getStrides(), deconv.getPads());
+      c.pad_bottom = 0;
+      c.pad_right = 0;
+      c.dil_h = deconv.getDilations()[0];
+      c.dil_w = deconv.getDilations()[1];
+      c.groups = deconv.getGroup();
+      if (node.operands[2] >= 0) {
+        c.in2 = in(2);
+        c.flags |= KILN_TIU_FLAG_HAS_BIAS;
+      }
+      relu = deconv.getDoRelu();
+    } else if (auto resize = dyn_cast<tpu::ResizeOp>(op)) {
+      c.op = KILN_TIU_RESIZE;
+      c.subop = resize.getMode() | resize.getCoordMode() << 4 |
+                resize.getNearestMode() << 8;
+      c.in0 = in(0);
+      c.param[0] = resize.getScales()[0];
+      c.param[1] = resize.getScales()[1];
+      int64_t fullIn = shape(node.operands[0])[2], fullOut = shape(node.result)[2];
+      if (out.h.len != fullOut) {
+        c.aux[0] = fullIn;
+        c.aux[1] = fullOut;
+        c.aux[2] = out.h.idx;
+        c.aux[3] = reads[0].rows.h.idx;
+      }
+    } else if (auto active = dyn_cast<tpu::ActiveOp>(op)) {
+      c.op = KILN_TIU_ACTIVE;
+      c.subop = active.getMode();
+      c.in0 = in(0);
+      c.param[0] = active.getAlpha().convertToDouble();
+      c.param[1] = active.getBeta().convertToDouble();
     } else if (isa<tpu::ReluOp>(op)) {
       c.op = KILN_TIU_ACTIVE;
       c.subop = KILN_ACT_RELU;
@@ -342,6 +378,43 @@ FailureOr<GroupCode> codegen::generateGroup(tpu::GroupOp group, uint32_t id,
   if (failed(emitter.run(residents)))
     return failure();
   return std::move(emitter.code);
+}
+
+GroupCode codegen::generateDma(tpu::DmaOp dma, uint32_t id) {
+  GroupCode code;
+  code.id = id;
+  code.ops.push_back(nameOf(dma.getOperation()));
+  uint64_t dst = ddrAddrOf(dma.getOutput());
+  auto program = dma.getProgram();
+  for (size_t r = 0; r + tpu::DmaOp::kDmaRecord <= program.size();
+       r += tpu::DmaOp::kDmaRecord) {
+    ArrayRef<int64_t> rec = program.slice(r, tpu::DmaOp::kDmaRecord);
+    kiln_gdma_cmd c{};
+    c.cmd_id = code.gdma.size() + 1;
+    c.dir = KILN_GDMA_DDR_TO_DDR;
+    c.dtype = KILN_DTYPE_F32;
+    int64_t src = rec[0];
+    uint64_t srcBase = src >= 0 ? ddrAddrOf(dma.getInputs()[src]) : dst;
+    if (src == -1) {
+      c.flags = KILN_GDMA_FLAG_FILL;
+      c.src_addr = (uint32_t)rec[15];
+    } else {
+      c.src_addr = srcBase + rec[1] * kF32Bytes;
+    }
+    c.dst_addr = dst + rec[2] * kF32Bytes;
+    c.n = rec[3];
+    c.c = rec[4];
+    c.h = rec[5];
+    c.w = rec[6];
+    for (int i = 0; i < 4; ++i) {
+      c.src_stride[i] = rec[7 + i];
+      c.dst_stride[i] = rec[11 + i];
+    }
+    code.gdma.push_back(c);
+  }
+  code.timesteps.push_back({0, 0, 0, 0, (uint32_t)code.gdma.size()});
+  code.cycles = modelCycles(code);
+  return code;
 }
 
 GroupCode codegen::generateConcat(tpu::ConcatOp concat, uint32_t id) {

@@ -17,6 +17,7 @@ uint64_t elementsOf(mlir::Value v);
 mlir::FailureOr<GroupCode> generateGroup(tpu::GroupOp group, uint32_t id,
                                          std::vector<Resident> &residents);
 GroupCode generateConcat(tpu::ConcatOp concat, uint32_t id);
+GroupCode generateDma(tpu::DmaOp dma, uint32_t id);
 /// Modelled cycles of a group's queues (the cost model of firmware-abi).
 uint64_t modelCycles(const GroupCode &code);
 } // namespace kiln::codegen

@@ -102,6 +102,12 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
     net.minDdrBytes += data.size() * sizeof(float);
   });
   func.walk([&](tpu::Conv2DOp conv) { net.macs += convMacs(conv); });
+  func.walk([&](tpu::Deconv2DOp deconv) {
+    auto in = cast<RankedTensorType>(deconv.getInput().getType()).getShape();
+    auto f = cast<RankedTensorType>(deconv.getFilter().getType()).getShape();
+    net.macs += (uint64_t)in[0] * in[1] * in[2] * in[3] * (f[0] / deconv.getGroup()) *
+                f[2] * f[3];
+  });
 
   for (BlockArgument arg : func.getArguments()) {
     net.inputs.push_back(describe(arg, nameOf(arg)));
@@ -116,13 +122,15 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
       net.groups.push_back(std::move(*code));
     } else if (auto concat = dyn_cast<tpu::ConcatOp>(op)) {
       net.groups.push_back(generateConcat(concat, net.groups.size()));
+    } else if (auto dma = dyn_cast<tpu::DmaOp>(op)) {
+      net.groups.push_back(generateDma(dma, net.groups.size()));
     } else if (isa<tpu::ReshapeOp, top::WeightOp, top::NoneOp, func::ReturnOp>(op)) {
       // Reshapes alias memory; weights are in the coefficient blob.
     } else {
       op.emitError("codegen cannot encode this op");
       return failure();
     }
-    if (isa<tpu::GroupOp, tpu::ConcatOp, tpu::ReshapeOp>(op))
+    if (isa<tpu::GroupOp, tpu::ConcatOp, tpu::DmaOp, tpu::ReshapeOp>(op))
       for (Value r : op.getResults())
         net.tensors.push_back(describe(r, nameOf(r)));
   }

@@ -5,6 +5,9 @@
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/abi/chip.h"
+#include "kiln/abi/commands.h"
+
+#include <cmath>
 
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -48,8 +51,8 @@ static std::array<int64_t, 4> nchw(Value v) {
 /// output channel o sits on lane o % 64 beside the outputs it produces.
 static std::array<int64_t, 4> lmemShapeFor(Value v, bool &wholeOnly) {
   for (OpOperand &use : v.getUses()) {
-    auto conv = dyn_cast<tpu::Conv2DOp>(use.getOwner());
-    if (!conv || use.getOperandNumber() == 0)
+    if (!isa<tpu::Conv2DOp, tpu::Deconv2DOp>(use.getOwner()) ||
+        use.getOperandNumber() == 0)
       continue;
     wholeOnly = true;
     auto shape = cast<RankedTensorType>(v.getType()).getShape();
@@ -111,6 +114,57 @@ static GroupSlicing::Read windowRead(Range outN, Range out, int64_t in,
   return r;
 }
 
+static int64_t floorDiv(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/// Input rows a transposed conv reads for output rows `out`: output row y
+/// gets input row iy through tap ky when y = iy * s + ky * d - padTop. The
+/// slice's own crop (Read.padTop) places its first output row.
+static GroupSlicing::Read deconvRead(Slice out, int64_t in, int64_t k, int64_t s,
+                                     int64_t d, int64_t padTop) {
+  GroupSlicing::Read r;
+  if (out.empty())
+    return r;
+  int64_t first = floorDiv(out.h.idx + padTop - (k - 1) * d, s);
+  int64_t last = floorDiv(out.h.end() - 1 + padTop, s) + 1;
+  // Rows that no input reaches (output padding) still need one row read.
+  first = std::clamp<int64_t>(first, 0, in - 1);
+  last = std::clamp<int64_t>(last, first + 1, in);
+  r.rows = {out.n, {first, last - first}};
+  r.padTop = padTop + out.h.idx - first * s;
+  return r;
+}
+
+/// Source row of output row o under the resize's coordinate transform.
+static double resizeSource(tpu::ResizeOp op, int64_t o, int64_t in, int64_t out) {
+  double scale = op.getScales()[0];
+  switch (op.getCoordMode()) {
+  case KILN_COORD_ASYMMETRIC:
+    return o / scale;
+  case KILN_COORD_ALIGN_CORNERS:
+    return out > 1 ? (double)o * (in - 1) / (out - 1) : 0.0;
+  case KILN_COORD_PYTORCH_HALF_PIXEL:
+    if (out <= 1)
+      return 0.0;
+    [[fallthrough]];
+  default:
+    return (o + 0.5) / scale - 0.5;
+  }
+}
+
+/// Input rows a resize reads for output rows `out`, with a row of margin for
+/// rounding and the linear neighbour.
+static Range resizeRows(tpu::ResizeOp op, Range out) {
+  int64_t in = cast<RankedTensorType>(op.getInput().getType()).getShape()[2];
+  int64_t full = cast<RankedTensorType>(op.getType()).getShape()[2];
+  int64_t first = (int64_t)std::floor(resizeSource(op, out.idx, in, full)) - 1;
+  int64_t last = (int64_t)std::floor(resizeSource(op, out.end() - 1, in, full)) + 3;
+  first = std::clamp<int64_t>(first, 0, in - 1);
+  last = std::clamp<int64_t>(last, first + 1, in);
+  return {first, last - first};
+}
+
 static SmallVector<GroupSlicing::Read, 3>
 readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
   SmallVector<GroupSlicing::Read, 3> reads(node.operands.size());
@@ -135,6 +189,19 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
   }
   if (auto pool = dyn_cast<tpu::Pool2DOp>(node.op)) {
     windowed(pool.getKernelShape(), pool.getStrides(), pool.getPads(), 1);
+    return reads;
+  }
+  if (auto deconv = dyn_cast<tpu::Deconv2DOp>(node.op)) {
+    reads[0] = deconvRead(out, g.vals[node.operands[0]].lmemShape[2],
+                          deconv.getKernelShape()[0], deconv.getStrides()[0],
+                          deconv.getDilations()[0], deconv.getPads()[0]);
+    for (size_t i = 1; i < node.operands.size(); ++i)
+      if (node.operands[i] >= 0)
+        reads[i].rows = whole(node.operands[i]);
+    return reads;
+  }
+  if (auto resize = dyn_cast<tpu::ResizeOp>(node.op)) {
+    reads[0].rows = {out.n, resizeRows(resize, out.h)};
     return reads;
   }
   // Elementwise: same rows, except broadcast dimensions of size 1.

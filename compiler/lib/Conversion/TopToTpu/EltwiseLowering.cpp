@@ -1,40 +1,92 @@
+//===- EltwiseLowering.cpp - Unary and binary elementwise ops -------------===//
+
 #include "Patterns.h"
 
 using namespace mlir;
 using namespace kiln;
 
 namespace {
-/// The TIU works on 4-D tensors: shapes are padded with leading 1s, the same
-/// alignment numpy broadcasting uses, so broadcasting is preserved.
-static SmallVector<int64_t> to4D(ArrayRef<int64_t> shape) {
-  SmallVector<int64_t> out(4 - std::min<size_t>(shape.size(), 4), 1);
-  out.append(shape.begin(), shape.end());
-  return out;
+
+ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+/// The TIU works on 4-D tensors. Shapes are left-padded with 1s (numpy's
+/// alignment); above 4-D, neighbouring dimensions that every operand either
+/// has whole or broadcasts are merged, which keeps broadcasting intact.
+std::optional<SmallVector<SmallVector<int64_t>>>
+to4D(ArrayRef<ArrayRef<int64_t>> shapes) {
+  size_t rank = 0;
+  for (auto s : shapes)
+    rank = std::max(rank, s.size());
+  SmallVector<SmallVector<int64_t>> padded;
+  for (auto s : shapes) {
+    SmallVector<int64_t> p(rank - s.size(), 1);
+    p.append(s.begin(), s.end());
+    padded.push_back(p);
+  }
+  SmallVector<int64_t> out(rank, 1);
+  for (auto &p : padded)
+    for (size_t i = 0; i < rank; ++i)
+      out[i] = std::max(out[i], p[i]);
+  auto sameKind = [&](size_t i, size_t j) {
+    for (auto &p : padded) {
+      bool wholeI = p[i] == out[i], wholeJ = p[j] == out[j];
+      bool oneI = p[i] == 1, oneJ = p[j] == 1;
+      if (!((wholeI && wholeJ) || (oneI && oneJ)))
+        return false;
+    }
+    return true;
+  };
+  for (size_t i = 0; padded[0].size() > 4 && i + 1 < padded[0].size();) {
+    if (!sameKind(i, i + 1)) {
+      ++i;
+      continue;
+    }
+    for (auto &p : padded) {
+      p[i] *= p[i + 1];
+      p.erase(p.begin() + i + 1);
+    }
+    out[i] *= out[i + 1];
+    out.erase(out.begin() + i + 1);
+  }
+  if (padded[0].size() > 4)
+    return std::nullopt;
+  for (auto &p : padded)
+    p.insert(p.begin(), 4 - p.size(), 1);
+  return padded;
 }
 
 template <typename TopOp, tpu::EltwiseKind Kind>
-struct EltwiseLowering : public OpRewritePattern<TopOp> {
+struct BinaryLowering : public OpRewritePattern<TopOp> {
   using OpRewritePattern<TopOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(TopOp op,
                                 PatternRewriter &rewriter) const override {
     auto outType = cast<RankedTensorType>(op.getType());
-    if (outType.getRank() > 4)
-      return rewriter.notifyMatchFailure(op, "above 4-D");
+    auto shapes = to4D({shapeOf(op.getLhs()), shapeOf(op.getRhs()), outType.getShape()});
+    if (!shapes)
+      return rewriter.notifyMatchFailure(op, "broadcast pattern needs more than 4-D");
     Location loc = op.getLoc();
-    auto shapeOf = [](Value v) {
-      return to4D(cast<RankedTensorType>(v.getType()).getShape());
-    };
-    Value lhs = tpu::reshapeTo(rewriter, loc, op.getLhs(), shapeOf(op.getLhs()));
-    Value rhs = tpu::reshapeTo(rewriter, loc, op.getRhs(), shapeOf(op.getRhs()));
-    auto type4 = RankedTensorType::get(to4D(outType.getShape()),
-                                       outType.getElementType());
+    Value lhs = tpu::reshapeTo(rewriter, loc, op.getLhs(), (*shapes)[0]);
+    Value rhs = tpu::reshapeTo(rewriter, loc, op.getRhs(), (*shapes)[1]);
+    auto type4 = RankedTensorType::get((*shapes)[2], outType.getElementType());
     Value result = rewriter.create<tpu::EltwiseOp>(loc, type4, lhs, rhs, Kind,
                                                    op.getDoRelu());
-    rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, result,
-                                          outType.getShape()));
+    rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, result, outType.getShape()));
     return success();
   }
 };
+
+/// Unary ops reshape freely: leading dimensions merge into N.
+SmallVector<int64_t> unary4D(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> out(shape.begin(), shape.end());
+  while (out.size() > 4) {
+    out[1] *= out[0];
+    out.erase(out.begin());
+  }
+  out.insert(out.begin(), 4 - out.size(), 1);
+  return out;
+}
 
 struct ReluLowering : public OpRewritePattern<top::ReluOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -42,8 +94,25 @@ struct ReluLowering : public OpRewritePattern<top::ReluOp> {
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
     Location loc = op.getLoc();
-    Value in = tpu::reshapeTo(rewriter, loc, op.getInput(), to4D(type.getShape()));
+    Value in = tpu::reshapeTo(rewriter, loc, op.getInput(), unary4D(type.getShape()));
     Value result = rewriter.create<tpu::ReluOp>(loc, in.getType(), in);
+    rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, result, type.getShape()));
+    return success();
+  }
+};
+
+struct ActiveLowering : public OpRewritePattern<top::ActiveOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(top::ActiveOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    Location loc = op.getLoc();
+    Value in = tpu::reshapeTo(rewriter, loc, op.getInput(), unary4D(type.getShape()));
+    // Top's ActiveMode values are firmware-abi's kiln_active_kind.
+    Value result = rewriter.create<tpu::ActiveOp>(
+        loc, in.getType(), in,
+        rewriter.getI64IntegerAttr(static_cast<int64_t>(op.getMode())),
+        op.getAlphaAttr(), op.getBetaAttr());
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, result, type.getShape()));
     return success();
   }
@@ -51,7 +120,13 @@ struct ReluLowering : public OpRewritePattern<top::ReluOp> {
 } // namespace
 
 void tpu::populateEltwiseLowering(RewritePatternSet &patterns) {
-  patterns.add<EltwiseLowering<top::AddOp, tpu::EltwiseKind::Add>,
-               EltwiseLowering<top::MulOp, tpu::EltwiseKind::Mul>, ReluLowering>(
-      patterns.getContext());
+  patterns.add<BinaryLowering<top::AddOp, tpu::EltwiseKind::Add>,
+               BinaryLowering<top::MulOp, tpu::EltwiseKind::Mul>,
+               BinaryLowering<top::SubOp, tpu::EltwiseKind::Sub>,
+               BinaryLowering<top::DivOp, tpu::EltwiseKind::Div>,
+               BinaryLowering<top::PowOp, tpu::EltwiseKind::Pow>,
+               BinaryLowering<top::MaxOp, tpu::EltwiseKind::Max>,
+               BinaryLowering<top::MinOp, tpu::EltwiseKind::Min>,
+               BinaryLowering<top::PReluOp, tpu::EltwiseKind::PRelu>, ReluLowering,
+               ActiveLowering>(patterns.getContext());
 }

@@ -3,6 +3,7 @@
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
+#include "kiln/abi/commands.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace kiln::tpu {
@@ -13,6 +14,10 @@ void populatePoolLowering(mlir::RewritePatternSet &patterns);
 void populateEltwiseLowering(mlir::RewritePatternSet &patterns);
 void populateMatMulLowering(mlir::RewritePatternSet &patterns);
 void populateShapeLowering(mlir::RewritePatternSet &patterns);
+void populateDataMovementLowering(mlir::RewritePatternSet &patterns);
+void populateReduceLowering(mlir::RewritePatternSet &patterns);
+void populateDeconvLowering(mlir::RewritePatternSet &patterns);
+void populateResizeLowering(mlir::RewritePatternSet &patterns);
 
 /// Reshapes `v` to `shape` with a tpu.reshape (or returns it when equal).
 mlir::Value reshapeTo(mlir::PatternRewriter &rewriter, mlir::Location loc,

@@ -38,6 +38,10 @@ struct ConvertTopToTpuPass
     tpu::populateEltwiseLowering(patterns);
     tpu::populateMatMulLowering(patterns);
     tpu::populateShapeLowering(patterns);
+    tpu::populateDataMovementLowering(patterns);
+    tpu::populateReduceLowering(patterns);
+    tpu::populateDeconvLowering(patterns);
+    tpu::populateResizeLowering(patterns);
     GreedyRewriteConfig config;
     config.useTopDownTraversal = true;
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),

@@ -3,10 +3,12 @@
  * records, and the compiler can check what it emits.
  *
  * A record passes when its op, subop, direction, dtypes and flags are known,
- * its shapes are consistent (a row window holds at most its planes' rows),
- * every LMEM operand lies within a lane and every DDR side lies within
- * [0, ddr_size) of the net's window. All math is
- * overflow-checked; nothing outside the record is read. */
+ * its shapes and parameters are consistent (a row window holds at most its
+ * planes' rows; kernels, strides and dilations are >= 1; resize scales are
+ * finite and > 0 and its slice lies within the full heights), every LMEM
+ * operand lies within a lane and every DDR side lies within [0, ddr_size) of
+ * the net's window. All math is overflow-checked and integer-only; nothing
+ * outside the record is read. */
 #ifndef KILN_ABI_CMD_CHECK_H
 #define KILN_ABI_CMD_CHECK_H
 
@@ -86,24 +88,38 @@ static inline int kiln_broadcasts_to(const kiln_tiu_operand *in, const kiln_tiu_
          (in->h == out->h || in->h == 1u) && (in->w == out->w || in->w == 1u);
 }
 
-static inline kiln_status kiln_conv_check(const kiln_tiu_cmd *cmd) {
+/* Shared by conv and deconv: groups, the weight [1, oc, ic/groups, kh*kw]
+ * and the bias [1, oc, 1, 1]. */
+static inline int kiln_conv_operands_ok(const kiln_tiu_cmd *cmd) {
   uint32_t groups = cmd->groups;
   if (cmd->subop != 0u || (cmd->flags & KILN_TIU_FLAG_COUNT_INCLUDE_PAD))
-    return KILN_ERR_BAD_COMMAND;
+    return 0;
   if (!groups || cmd->in0.c % groups || cmd->out.c % groups || cmd->out.n != cmd->in0.n)
-    return KILN_ERR_BAD_COMMAND;
+    return 0;
   if (!kiln_same_shape(&cmd->in1, 1u, cmd->out.c, cmd->in0.c / groups,
                        (uint32_t)cmd->kh * cmd->kw))
+    return 0;
+  return !(cmd->flags & KILN_TIU_FLAG_HAS_BIAS) ||
+         kiln_same_shape(&cmd->in2, 1u, cmd->out.c, 1u, 1u);
+}
+
+static inline kiln_status kiln_conv_check(const kiln_tiu_cmd *cmd) {
+  return kiln_conv_operands_ok(cmd) && kiln_window_ok(cmd) ? KILN_OK : KILN_ERR_BAD_COMMAND;
+}
+
+/* Deconv scatters into whatever output it is given (outputs no tap reaches
+ * hold the bias), so its shape is free; the unused end pads must be 0. */
+static inline kiln_status kiln_deconv_check(const kiln_tiu_cmd *cmd) {
+  if (!cmd->kh || !cmd->kw || !cmd->stride_h || !cmd->stride_w || !cmd->dil_h || !cmd->dil_w)
     return KILN_ERR_BAD_COMMAND;
-  if ((cmd->flags & KILN_TIU_FLAG_HAS_BIAS) &&
-      !kiln_same_shape(&cmd->in2, 1u, cmd->out.c, 1u, 1u))
+  if (cmd->pad_bottom || cmd->pad_right)
     return KILN_ERR_BAD_COMMAND;
-  return kiln_window_ok(cmd) ? KILN_OK : KILN_ERR_BAD_COMMAND;
+  return kiln_conv_operands_ok(cmd) ? KILN_OK : KILN_ERR_BAD_COMMAND;
 }
 
 /* Pads must be smaller than the kernel, so every window sees some input. */
 static inline kiln_status kiln_pool_check(const kiln_tiu_cmd *cmd) {
-  if (cmd->subop > KILN_POOL_AVG || (cmd->flags & KILN_TIU_FLAG_HAS_BIAS))
+  if (cmd->subop >= KILN_POOL_END || (cmd->flags & KILN_TIU_FLAG_HAS_BIAS))
     return KILN_ERR_BAD_COMMAND;
   if (cmd->out.n != cmd->in0.n || cmd->out.c != cmd->in0.c || !kiln_window_ok(cmd))
     return KILN_ERR_BAD_COMMAND;
@@ -113,15 +129,51 @@ static inline kiln_status kiln_pool_check(const kiln_tiu_cmd *cmd) {
   return KILN_OK;
 }
 
+/* Is the float at p finite and > 0? Judged on its bits (never loaded as a
+ * float), so the check builds for firmware without FP registers. */
+static inline int kiln_f32_finite_positive(const float *p) {
+  uint32_t bits;
+  __builtin_memcpy(&bits, p, sizeof bits);
+  return bits != 0u && !(bits >> 31) && (bits >> 23 & 0xffu) != 0xffu;
+}
+
+/* The whole-tensor form has aux all 0; the slice form gives the full heights
+ * (>= 1) and its output rows and input window must lie within them. Whether
+ * the window holds every row the slice reads is float math, left to the
+ * engine (the cmodel faults). */
+static inline kiln_status kiln_resize_check(const kiln_tiu_cmd *cmd) {
+  const uint32_t *aux = cmd->aux;
+  if ((cmd->subop >> 12) || kiln_resize_mode_of(cmd->subop) > KILN_RESIZE_LINEAR ||
+      kiln_resize_coord_of(cmd->subop) > KILN_COORD_PYTORCH_HALF_PIXEL ||
+      kiln_resize_nearest_of(cmd->subop) > KILN_NEAREST_CEIL)
+    return KILN_ERR_BAD_COMMAND;
+  if (cmd->flags & ~KILN_TIU_FLAG_RELU)
+    return KILN_ERR_BAD_COMMAND;
+  if (!kiln_f32_finite_positive(&cmd->param[0]) || !kiln_f32_finite_positive(&cmd->param[1]))
+    return KILN_ERR_BAD_COMMAND;
+  if (cmd->out.n != cmd->in0.n || cmd->out.c != cmd->in0.c)
+    return KILN_ERR_BAD_COMMAND;
+  if (!aux[0] && !aux[1] && !aux[2] && !aux[3])
+    return KILN_OK;
+  if (!aux[0] || !aux[1] || (uint64_t)aux[2] + cmd->out.h > aux[1] ||
+      (uint64_t)aux[3] + cmd->in0.h > aux[0])
+    return KILN_ERR_BAD_COMMAND;
+  return KILN_OK;
+}
+
 static inline kiln_status kiln_tiu_cmd_check(const kiln_tiu_cmd *cmd) {
   const uint32_t known_flags =
       KILN_TIU_FLAG_RELU | KILN_TIU_FLAG_HAS_BIAS | KILN_TIU_FLAG_COUNT_INCLUDE_PAD;
-  int uses_in1 = cmd->op == KILN_TIU_CONV || cmd->op == KILN_TIU_ELTWISE;
-  int uses_in2 = cmd->op == KILN_TIU_CONV && (cmd->flags & KILN_TIU_FLAG_HAS_BIAS);
+  int conv_like = cmd->op == KILN_TIU_CONV || cmd->op == KILN_TIU_DECONV;
   int eltwise = cmd->op == KILN_TIU_ELTWISE;
+  int uses_in1 = conv_like || eltwise;
+  int uses_in2 = conv_like && (cmd->flags & KILN_TIU_FLAG_HAS_BIAS);
   kiln_status st;
 
   if (cmd->op < KILN_TIU_CONV || cmd->op >= KILN_TIU_OP_END || (cmd->flags & ~known_flags))
+    return KILN_ERR_BAD_COMMAND;
+  /* aux is RESIZE's; other ops keep it 0 so it can carry meaning later. */
+  if (cmd->op != KILN_TIU_RESIZE && (cmd->aux[0] | cmd->aux[1] | cmd->aux[2] | cmd->aux[3]))
     return KILN_ERR_BAD_COMMAND;
   if ((st = kiln_tiu_operand_check(&cmd->out, 0)) != KILN_OK ||
       (st = kiln_tiu_operand_check(&cmd->in0, eltwise)) != KILN_OK)
@@ -138,8 +190,12 @@ static inline kiln_status kiln_tiu_cmd_check(const kiln_tiu_cmd *cmd) {
   switch (cmd->op) {
   case KILN_TIU_CONV:
     return kiln_conv_check(cmd);
+  case KILN_TIU_DECONV:
+    return kiln_deconv_check(cmd);
   case KILN_TIU_POOL:
     return kiln_pool_check(cmd);
+  case KILN_TIU_RESIZE:
+    return kiln_resize_check(cmd);
   case KILN_TIU_ELTWISE:
     if (cmd->subop >= KILN_ELT_END || (cmd->flags & ~KILN_TIU_FLAG_RELU))
       return KILN_ERR_BAD_COMMAND;
@@ -190,17 +246,22 @@ static inline kiln_status kiln_gdma_side_check(const kiln_gdma_cmd *cmd, int lme
 }
 
 /* A copy into DDR moves at most ddr_size bytes; this bounds the work of a
- * record whose strides revisit the same bytes. */
+ * record whose strides revisit the same bytes. A FILL reads nothing: its
+ * source side is not checked, and the high half of src_addr (beyond the
+ * 32-bit pattern) must be 0. */
 static inline kiln_status kiln_gdma_cmd_check(const kiln_gdma_cmd *cmd, uint64_t ddr_size) {
   int src_lmem = kiln_gdma_src_is_lmem(cmd->dir);
   int dst_lmem = kiln_gdma_dst_is_lmem(cmd->dir);
-  kiln_status st;
-  if (cmd->dir >= KILN_GDMA_DIR_END || kiln_dtype_bytes(cmd->dtype) == 0u || cmd->flags)
+  int fill = (cmd->flags & KILN_GDMA_FLAG_FILL) != 0;
+  kiln_status st = KILN_OK;
+  if (cmd->dir >= KILN_GDMA_DIR_END || kiln_dtype_bytes(cmd->dtype) == 0u ||
+      (cmd->flags & ~KILN_GDMA_FLAG_FILL) || (fill && (cmd->src_addr >> 32)))
     return KILN_ERR_BAD_COMMAND;
   if (!cmd->n || !cmd->c || !cmd->h || !cmd->w ||
       (cmd->lmem_plane_h && cmd->lmem_plane_h < cmd->h))
     return KILN_ERR_BAD_COMMAND;
-  st = kiln_gdma_side_check(cmd, src_lmem, cmd->src_addr, cmd->src_stride, ddr_size);
+  if (!fill)
+    st = kiln_gdma_side_check(cmd, src_lmem, cmd->src_addr, cmd->src_stride, ddr_size);
   if (st == KILN_OK)
     st = kiln_gdma_side_check(cmd, dst_lmem, cmd->dst_addr, cmd->dst_stride, ddr_size);
   if (st == KILN_OK && !dst_lmem &&

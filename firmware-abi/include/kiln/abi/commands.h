@@ -24,10 +24,18 @@ typedef enum kiln_tiu_op {
   KILN_TIU_POOL = 2,    /* subop: kiln_pool_kind */
   KILN_TIU_ELTWISE = 3, /* subop: kiln_eltwise_kind, out = in0 (op) in1 */
   KILN_TIU_ACTIVE = 4,  /* subop: kiln_active_kind, out = f(in0) */
+  KILN_TIU_DECONV = 5,  /* transposed conv, see below */
+  KILN_TIU_RESIZE = 6,  /* subop: kiln_resize_mode, see below */
   KILN_TIU_OP_END
 } kiln_tiu_op;
 
-typedef enum kiln_pool_kind { KILN_POOL_MAX = 0, KILN_POOL_AVG = 1 } kiln_pool_kind;
+typedef enum kiln_pool_kind {
+  KILN_POOL_MAX = 0,
+  KILN_POOL_AVG = 1,
+  KILN_POOL_SUM = 2, /* sum over the window's valid elements (reductions) */
+  KILN_POOL_MIN = 3,
+  KILN_POOL_END
+} kiln_pool_kind;
 
 typedef enum kiln_eltwise_kind {
   KILN_ELT_ADD = 0,
@@ -35,17 +43,56 @@ typedef enum kiln_eltwise_kind {
   KILN_ELT_MUL = 2,
   KILN_ELT_MAX = 3,
   KILN_ELT_MIN = 4,
+  KILN_ELT_DIV = 5,
+  KILN_ELT_POW = 6,   /* powf(in0, in1) */
+  KILN_ELT_PRELU = 7, /* in0 >= 0 ? in0 : in0 * in1 (in1: slope, broadcast) */
   KILN_ELT_END
 } kiln_eltwise_kind;
 
+/* Unary functions; param[0] = a, param[1] = b where noted. */
 typedef enum kiln_active_kind {
   KILN_ACT_RELU = 0,
+  KILN_ACT_LEAKY_RELU = 1,   /* x >= 0 ? x : a * x */
+  KILN_ACT_SIGMOID = 2,
+  KILN_ACT_TANH = 3,
+  KILN_ACT_EXP = 4,
+  KILN_ACT_LOG = 5,
+  KILN_ACT_SQRT = 6,
+  KILN_ACT_RSQRT = 7,
+  KILN_ACT_RECIPROCAL = 8,
+  KILN_ACT_ABS = 9,
+  KILN_ACT_NEG = 10,
+  KILN_ACT_ERF = 11,
+  KILN_ACT_ELU = 12,         /* x > 0 ? x : a * (exp(x) - 1) */
+  KILN_ACT_SELU = 13,        /* b * (x > 0 ? x : a * (exp(x) - 1)) */
+  KILN_ACT_SOFTPLUS = 14,    /* log(1 + exp(x)) */
+  KILN_ACT_HARD_SIGMOID = 15,/* max(0, min(1, a * x + b)) */
+  KILN_ACT_HARD_SWISH = 16,  /* x * max(0, min(1, x / 6 + 0.5)) */
+  KILN_ACT_CLIP = 17,        /* min(max(x, a), b) */
+  KILN_ACT_SQUARE = 18,      /* x * x */
+  KILN_ACT_GELU = 19,        /* 0.5 * x * (1 + erf(x / sqrt(2))) */
+  KILN_ACT_SCALE = 20,       /* a * x + b */
   KILN_ACT_END
 } kiln_active_kind;
 
+/* RESIZE subop: mode | coord << 4 | nearest << 8. */
+typedef enum kiln_resize_mode { KILN_RESIZE_NEAREST = 0, KILN_RESIZE_LINEAR = 1 } kiln_resize_mode;
+typedef enum kiln_resize_coord {
+  KILN_COORD_HALF_PIXEL = 0,        /* (o + 0.5) / scale - 0.5 */
+  KILN_COORD_ASYMMETRIC = 1,        /* o / scale */
+  KILN_COORD_ALIGN_CORNERS = 2,     /* o * (in - 1) / (out - 1) */
+  KILN_COORD_PYTORCH_HALF_PIXEL = 3 /* out > 1 ? (o + 0.5) / scale - 0.5 : 0 */
+} kiln_resize_coord;
+typedef enum kiln_resize_nearest {
+  KILN_NEAREST_ROUND_PREFER_FLOOR = 0,
+  KILN_NEAREST_ROUND_PREFER_CEIL = 1,
+  KILN_NEAREST_FLOOR = 2,
+  KILN_NEAREST_CEIL = 3
+} kiln_resize_nearest;
+
 /* kiln_tiu_cmd.flags */
 #define KILN_TIU_FLAG_RELU 0x1u              /* apply ReLU to the result */
-#define KILN_TIU_FLAG_HAS_BIAS 0x2u          /* conv: in2 is a [1, oc, 1, 1] bias */
+#define KILN_TIU_FLAG_HAS_BIAS 0x2u          /* conv, deconv: in2 is a [1, oc, 1, 1] bias */
 #define KILN_TIU_FLAG_COUNT_INCLUDE_PAD 0x4u /* avg pool divides by kh*kw */
 
 /* kiln_tiu_operand.flags */
@@ -69,12 +116,25 @@ typedef struct kiln_tiu_operand {
  * (bias) [1, oc, 1, 1]; out [n, oc, oh, ow]. Pads are those of this slice:
  * rows outside the slice's loaded input are zeros. Pool uses kh/kw, strides
  * and pads likewise; avg pool divides by the count of valid input elements
- * unless COUNT_INCLUDE_PAD. */
+ * unless COUNT_INCLUDE_PAD.
+ *
+ * Deconv (transposed conv): operands as for conv (the weight already in
+ * [oc, ic/groups] order). Input element (iy, ix) times tap (ky, kx) adds to
+ * output (iy * stride_h + ky * dil_h - pad_top, ix * stride_w + kx * dil_w -
+ * pad_left) when that lies inside out; other outputs get only the bias.
+ * pad_bottom/pad_right are unused and must be 0.
+ *
+ * Resize: out [n, c, oh, ow] from in0 [n, c, ih, iw] with ONNX Resize
+ * semantics; param[0], param[1] = scale_h, scale_w (out / in, as the model
+ * gives them) and aux[0], aux[1] = the full input and output heights when
+ * this command covers rows aux[2].. of the output and its in0 starts at
+ * input row aux[3] (all 0 when the command covers the whole tensor). Linear
+ * clamps source coordinates to the input, as ONNX does. */
 typedef struct kiln_tiu_cmd {
   uint32_t cmd_id;
   uint32_t wait_gdma_id;
   uint16_t op;    /* kiln_tiu_op */
-  uint16_t subop; /* kiln_pool_kind | kiln_eltwise_kind | kiln_active_kind */
+  uint16_t subop; /* kiln_pool_kind | kiln_eltwise_kind | kiln_active_kind | resize bits */
   uint32_t flags; /* KILN_TIU_FLAG_* */
   kiln_tiu_operand out, in0, in1, in2;
   uint16_t kh, kw, stride_h, stride_w, dil_h, dil_w;
@@ -82,7 +142,7 @@ typedef struct kiln_tiu_cmd {
   uint16_t groups;
   uint16_t reserved0;
   float param[2];
-  uint32_t reserved1[4];
+  uint32_t aux[4]; /* op-specific, see above (0 otherwise) */
 } kiln_tiu_cmd;
 
 KILN_STATIC_ASSERT(sizeof(kiln_tiu_operand) == 16, tiu_operand_size);
@@ -102,8 +162,13 @@ typedef enum kiln_gdma_dir {
 } kiln_gdma_dir;
 
 /* Copies an [n, c, h, w] block of elements. A DDR side is addressed with
- * element strides (stride[0..3] for n, c, h, w); an LMEM side uses the LMEM
- * layout of an [n, c, h, w] tensor at its address and ignores its strides. */
+ * element strides (stride[0..3] for n, c, h, w; a stride of 0 repeats an
+ * element, which is how expand and tile broadcast); an LMEM side uses the
+ * LMEM layout of an [n, c, h, w] tensor at its address and ignores its
+ * strides. With KILN_GDMA_FLAG_FILL the source is not read: every destination
+ * element is set to the 32-bit pattern in the low half of src_addr (the high
+ * half 0; a narrower dtype takes the pattern's low bytes). */
+#define KILN_GDMA_FLAG_FILL 0x1u
 typedef struct kiln_gdma_cmd {
   uint32_t cmd_id;
   uint32_t wait_tiu_id;

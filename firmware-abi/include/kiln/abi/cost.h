@@ -54,27 +54,67 @@ static inline uint64_t kiln_eu_passes(const kiln_tiu_operand *t) {
   return kiln_sat_mul(planes, kiln_ceil_div((uint64_t)t->h * t->w, eu));
 }
 
+/* RESIZE subop fields (commands.h: mode | coord << 4 | nearest << 8). */
+static inline uint32_t kiln_resize_mode_of(uint32_t subop) { return subop & 0xfu; }
+static inline uint32_t kiln_resize_coord_of(uint32_t subop) { return subop >> 4 & 0xfu; }
+static inline uint32_t kiln_resize_nearest_of(uint32_t subop) { return subop >> 8 & 0xfu; }
+
+/* Transcendental ACTIVE kinds (and eltwise POW) cost this many elementwise
+ * passes: the EU evaluates them as short polynomial sequences. */
+#define KILN_TRANSCENDENTAL_PASSES 4u
+
+static inline int kiln_active_is_transcendental(uint32_t kind) {
+  switch (kind) {
+  case KILN_ACT_SIGMOID: case KILN_ACT_TANH: case KILN_ACT_EXP: case KILN_ACT_LOG:
+  case KILN_ACT_ERF: case KILN_ACT_GELU: case KILN_ACT_SOFTPLUS: case KILN_ACT_ELU:
+  case KILN_ACT_SELU:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* n * ceil(oc/64) * ceil(pixels/PIX) * ceil(ic_per_group/ICP) * kh*kw: conv
+ * counts output pixels, deconv input pixels (it scatters each one). */
+static inline uint64_t kiln_conv_work(const kiln_tiu_cmd *cmd, uint64_t pixels) {
+  uint32_t pix, icp;
+  uint32_t groups = cmd->groups ? cmd->groups : 1u;
+  uint64_t work;
+  kiln_conv_tiling(cmd->in0.dtype, &pix, &icp);
+  work = kiln_sat_mul(cmd->out.n, kiln_ceil_div(cmd->out.c, KILN_NPU_NUM));
+  work = kiln_sat_mul(work, kiln_ceil_div(pixels, pix));
+  work = kiln_sat_mul(work, kiln_ceil_div(cmd->in0.c / groups, icp));
+  return kiln_sat_mul(work, (uint64_t)cmd->kh * cmd->kw);
+}
+
 static inline uint64_t kiln_tiu_cycles(const kiln_tiu_cmd *cmd) {
   const kiln_tiu_operand *out = &cmd->out;
   uint64_t kernel = (uint64_t)cmd->kh * cmd->kw;
   uint64_t work = 0u;
   switch (cmd->op) {
-  case KILN_TIU_CONV: {
-    uint32_t pix, icp;
-    uint32_t groups = cmd->groups ? cmd->groups : 1u;
-    kiln_conv_tiling(cmd->in0.dtype, &pix, &icp);
-    work = kiln_sat_mul(out->n, kiln_ceil_div(out->c, KILN_NPU_NUM));
-    work = kiln_sat_mul(work, kiln_ceil_div((uint64_t)out->h * out->w, pix));
-    work = kiln_sat_mul(work, kiln_ceil_div(cmd->in0.c / groups, icp));
-    work = kiln_sat_mul(work, kernel);
+  case KILN_TIU_CONV:
+    work = kiln_conv_work(cmd, (uint64_t)out->h * out->w);
     break;
-  }
+  case KILN_TIU_DECONV:
+    work = kiln_conv_work(cmd, (uint64_t)cmd->in0.h * cmd->in0.w);
+    break;
   case KILN_TIU_POOL: /* twice the elementwise rate per kernel tap */
     work = kiln_ceil_div(kiln_sat_mul(kiln_eu_passes(out), kernel), 2u);
     break;
   case KILN_TIU_ELTWISE:
+    work = kiln_eu_passes(out);
+    if (cmd->subop == KILN_ELT_POW)
+      work = kiln_sat_mul(work, KILN_TRANSCENDENTAL_PASSES);
+    break;
   case KILN_TIU_ACTIVE:
     work = kiln_eu_passes(out);
+    if (kiln_active_is_transcendental(cmd->subop))
+      work = kiln_sat_mul(work, KILN_TRANSCENDENTAL_PASSES);
+    break;
+  case KILN_TIU_RESIZE: /* linear blends two taps per direction: two passes */
+    work = kiln_eu_passes(out);
+    if (kiln_resize_mode_of(cmd->subop) == KILN_RESIZE_LINEAR)
+      work = kiln_sat_mul(work, 2u);
     break;
   default:
     break;
@@ -123,13 +163,27 @@ static inline uint32_t kiln_gdma_milli_bytes_per_cycle(uint32_t dir) {
   }
 }
 
-/* Bytes on the bus: every contiguous run rounded up to a burst. */
+/* A FILL only writes: it moves at the rate of writing its destination (the
+ * LMEM write rate of a load, the DDR write rate of a store). */
+static inline uint32_t kiln_gdma_cmd_milli_bytes_per_cycle(const kiln_gdma_cmd *cmd) {
+  if (cmd->flags & KILN_GDMA_FLAG_FILL)
+    return kiln_gdma_milli_bytes_per_cycle(kiln_gdma_dst_is_lmem(cmd->dir)
+                                               ? KILN_GDMA_DDR_TO_LMEM
+                                               : KILN_GDMA_LMEM_TO_DDR);
+  return kiln_gdma_milli_bytes_per_cycle(cmd->dir);
+}
+
+/* Bytes on the bus: every contiguous run rounded up to a burst. A FILL has
+ * no source, so only the destination's runs count. */
 static inline uint64_t kiln_gdma_bus_bytes(const kiln_gdma_cmd *cmd) {
   uint64_t elems = kiln_gdma_elems(cmd);
-  uint64_t src_run = kiln_gdma_run_elems(cmd, kiln_gdma_src_is_lmem(cmd->dir), cmd->src_stride);
   uint64_t dst_run = kiln_gdma_run_elems(cmd, kiln_gdma_dst_is_lmem(cmd->dir), cmd->dst_stride);
-  uint64_t run = src_run < dst_run ? src_run : dst_run;
-  uint64_t run_bytes;
+  uint64_t run = dst_run, run_bytes;
+  if (!(cmd->flags & KILN_GDMA_FLAG_FILL)) {
+    uint64_t src_run =
+        kiln_gdma_run_elems(cmd, kiln_gdma_src_is_lmem(cmd->dir), cmd->src_stride);
+    run = src_run < dst_run ? src_run : dst_run;
+  }
   if (elems == 0u)
     return 0u;
   run_bytes = kiln_sat_mul(run, kiln_dtype_bytes(cmd->dtype));
@@ -139,7 +193,7 @@ static inline uint64_t kiln_gdma_bus_bytes(const kiln_gdma_cmd *cmd) {
 
 static inline uint64_t kiln_gdma_cycles(const kiln_gdma_cmd *cmd) {
   uint64_t milli_bytes = kiln_sat_mul(kiln_gdma_bus_bytes(cmd), 1000u);
-  uint64_t transfer = kiln_ceil_div(milli_bytes, kiln_gdma_milli_bytes_per_cycle(cmd->dir));
+  uint64_t transfer = kiln_ceil_div(milli_bytes, kiln_gdma_cmd_milli_bytes_per_cycle(cmd));
   return kiln_sat_add(transfer, KILN_GDMA_CMD_LATENCY);
 }
 
@@ -159,17 +213,32 @@ typedef struct kiln_queue_timing {
 
 KILN_STATIC_ASSERT(sizeof(kiln_queue_timing) == 24, queue_timing_size);
 
+/* A queue pair read through accessors: tiu_at(src, i) and gdma_at(src, i)
+ * return record i (0-based, below the queue's count). This lets a queue that
+ * is derived from another (the runtime's warm queues, which leave out loads
+ * of still-resident tensors) go through the same scheduler without a copy. A
+ * returned record may be overwritten by the next call for the same engine. */
+typedef struct kiln_queue_source {
+  const void *src;
+  uint32_t n_tiu, n_gdma;
+  const kiln_tiu_cmd *(*tiu_at)(const void *src, uint32_t index);
+  const kiln_gdma_cmd *(*gdma_at)(const void *src, uint32_t index);
+} kiln_queue_source;
+
 /* Every record's cmd_id must be its 1-based position and every wait id at most
  * the other queue's count. */
-static inline kiln_status kiln_check_sync_ids(const kiln_tiu_cmd *tiu, uint32_t n_tiu,
-                                              const kiln_gdma_cmd *gdma, uint32_t n_gdma) {
+static inline kiln_status kiln_check_source_sync_ids(const kiln_queue_source *q) {
   uint32_t i;
-  for (i = 0; i < n_tiu; ++i)
-    if (tiu[i].cmd_id != i + 1u || tiu[i].wait_gdma_id > n_gdma)
+  for (i = 0; i < q->n_tiu; ++i) {
+    const kiln_tiu_cmd *t = q->tiu_at(q->src, i);
+    if (t->cmd_id != i + 1u || t->wait_gdma_id > q->n_gdma)
       return KILN_ERR_BAD_SYNC;
-  for (i = 0; i < n_gdma; ++i)
-    if (gdma[i].cmd_id != i + 1u || gdma[i].wait_tiu_id > n_tiu)
+  }
+  for (i = 0; i < q->n_gdma; ++i) {
+    const kiln_gdma_cmd *g = q->gdma_at(q->src, i);
+    if (g->cmd_id != i + 1u || g->wait_tiu_id > q->n_tiu)
       return KILN_ERR_BAD_SYNC;
+  }
   return KILN_OK;
 }
 
@@ -179,35 +248,32 @@ static inline kiln_status kiln_check_sync_ids(const kiln_tiu_cmd *tiu, uint32_t 
  * Commands are reported to cb (may be NULL) in start order; commands that
  * start together are reported earlier-finishing first, then lower id, then
  * TIU first. Returns KILN_ERR_BAD_SYNC for malformed ids or a deadlock. */
-static inline kiln_status kiln_schedule_queues(const kiln_tiu_cmd *tiu, uint32_t n_tiu,
-                                               const kiln_gdma_cmd *gdma, uint32_t n_gdma,
-                                               kiln_schedule_cb cb, void *user,
-                                               kiln_queue_timing *out) {
+static inline kiln_status kiln_schedule_source(const kiln_queue_source *q, kiln_schedule_cb cb,
+                                               void *user, kiln_queue_timing *out) {
+  const uint32_t n_tiu = q->n_tiu, n_gdma = q->n_gdma;
   uint32_t t_next = 0, g_next = 0;  /* next command to start */
   uint32_t t_done = 0, g_done = 0;  /* completed commands (in-order queues) */
   int t_busy = 0, g_busy = 0;
   uint64_t t_end = 0, g_end = 0, now = 0, t_sum = 0, g_sum = 0;
-  kiln_status st;
-
-  if ((n_tiu && !tiu) || (n_gdma && !gdma))
-    return KILN_ERR_INVALID_ARGUMENT;
-  st = kiln_check_sync_ids(tiu, n_tiu, gdma, n_gdma);
+  kiln_status st = kiln_check_source_sync_ids(q);
   if (st != KILN_OK)
     return st;
 
   for (;;) {
-    int t_start = !t_busy && t_next < n_tiu && tiu[t_next].wait_gdma_id <= g_done;
-    int g_start = !g_busy && g_next < n_gdma && gdma[g_next].wait_tiu_id <= t_done;
+    const kiln_tiu_cmd *t = !t_busy && t_next < n_tiu ? q->tiu_at(q->src, t_next) : 0;
+    const kiln_gdma_cmd *g = !g_busy && g_next < n_gdma ? q->gdma_at(q->src, g_next) : 0;
+    int t_start = t && t->wait_gdma_id <= g_done;
+    int g_start = g && g->wait_tiu_id <= t_done;
     int tiu_first = 1;
     int k;
     if (t_start) {
-      uint64_t c = kiln_tiu_cycles(&tiu[t_next]);
+      uint64_t c = kiln_tiu_cycles(t);
       t_busy = 1;
       t_end = kiln_sat_add(now, c);
       t_sum = kiln_sat_add(t_sum, c);
     }
     if (g_start) {
-      uint64_t c = kiln_gdma_cycles(&gdma[g_next]);
+      uint64_t c = kiln_gdma_cycles(g);
       g_busy = 1;
       g_end = kiln_sat_add(now, c);
       g_sum = kiln_sat_add(g_sum, c);
@@ -248,6 +314,53 @@ static inline kiln_status kiln_schedule_queues(const kiln_tiu_cmd *tiu, uint32_t
     out->gdma_busy = g_sum;
   }
   return KILN_OK;
+}
+
+/* ---- the two queues as arrays ----------------------------------------------- */
+
+typedef struct kiln_queue_arrays {
+  const kiln_tiu_cmd *tiu;
+  const kiln_gdma_cmd *gdma;
+} kiln_queue_arrays;
+
+static inline const kiln_tiu_cmd *kiln_array_tiu_at(const void *src, uint32_t index) {
+  return &((const kiln_queue_arrays *)src)->tiu[index];
+}
+static inline const kiln_gdma_cmd *kiln_array_gdma_at(const void *src, uint32_t index) {
+  return &((const kiln_queue_arrays *)src)->gdma[index];
+}
+
+static inline kiln_status kiln_check_sync_ids(const kiln_tiu_cmd *tiu, uint32_t n_tiu,
+                                              const kiln_gdma_cmd *gdma, uint32_t n_gdma) {
+  kiln_queue_arrays arrays;
+  kiln_queue_source q;
+  arrays.tiu = tiu;
+  arrays.gdma = gdma;
+  q.src = &arrays;
+  q.n_tiu = n_tiu;
+  q.n_gdma = n_gdma;
+  q.tiu_at = kiln_array_tiu_at;
+  q.gdma_at = kiln_array_gdma_at;
+  return kiln_check_source_sync_ids(&q);
+}
+
+/* kiln_schedule_source over two arrays. */
+static inline kiln_status kiln_schedule_queues(const kiln_tiu_cmd *tiu, uint32_t n_tiu,
+                                               const kiln_gdma_cmd *gdma, uint32_t n_gdma,
+                                               kiln_schedule_cb cb, void *user,
+                                               kiln_queue_timing *out) {
+  kiln_queue_arrays arrays;
+  kiln_queue_source q;
+  if ((n_tiu && !tiu) || (n_gdma && !gdma))
+    return KILN_ERR_INVALID_ARGUMENT;
+  arrays.tiu = tiu;
+  arrays.gdma = gdma;
+  q.src = &arrays;
+  q.n_tiu = n_tiu;
+  q.n_gdma = n_gdma;
+  q.tiu_at = kiln_array_tiu_at;
+  q.gdma_at = kiln_array_gdma_at;
+  return kiln_schedule_source(&q, cb, user, out);
 }
 
 #endif

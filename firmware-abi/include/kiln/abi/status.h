@@ -24,6 +24,7 @@ typedef enum kiln_status {
   KILN_ERR_BAD_COMMAND = 0x020a,   /* unknown op or malformed record */
   KILN_ERR_BAD_SYNC = 0x020b,      /* sync ids that can never be satisfied */
   KILN_ERR_UNSUPPORTED = 0x020c,
+  KILN_ERR_BAD_RESIDENCY = 0x020d, /* resident LMEM range overlaps a live allocation */
 
   /* 0x03xx: resources */
   KILN_ERR_NO_DEVICE_MEMORY = 0x0301,

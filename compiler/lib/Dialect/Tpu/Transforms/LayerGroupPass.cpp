@@ -17,7 +17,8 @@ using namespace kiln;
 namespace {
 
 bool isComputeOp(Operation *op) {
-  return isa<tpu::Conv2DOp, tpu::Pool2DOp, tpu::EltwiseOp, tpu::ReluOp>(op);
+  return isa<tpu::Conv2DOp, tpu::Deconv2DOp, tpu::Pool2DOp, tpu::EltwiseOp,
+             tpu::ReluOp, tpu::ActiveOp, tpu::ResizeOp>(op);
 }
 
 /// Moves `ops` into a new tpu.group placed where the last of them was, with
@@ -108,8 +109,8 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
       if (isa<top::WeightOp, top::NoneOp>(op))
         continue;
       if (!isComputeOp(&op)) {
-        // Reshapes, concats and the return read DDR: what they consume must
-        // be stored first.
+        // Reshapes, concats, DMA ops and the return read DDR: what they
+        // consume must be stored first.
         flush();
         continue;
       }

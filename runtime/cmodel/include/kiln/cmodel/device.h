@@ -16,6 +16,7 @@
 
 #include "kiln/abi/cost.h"
 #include "kiln/abi/regs.h"
+#include "kiln/rt/kiln_board.h"
 #include "kiln/rt/kiln_rt.h"
 
 namespace kiln::cmodel {
@@ -30,6 +31,7 @@ struct Stats {
   uint64_t tiu_commands = 0; // commands executed
   uint64_t gdma_commands = 0;
   uint64_t submissions = 0;
+  uint64_t soft_resets = 0; // CTRL_SOFT_RESET writes
 };
 
 class Device {
@@ -49,6 +51,19 @@ public:
   // A HAL bound to this device: memory access is direct, submit/wait/reset
   // go through the registers as a board driver would.
   kiln_hal hal();
+
+  // What the board driver (kiln_board.h) needs to run on this device: the
+  // register file as callbacks, all of DDR as the mapped window at kDdrBase,
+  // and a steady clock in microseconds.
+  kiln_board_io boardIo();
+
+  // Test hooks for the recovery paths. Each arms one event for the
+  // submission `after` doorbells from now (0: the next one) and is cleared
+  // by a soft reset. A fault ends that submission in FAULT with ERROR =
+  // status without running it. A hang leaves STATUS at BUSY until a soft
+  // reset; the doorbell still returns at once, so nothing blocks.
+  void injectFault(kiln_status status, uint32_t after = 0);
+  void injectHang(uint32_t after = 0);
 
   const Stats &stats() const { return stats_; }
   void resetStats() { stats_ = Stats{}; }
@@ -83,6 +98,9 @@ private:
   uint32_t regs_[KILN_REG_SPACE_BYTES / 4] = {};
   Stats stats_;
   std::string fault_reason_;
+  // Armed test events: doorbells to let pass first (-1 when not armed).
+  int64_t fault_in_ = -1, hang_in_ = -1;
+  kiln_status injected_fault_ = KILN_ERR_DEVICE_FAULT;
 };
 
 } // namespace kiln::cmodel

@@ -18,14 +18,16 @@ def Tpu_Dialect : Dialect {
 }
 
 def Tpu_PoolKind : I32EnumAttr<"PoolKind", "pooling kind", [
-    I32EnumAttrCase<"Max", 0, "max">, I32EnumAttrCase<"Avg", 1, "avg">]> {
+    I32EnumAttrCase<"Max", 0, "max">, I32EnumAttrCase<"Avg", 1, "avg">,
+    I32EnumAttrCase<"Sum", 2, "sum">, I32EnumAttrCase<"Min", 3, "min">]> {
   let cppNamespace = "::kiln::tpu";
 }
 
 def Tpu_EltwiseKind : I32EnumAttr<"EltwiseKind", "elementwise kind", [
     I32EnumAttrCase<"Add", 0, "add">, I32EnumAttrCase<"Sub", 1, "sub">,
     I32EnumAttrCase<"Mul", 2, "mul">, I32EnumAttrCase<"Max", 3, "max">,
-    I32EnumAttrCase<"Min", 4, "min">]> {
+    I32EnumAttrCase<"Min", 4, "min">, I32EnumAttrCase<"Div", 5, "div">,
+    I32EnumAttrCase<"Pow", 6, "pow">, I32EnumAttrCase<"PRelu", 7, "prelu">]> {
   let cppNamespace = "::kiln::tpu";
 }
 
@@ -72,6 +74,62 @@ def Tpu_ReluOp : Tpu_Op<"relu", [Pure]> {
   let arguments = (ins AnyRankedTensor:$input);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tpu_ActiveOp : Tpu_Op<"active", [Pure]> {
+  let summary = "Unary function on the TIU";
+  let description = [{
+    `mode` is firmware-abi's kiln_active_kind; alpha and beta its parameters.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$mode, F64Attr:$alpha,
+                   F64Attr:$beta);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tpu_Deconv2DOp : Tpu_Op<"deconv2d", [Pure]> {
+  let summary = "2-D transposed convolution on the TIU";
+  let description = [{
+    filter [oc, ic/group, kh, kw] (chip order); pads [top, left, bottom,
+    right] crop the full transposed-conv output; the result type includes
+    ONNX's output_padding.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$filter,
+                   AnyTensorOrNone:$bias,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                   I64Attr:$group, BoolAttr:$do_relu);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tpu_ResizeOp : Tpu_Op<"resize", [Pure]> {
+  let summary = "Nearest or linear resize of H and W on the TIU";
+  let description = [{
+    mode, coord_mode, nearest_mode as firmware-abi's kiln_resize_*; scales
+    are out / in for H and W as the model gives them.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$mode, I64Attr:$coord_mode,
+                   I64Attr:$nearest_mode, DenseF64ArrayAttr:$scales);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tpu_DmaOp : Tpu_Op<"dma", [Pure]> {
+  let summary = "Data movement by DDR-to-DDR GDMA copies";
+  let description = [{
+    Transpose, slice, gather, expand, tile, pad: the result is written by a
+    list of strided copies, kDmaRecord i64s each: source (operand index, -1 for
+    a fill, -2 for the result itself), source offset, destination offset (in
+    elements), shape [n, c, h, w], source strides [4], destination strides
+    [4], fill bits. Copies run in order.
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, DenseI64ArrayAttr:$program);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    static constexpr int kDmaRecord = 16;
+  }];
 }
 
 def Tpu_ReshapeOp : Tpu_Op<"reshape", [Pure]> {

@@ -1,0 +1,68 @@
+//===- DmaProgram.cpp - Build tpu.dma copy lists --------------------------===//
+
+#include "DmaProgram.h"
+
+#include <cstring>
+
+using namespace kiln;
+using llvm::ArrayRef;
+using llvm::SmallVector;
+using namespace kiln::tpu;
+
+SmallVector<int64_t> tpu::contiguousStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = (int64_t)shape.size() - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+void DmaProgram::copy(int64_t src, int64_t srcOff, int64_t dstOff,
+                      ArrayRef<int64_t> shape, ArrayRef<int64_t> srcStrides,
+                      ArrayRef<int64_t> dstStrides) {
+  emit(src, srcOff, dstOff, shape, srcStrides, dstStrides, 0);
+}
+
+void DmaProgram::fill(int64_t dstOff, ArrayRef<int64_t> shape,
+                      ArrayRef<int64_t> dstStrides, float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  SmallVector<int64_t> zeros(shape.size(), 0);
+  emit(kDmaFill, 0, dstOff, shape, zeros, dstStrides, bits);
+}
+
+void DmaProgram::emit(int64_t src, int64_t srcOff, int64_t dstOff,
+                      ArrayRef<int64_t> shape, ArrayRef<int64_t> srcStrides,
+                      ArrayRef<int64_t> dstStrides, uint32_t fillBits) {
+  // Drop unit dimensions, then merge neighbours contiguous on both sides.
+  SmallVector<int64_t> d, ss, ds;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0)
+      return;
+    if (shape[i] == 1)
+      continue;
+    if (!d.empty() && ss.back() == srcStrides[i] * shape[i] &&
+        ds.back() == dstStrides[i] * shape[i]) {
+      d.back() *= shape[i];
+      ss.back() = srcStrides[i];
+      ds.back() = dstStrides[i];
+      continue;
+    }
+    d.push_back(shape[i]);
+    ss.push_back(srcStrides[i]);
+    ds.push_back(dstStrides[i]);
+  }
+  while (d.size() < 4) {
+    d.insert(d.begin(), 1);
+    ss.insert(ss.begin(), 0);
+    ds.insert(ds.begin(), 0);
+  }
+  if (d.size() > 4) {
+    // Unroll the outermost dimension.
+    for (int64_t i = 0; i < d[0]; ++i)
+      emit(src, srcOff + i * ss[0], dstOff + i * ds[0], ArrayRef(d).drop_front(),
+           ArrayRef(ss).drop_front(), ArrayRef(ds).drop_front(), fillBits);
+    return;
+  }
+  records_.append({src, srcOff, dstOff, d[0], d[1], d[2], d[3], ss[0], ss[1], ss[2],
+                   ss[3], ds[0], ds[1], ds[2], ds[3], (int64_t)fillBits});
+}

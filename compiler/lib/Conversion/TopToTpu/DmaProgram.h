@@ -1,0 +1,47 @@
+//===- DmaProgram.h - Build tpu.dma copy lists ------------------*- C++ -*-===//
+//
+// Data movement ops become lists of strided GDMA copies. A copy is described
+// in N-D (any rank); adjacent dimensions that are contiguous on both sides
+// are merged and what remains above 4-D is unrolled into several copies.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_CONVERSION_TOPTOTPU_DMAPROGRAM_H
+#define KILN_CONVERSION_TOPTOTPU_DMAPROGRAM_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <cstdint>
+
+namespace kiln::tpu {
+
+/// Source of a copy: an operand index, or one of these.
+constexpr int64_t kDmaFill = -1;
+constexpr int64_t kDmaSelf = -2;
+
+class DmaProgram {
+public:
+  /// Copies shape elements: element i goes from srcOff + Σ i_k * srcStrides[k]
+  /// to dstOff + Σ i_k * dstStrides[k] (offsets and strides in elements).
+  void copy(int64_t src, int64_t srcOff, int64_t dstOff,
+            llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> srcStrides,
+            llvm::ArrayRef<int64_t> dstStrides);
+  /// Sets every addressed destination element to `value`.
+  void fill(int64_t dstOff, llvm::ArrayRef<int64_t> shape,
+            llvm::ArrayRef<int64_t> dstStrides, float value);
+
+  llvm::ArrayRef<int64_t> records() const { return records_; }
+
+private:
+  void emit(int64_t src, int64_t srcOff, int64_t dstOff,
+            llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> srcStrides,
+            llvm::ArrayRef<int64_t> dstStrides, uint32_t fillBits);
+  llvm::SmallVector<int64_t> records_;
+};
+
+/// Row-major strides of a shape.
+llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape);
+
+} // namespace kiln::tpu
+
+#endif

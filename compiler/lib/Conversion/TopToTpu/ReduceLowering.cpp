@@ -1,0 +1,113 @@
+//===- ReduceLowering.cpp - Reductions as pooling -------------------------===//
+//
+// The reduced axes are moved last (a tpu.dma transpose when they are not),
+// the tensor is viewed as [N, C, KH, KW] with N * C the kept elements and
+// KH * KW the reduced ones, and one pool over the whole KH x KW window
+// reduces it. Sum of squares and L2 square first; L2 takes the root after.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DmaProgram.h"
+#include "Patterns.h"
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+constexpr int64_t kMaxDim = 65535; // TIU operand dimensions are 16-bit
+
+/// Largest divisor of n not above limit.
+int64_t divisorAtMost(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0)
+      return d;
+  return 1;
+}
+
+struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(top::ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto inType = cast<RankedTensorType>(op.getInput().getType());
+    auto in = inType.getShape();
+    auto axes = op.getAxes();
+    SmallVector<int64_t> perm, moved;
+    int64_t kept = 1, reduced = 1;
+    for (int64_t i = 0; i < (int64_t)in.size(); ++i)
+      if (!llvm::is_contained(axes, i)) {
+        perm.push_back(i);
+        kept *= in[i];
+      }
+    for (int64_t a : axes) {
+      perm.push_back(a);
+      reduced *= in[a];
+    }
+    Value x = op.getInput();
+    auto mode = op.getMode();
+    auto active = [&](Value v, int64_t kind) -> Value {
+      return rewriter.create<tpu::ActiveOp>(loc, v.getType(), v,
+                                            rewriter.getI64IntegerAttr(kind),
+                                            rewriter.getF64FloatAttr(0.0),
+                                            rewriter.getF64FloatAttr(0.0));
+    };
+    // Square while the tensor still has a TIU-friendly shape.
+    bool squares = mode == top::ReduceMode::L2 || mode == top::ReduceMode::SumSquare;
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, in.size()))) {
+      SmallVector<int64_t> shape;
+      auto strides = tpu::contiguousStrides(in);
+      SmallVector<int64_t> src;
+      for (int64_t p : perm) {
+        shape.push_back(in[p]);
+        src.push_back(strides[p]);
+      }
+      tpu::DmaProgram program;
+      program.copy(0, 0, 0, shape, src, tpu::contiguousStrides(shape));
+      x = rewriter.create<tpu::DmaOp>(
+          loc, RankedTensorType::get(shape, inType.getElementType()), x,
+          program.records());
+    }
+    int64_t kw = divisorAtMost(reduced, kMaxDim), kh = reduced / kw;
+    int64_t c = divisorAtMost(kept, 4096), n = kept / c;
+    if (kh > kMaxDim || n > kMaxDim)
+      return rewriter.notifyMatchFailure(op, "reduction too large for one pool");
+    x = tpu::reshapeTo(rewriter, loc, x, {n, c, kh, kw});
+    if (squares)
+      x = active(x, KILN_ACT_SQUARE);
+    tpu::PoolKind kind = tpu::PoolKind::Sum;
+    if (mode == top::ReduceMode::Mean)
+      kind = tpu::PoolKind::Avg;
+    else if (mode == top::ReduceMode::Max)
+      kind = tpu::PoolKind::Max;
+    else if (mode == top::ReduceMode::Min)
+      kind = tpu::PoolKind::Min;
+    int64_t kernel[2] = {kh, kw}, strides[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+    auto pooledType = RankedTensorType::get({n, c, 1, 1}, inType.getElementType());
+    Value pooled = rewriter.create<tpu::Pool2DOp>(loc, pooledType, x, kind, kernel,
+                                                  strides, pads, false, false);
+    if (mode == top::ReduceMode::L2)
+      pooled = active(pooled, KILN_ACT_SQRT);
+    rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, pooled,
+                                          cast<RankedTensorType>(op.getType()).getShape()));
+    return success();
+  }
+};
+
+struct GlobalMaxPoolLowering : public OpRewritePattern<top::GlobalMaxPoolOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(top::GlobalMaxPoolOp op,
+                                PatternRewriter &rewriter) const override {
+    auto in = cast<RankedTensorType>(op.getInput().getType()).getShape();
+    int64_t kernel[2] = {in[2], in[3]}, strides[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
+    rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(op, op.getType(), op.getInput(),
+                                               tpu::PoolKind::Max, kernel, strides,
+                                               pads, false, false);
+    return success();
+  }
+};
+} // namespace
+
+void tpu::populateReduceLowering(RewritePatternSet &patterns) {
+  patterns.add<ReduceLowering, GlobalMaxPoolLowering>(patterns.getContext());
+}

@@ -84,7 +84,7 @@ TEST_P(OpsOnCmodel, MatchesInterpreter) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i)
       ASSERT_NEAR(got[i], want[i], 1e-4f * (1.f + std::fabs(want[i])))
-          << GetParam().name << " output " << o << " element " << i;
+          << GetParam().name << " output " << o << " element " << i << ": " << got[i] << " vs " << want[i];
   }
 }
 
@@ -183,6 +183,14 @@ func.func @main(%a: tensor<1x8x160x160xf32>, %w: tensor<8x8x4x4xf32>) -> tensor<
   %t = top.transpose %w {perm = array<i64: 1, 0, 2, 3>} : (tensor<8x8x4x4xf32>) -> tensor<8x8x4x4xf32>
   %0 = top.deconv %a, %t, %n {kernel_shape = array<i64: 4, 4>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, filter_reordered = true} : (tensor<1x8x160x160xf32>, tensor<8x8x4x4xf32>, none) -> tensor<1x8x320x320xf32>
   return %0 : tensor<1x8x320x320xf32>
+})"},
+    {"modulated_conv_sliced", R"(
+func.func @main(%x: tensor<1x16x224x224xf32>, %style: tensor<1x16x1x1xf32>) -> tensor<1x16x224x224xf32> {
+  %w = top.weight {value = dense<0.1> : tensor<16x16x3x3xf32>} : tensor<16x16x3x3xf32>
+  %f = top.mul %w, %style : (tensor<16x16x3x3xf32>, tensor<1x16x1x1xf32>) -> tensor<16x16x3x3xf32>
+  %n = top.none
+  %0 = top.conv %x, %f, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x16x224x224xf32>, tensor<16x16x3x3xf32>, none) -> tensor<1x16x224x224xf32>
+  return %0 : tensor<1x16x224x224xf32>
 })"},
 };
 

@@ -48,11 +48,14 @@ static std::array<int64_t, 4> nchw(Value v) {
 }
 
 /// Filters are laid out [1, oc, ic/group, kh*kw] and biases [1, oc, 1, 1] so
-/// output channel o sits on lane o % 64 beside the outputs it produces.
-static std::array<int64_t, 4> lmemShapeFor(Value v, bool &wholeOnly) {
+/// output channel o sits on lane o % 64 beside the outputs it produces. Only
+/// uses by convs of this group count: elsewhere the value is an activation.
+static std::array<int64_t, 4>
+lmemShapeFor(Value v, const llvm::SmallPtrSetImpl<Operation *> &members,
+             bool &wholeOnly) {
   for (OpOperand &use : v.getUses()) {
     if (!isa<tpu::Conv2DOp, tpu::Deconv2DOp>(use.getOwner()) ||
-        use.getOperandNumber() == 0)
+        use.getOperandNumber() == 0 || !members.contains(use.getOwner()))
       continue;
     wholeOnly = true;
     auto shape = cast<RankedTensorType>(v.getType()).getShape();
@@ -73,7 +76,7 @@ GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
     Val val;
     val.value = v;
     val.external = external;
-    val.lmemShape = lmemShapeFor(v, val.wholeOnly);
+    val.lmemShape = lmemShapeFor(v, members, val.wholeOnly);
     for (Operation *user : v.getUsers())
       if (!members.contains(user))
         val.escaping = !external;

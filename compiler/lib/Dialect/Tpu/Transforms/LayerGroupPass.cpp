@@ -114,7 +114,15 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
         flush();
         continue;
       }
-      if (enabled && !current.empty() && current.size() < maxGroupOps) {
+      // A filter or bias computed in this group would be in activation
+      // layout; it must reach the conv through DDR, where the load lays it
+      // out as the TIU reads filters.
+      bool readsLocalFilter = false;
+      if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(op))
+        for (Value v : op.getOperands().drop_front())
+          readsLocalFilter |= llvm::is_contained(current, v.getDefiningOp());
+      if (enabled && !current.empty() && current.size() < maxGroupOps &&
+          !readsLocalFilter) {
         SmallVector<Operation *> candidate(current);
         candidate.push_back(&op);
         if (auto plan = lg::choosePlan(lg::GroupGraph::fromOps(candidate))) {

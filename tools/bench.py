@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """tools/dev bench: per model, compile and cmodel wall time, modelled cycles
-against the roofline, and DDR bytes against the minimum, all from one run."""
+against the roofline, and DDR bytes against the minimum, all from one run.
+
+Usage: bench.py BUILD_DIR [MODEL...]; the models' inputs must be generated
+under BUILD_DIR/models (tools/dev does). A model that fails to compile or
+run is reported and the others still run; the exit status is then 1."""
 import json, os, subprocess, sys, time
 
 build = sys.argv[1]
@@ -9,17 +13,30 @@ kiln = os.path.join(build, "tools", "kiln", "kiln")
 MACS_PER_CYCLE_F32 = 1024          # firmware-abi/include/kiln/abi/chip.h
 DDR_BYTES_PER_CYCLE = 62.277       # DDR->LMEM, 58 GiB/s at 1 GHz
 
+class Failed(Exception):
+    pass
+
+
+def step(what, args):
+    """Runs one kiln command; Failed with its first error line if it fails."""
+    p = subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if p.returncode != 0:
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        first = next((l for l in lines if "error" in l), lines[0] if lines else "")
+        raise Failed("%s failed (exit %d): %s" % (what, p.returncode, first.strip()))
+
+
 def bench(name):
     out = os.path.join(build, "out")
+    os.makedirs(out, exist_ok=True)
     bm = os.path.join(out, name + ".bench.bmodel")
     t0 = time.time()
-    subprocess.run([kiln, "compile", os.path.join(root, "configs", "examples", name + ".yaml"),
-                    "-o", bm], check=True, stdout=subprocess.DEVNULL)
+    step("compile", [kiln, "compile", os.path.join(root, "configs", "examples", name + ".yaml"),
+                     "-o", bm])
     t1 = time.time()
     stats = os.path.join(out, name + ".bench.json")
-    subprocess.run([kiln, "run", bm, "--input", os.path.join(build, "models", name, "input.npz"),
-                    "--output", os.path.join(out, name + ".bench.npz"), "--stats", stats],
-                   check=True, stdout=subprocess.DEVNULL)
+    step("run", [kiln, "run", bm, "--input", os.path.join(build, "models", name, "input.npz"),
+                 "--output", os.path.join(out, name + ".bench.npz"), "--stats", stats])
     t2 = time.time()
     s = json.load(open(stats))
     info = json.loads(subprocess.run([kiln, "inspect", bm, "--json"], check=True,
@@ -34,5 +51,15 @@ def bench(name):
     print(f"  DDR bytes           {s['ddr_bytes']:10d}")
     print(f"  minimum DDR bytes   {net['min_ddr_bytes']:10d}  -> ratio {s['ddr_bytes'] / net['min_ddr_bytes']:.2f}x")
 
-for model in ["resnet_style"]:
-    bench(model)
+# tools/dev bench passes its list (it generates those models first).
+MODELS = sys.argv[2:] or ["resnet_style", "mobilenet_v2", "unet_seg", "detect_head"]
+failed = []
+for model in MODELS:
+    try:
+        bench(model)
+    except Failed as e:  # report it and go on with the other models
+        print(f"{model} (f32): {e}")
+        failed.append(model)
+if failed:
+    print("bench: failed for " + ", ".join(failed))
+    sys.exit(1)

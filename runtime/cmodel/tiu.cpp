@@ -292,7 +292,13 @@ float sourceCoord(uint32_t coord, uint32_t o, float scale, uint32_t in, uint32_t
   const float x = float(o);
   switch (coord) {
   case KILN_COORD_ASYMMETRIC: return x / scale;
-  case KILN_COORD_ALIGN_CORNERS: return out > 1 ? x * float(in - 1) / float(out - 1) : 0.0f;
+  case KILN_COORD_ALIGN_CORNERS: {
+    // ONNX measures the resized length as in * scale, which need not be
+    // the integer output length when the model gives scales.
+    const float resized = float(in) * scale;
+    (void)out;
+    return resized > 1.0f ? x * float(in - 1) / (resized - 1.0f) : 0.0f;
+  }
   case KILN_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (x + 0.5f) / scale - 0.5f : 0.0f;
   default: return (x + 0.5f) / scale - 0.5f; // KILN_COORD_HALF_PIXEL
   }

@@ -8,6 +8,7 @@
 
 #include "bmodel_fb.h"
 #include "kiln/rt/kiln_rt.h"
+#include "residency.h"
 
 namespace kiln::rt {
 
@@ -47,12 +48,18 @@ inline void copyBytes(void *dst, const void *src, size_t size) {
   __builtin_memcpy(dst, src, size);
 }
 
+// Bytes of a net's queue section: each group's TIU and GDMA queue and, when
+// the group has a warm plan, its warm TIU and GDMA queues, each on a GDMA
+// burst (net.cpp packs them so). False if the size overflows.
+bool queueSectionBytes(const kiln::bmodel::Net &net, const uint8_t *blob, uint64_t *out);
+
 } // namespace kiln::rt
 
 struct kiln_runtime {
   uint32_t tag;
   kiln_hal hal;
   uint64_t top; // first free device address: nets stack upward from mem_base
+  kiln::rt::ResidencyTracker residency; // what LMEM holds, across nets and runs
 };
 
 // A loaded net: [queues][coefficient region][neuron region] in device memory.
@@ -66,6 +73,7 @@ struct kiln_net {
   uint64_t queues_addr; // every group's TIU then GDMA queue, in group order
   uint64_t window_addr; // DDR base of the net's commands: its coefficient region
   uint64_t window_size; // coeff_size + neuron_size
+  uint32_t load_id;     // names this load in the residency tracker
 };
 
 #endif

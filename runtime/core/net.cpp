@@ -13,7 +13,8 @@ namespace kiln::rt {
 namespace {
 
 // Queues are packed in group order, each group's TIU queue then its GDMA
-// queue; load and run walk the groups the same way to find them.
+// queue, then (for a group with a warm plan) its warm TIU and GDMA queues;
+// load and run walk the groups the same way to find them.
 class QueueCursor {
 public:
   explicit QueueCursor(uint64_t start) : next_(start) {}
@@ -30,23 +31,27 @@ private:
 uint64_t tiuQueueBytes(const fb::LayerGroup &g) { return g.tiu_count() * sizeof(kiln_tiu_cmd); }
 uint64_t gdmaQueueBytes(const fb::LayerGroup &g) { return g.gdma_count() * sizeof(kiln_gdma_cmd); }
 
-bool queueSectionBytes(const fb::Net &net, uint64_t *out) {
-  uint64_t total = 0, tiu, gdma;
-  if (net.groups())
-    for (const fb::LayerGroup *g : *net.groups())
-      if (!alignUpChecked(tiuQueueBytes(*g), kQueueAlign, &tiu) ||
-          !alignUpChecked(gdmaQueueBytes(*g), kQueueAlign, &gdma) ||
-          !addChecked(total, tiu, &total) || !addChecked(total, gdma, &total))
-        return false;
-  *out = total;
-  return true;
+// Device addresses of one group's queues (warm ones only with a warm plan).
+struct GroupQueues {
+  uint64_t tiu, gdma, warm_tiu, warm_gdma;
+};
+
+GroupQueues placeQueues(QueueCursor &cursor, const fb::LayerGroup &g, const WarmPlan &plan) {
+  GroupQueues q;
+  q.tiu = cursor.place(tiuQueueBytes(g));
+  q.gdma = cursor.place(gdmaQueueBytes(g));
+  q.warm_tiu = cursor.place(warmTiuBytes(g, plan));
+  q.warm_gdma = cursor.place(warmGdmaBytes(g, plan));
+  return q;
 }
 
 // Reserves [queues][coeff][neuron] on top of the runtime's stack.
-kiln_status planDeviceMemory(const kiln_runtime &rt, const fb::Net &net, kiln_net *n) {
+kiln_status planDeviceMemory(const kiln_runtime &rt, const fb::Net &net, const uint8_t *blob,
+                             kiln_net *n) {
   uint64_t queues, mem_limit = rt.hal.mem_base + rt.hal.mem_size;
   n->window_size = net.coeff_size() + net.neuron_size(); // verified not to overflow
-  if (!queueSectionBytes(net, &queues) || !alignUpChecked(rt.top, kSectionAlign, &n->queues_addr) ||
+  if (!queueSectionBytes(net, blob, &queues) ||
+      !alignUpChecked(rt.top, kSectionAlign, &n->queues_addr) ||
       !addChecked(n->queues_addr, queues, &n->window_addr) ||
       !alignUpChecked(n->window_addr, kSectionAlign, &n->window_addr) ||
       !addChecked(n->window_addr, n->window_size, &n->mem_end) || n->mem_end > mem_limit)
@@ -78,11 +83,16 @@ kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob) {
   kiln_status st;
   QueueCursor cursor(n.queues_addr);
   if (net.groups())
-    for (const fb::LayerGroup *g : *net.groups()) {
-      uint64_t tiu_addr = cursor.place(tiuQueueBytes(*g));
-      uint64_t gdma_addr = cursor.place(gdmaQueueBytes(*g));
-      if ((st = writeDevice(hal, tiu_addr, tiuRecords(blob, *g), tiuQueueBytes(*g))) != KILN_OK ||
-          (st = writeDevice(hal, gdma_addr, gdmaRecords(blob, *g), gdmaQueueBytes(*g))) != KILN_OK)
+    for (uint32_t i = 0; i < net.groups()->size(); ++i) {
+      const fb::LayerGroup &g = *net.groups()->Get(i);
+      WarmPlan plan;
+      planWarm(net, i, blob, &plan);
+      GroupQueues q = placeQueues(cursor, g, plan);
+      if ((st = writeDevice(hal, q.tiu, tiuRecords(blob, g), tiuQueueBytes(g))) != KILN_OK ||
+          (st = writeDevice(hal, q.gdma, gdmaRecords(blob, g), gdmaQueueBytes(g))) != KILN_OK)
+        return st;
+      if (plan.count &&
+          (st = uploadWarmQueues(hal, g, blob, plan, q.warm_tiu, q.warm_gdma)) != KILN_OK)
         return st;
     }
   uint64_t coeff_bytes = net.coeff() ? net.coeff()->size() : 0;
@@ -178,6 +188,24 @@ kiln_status runGroup(const kiln_hal &hal, const kiln_submit_desc &desc, uint32_t
 }
 
 } // namespace
+
+bool queueSectionBytes(const fb::Net &net, const uint8_t *blob, uint64_t *out) {
+  uint64_t total = 0;
+  if (net.groups())
+    for (uint32_t i = 0; i < net.groups()->size(); ++i) {
+      const fb::LayerGroup &g = *net.groups()->Get(i);
+      WarmPlan plan;
+      planWarm(net, i, blob, &plan);
+      const uint64_t parts[] = {tiuQueueBytes(g), gdmaQueueBytes(g), warmTiuBytes(g, plan),
+                                warmGdmaBytes(g, plan)};
+      for (uint64_t bytes : parts)
+        if (!alignUpChecked(bytes, kQueueAlign, &bytes) || !addChecked(total, bytes, &total))
+          return false;
+    }
+  *out = total;
+  return true;
+}
+
 } // namespace kiln::rt
 
 using namespace kiln::rt;
@@ -206,10 +234,12 @@ kiln_status kiln_net_load(kiln_runtime *rt, const void *bmodel, size_t size, uin
   n.rt = rt;
   n.net = bm.model->nets()->Get(net_index);
   n.blob = bm.blob;
-  if ((st = planDeviceMemory(*rt, *n.net, &n)) != KILN_OK ||
+  if ((st = checkResidencyPlan(*n.net, bm.blob)) != KILN_OK ||
+      (st = planDeviceMemory(*rt, *n.net, bm.blob, &n)) != KILN_OK ||
       (st = upload(n, *n.net, bm.blob)) != KILN_OK)
     return st;
   rt->top = n.mem_end;
+  n.load_id = trackerNewLoad(&rt->residency);
   *out_net = ::new (storage) kiln_net(n);
   return KILN_OK;
 }
@@ -220,6 +250,7 @@ kiln_status kiln_net_unload(kiln_net *net) {
   if (net->rt->top != net->mem_end)
     return KILN_ERR_BAD_STATE; // a later net still sits on top of this one
   net->rt->top = net->mem_begin;
+  trackerForgetLoad(&net->rt->residency, net->load_id);
   net->tag = 0;
   return KILN_OK;
 }
@@ -256,27 +287,42 @@ kiln_status kiln_net_read_tensor(const kiln_net *net, uint32_t index, void *dst,
   return readTensor(net, TensorList::All, index, dst, bytes);
 }
 
+// Each group runs warm (without the loads of coefficients LMEM still holds)
+// when the tracker says every one of them is there, cold otherwise.
 kiln_status kiln_net_run(kiln_net *net, uint32_t timeout_us, kiln_run_stats *out_stats) {
   if (!isLoaded(net))
     return KILN_ERR_INVALID_ARGUMENT;
   kiln_run_stats stats{};
   kiln_status st = KILN_OK;
+  ResidencyTracker &tracker = net->rt->residency;
   QueueCursor cursor(net->queues_addr);
-  if (net->net->groups())
-    for (const kiln::bmodel::LayerGroup *g : *net->net->groups()) {
-      kiln_submit_desc desc{};
-      desc.ddr_base = net->window_addr;
-      desc.ddr_size = net->window_size;
-      desc.tiu_queue_addr = cursor.place(tiuQueueBytes(*g));
-      desc.gdma_queue_addr = cursor.place(gdmaQueueBytes(*g));
-      desc.tiu_count = g->tiu_count();
-      desc.gdma_count = g->gdma_count();
-      if ((st = runGroup(net->rt->hal, desc, timeout_us)) != KILN_OK)
-        break;
-      stats.groups_run++;
-      stats.tiu_commands += desc.tiu_count;
-      stats.gdma_commands += desc.gdma_count;
+  const auto *groups = net->net->groups();
+  for (uint32_t i = 0; groups && i < groups->size(); ++i) {
+    const fb::LayerGroup &g = *groups->Get(i);
+    WarmPlan plan;
+    planWarm(*net->net, i, net->blob, &plan);
+    GroupQueues q = placeQueues(cursor, g, plan);
+    const bool warm = plan.count && trackerHolds(tracker, net->load_id, i, plan);
+    kiln_submit_desc desc{};
+    desc.ddr_base = net->window_addr;
+    desc.ddr_size = net->window_size;
+    desc.tiu_queue_addr = warm ? q.warm_tiu : q.tiu;
+    desc.gdma_queue_addr = warm ? q.warm_gdma : q.gdma;
+    desc.tiu_count = g.tiu_count();
+    desc.gdma_count = warm ? warmGdmaCount(g, plan) : g.gdma_count();
+    if ((st = runGroup(net->rt->hal, desc, timeout_us)) != KILN_OK) {
+      trackerReset(&tracker); // a failed submission leaves LMEM unknown
+      break;
     }
+    trackerRan(&tracker, net->load_id, i, g, plan);
+    stats.groups_run++;
+    stats.tiu_commands += desc.tiu_count;
+    stats.gdma_commands += desc.gdma_count;
+    if (warm) {
+      stats.resident_loads_avoided += plan.count;
+      stats.resident_bytes_saved += plan.bytes;
+    }
+  }
   if (out_stats)
     *out_stats = stats;
   return st;

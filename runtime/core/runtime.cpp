@@ -31,7 +31,16 @@ kiln_status kiln_runtime_init(void *storage, size_t storage_size, const kiln_hal
   rt.tag = kiln::rt::kRuntimeTag;
   rt.hal = *hal;
   rt.top = hal->mem_base;
+  kiln::rt::trackerReset(&rt.residency);
+  rt.residency.last_load = 0;
   *out_rt = ::new (storage) kiln_runtime(rt);
+  return KILN_OK;
+}
+
+kiln_status kiln_runtime_flush_residency(kiln_runtime *rt) {
+  if (!rt || rt->tag != kiln::rt::kRuntimeTag)
+    return KILN_ERR_INVALID_ARGUMENT;
+  kiln::rt::trackerReset(&rt->residency);
   return KILN_OK;
 }
 

@@ -1,7 +1,13 @@
 #include "kiln/rt/kiln_rt.h"
 
+// C callers may pass any int (a device's ERROR register, say), but in C++ a
+// kiln_status outside the enum's range must not even be read: switch on the
+// argument's bytes as an int.
 extern "C" const char *kiln_status_str(kiln_status status) {
-  switch (status) {
+  int code;
+  static_assert(sizeof code == sizeof status, "kiln_status is an int-sized enum");
+  __builtin_memcpy(&code, &status, sizeof code);
+  switch (code) {
   case KILN_OK: return "ok";
   case KILN_ERR_INVALID_ARGUMENT: return "invalid argument";
   case KILN_ERR_BUFFER_TOO_SMALL: return "buffer too small";
@@ -19,6 +25,7 @@ extern "C" const char *kiln_status_str(kiln_status status) {
   case KILN_ERR_BAD_COMMAND: return "malformed command record";
   case KILN_ERR_BAD_SYNC: return "command sync ids can never be satisfied";
   case KILN_ERR_UNSUPPORTED: return "unsupported feature";
+  case KILN_ERR_BAD_RESIDENCY: return "LMEM residency plan inconsistent with its allocations";
   case KILN_ERR_NO_DEVICE_MEMORY: return "out of device memory";
   case KILN_ERR_TOO_MANY_NETS: return "too many nets";
   case KILN_ERR_TIMEOUT: return "device timeout";

@@ -63,6 +63,19 @@ kiln_status checkHeader(const uint8_t *file, size_t size, kiln_bmodel_header *h)
   return KILN_OK;
 }
 
+// ---- FlatBuffer ------------------------------------------------------------------
+
+// The file identifier follows the root offset. FlatBuffers compares it with
+// strncmp, which a freestanding image would have to provide: compare the
+// bytes here and verify the buffer without an identifier.
+kiln_status checkIdentifier(const uint8_t *fb_bytes, uint64_t fb_size) {
+  constexpr size_t kAt = sizeof(flatbuffers::uoffset_t);
+  constexpr size_t kLength = flatbuffers::kFileIdentifierLength;
+  if (fb_size < kAt + kLength || __builtin_memcmp(fb_bytes + kAt, fb::ModelIdentifier(), kLength))
+    return KILN_ERR_BAD_FLATBUFFER;
+  return KILN_OK;
+}
+
 // ---- model and chip ------------------------------------------------------------
 
 kiln_status checkChip(const fb::Model &model, const kiln_bmodel_header &h) {
@@ -84,7 +97,10 @@ kiln_status checkChip(const fb::Model &model, const kiln_bmodel_header &h) {
 // elements are aligned; a crafted file could otherwise cause misaligned reads
 // (which fault on a core running without the MMU).
 bool elementsAligned(const flatbuffers::Vector<int64_t> *v) {
-  return !v || reinterpret_cast<uintptr_t>(v->Data()) % alignof(int64_t) == 0;
+  // An empty vector (a scalar's shape) has no elements to misread, and the
+  // builder does not align its data.
+  return !v || v->size() == 0 ||
+         reinterpret_cast<uintptr_t>(v->Data()) % alignof(int64_t) == 0;
 }
 
 // Bytes of a dense tensor of the given dtype and shape; false if the dtype is
@@ -255,8 +271,10 @@ kiln_status verifyBmodel(const uint8_t *file, size_t size, VerifiedBmodel *out) 
   const uint8_t *fb_bytes = file + h.flatbuffer_offset;
   if (h.flatbuffer_size >= FLATBUFFERS_MAX_BUFFER_SIZE)
     return KILN_ERR_BAD_FLATBUFFER;
+  if ((st = checkIdentifier(fb_bytes, h.flatbuffer_size)) != KILN_OK)
+    return st;
   flatbuffers::Verifier verifier(fb_bytes, h.flatbuffer_size);
-  if (!fb::VerifyModelBuffer(verifier))
+  if (!verifier.VerifyBuffer<fb::Model>(nullptr)) // identifier checked above
     return KILN_ERR_BAD_FLATBUFFER;
   const fb::Model *model = fb::GetModel(fb_bytes);
   if ((st = checkChip(*model, h)) != KILN_OK)

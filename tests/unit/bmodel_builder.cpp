@@ -46,7 +46,26 @@ flatbuffers::Offset<fb::Net> buildNet(flatbuffers::FlatBufferBuilder &b, const N
     const GroupSpec &g = net.groups[i];
     fb::BlobRange tiu = appendBlob(blob, g.tiu.data(), g.tiu.size() * sizeof(kiln_tiu_cmd));
     fb::BlobRange gdma = appendBlob(blob, g.gdma.data(), g.gdma.size() * sizeof(kiln_gdma_cmd));
+    std::vector<flatbuffers::Offset<fb::Timestep>> steps;
+    for (const TimestepSpec &t : g.timesteps)
+      steps.push_back(fb::CreateTimestep(b, t.slice, t.tiu_begin, t.tiu_end, t.gdma_begin,
+                                         t.gdma_end));
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Timestep>>> step_vec = 0;
+    if (!steps.empty())
+      step_vec = b.CreateVector(steps);
+    flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::LmemAlloc>>> lmem_vec = 0;
+    if (g.lmem) {
+      std::vector<flatbuffers::Offset<fb::LmemAlloc>> allocs;
+      for (const LmemSpec &a : *g.lmem)
+        allocs.push_back(fb::CreateLmemAllocDirect(b, a.tensor.c_str(), a.addr, a.size, a.buffer,
+                                                   a.first_step, a.last_step, a.held));
+      lmem_vec = b.CreateVector(allocs);
+    }
     fb::LayerGroupBuilder group(b);
+    if (!steps.empty())
+      group.add_timesteps(step_vec);
+    if (g.lmem)
+      group.add_lmem(lmem_vec);
     group.add_id(uint32_t(i));
     group.add_tiu_cmds(&tiu);
     group.add_tiu_count(uint32_t(g.tiu.size()));
@@ -59,6 +78,15 @@ flatbuffers::Offset<fb::Net> buildNet(flatbuffers::FlatBufferBuilder &b, const N
   auto outputs = buildTensors(b, net.outputs);
   auto tensors = buildTensors(b, net.tensors);
   auto group_vec = b.CreateVector(groups);
+  std::vector<flatbuffers::Offset<fb::Residency>> residency;
+  for (const ResidencySpec &r : net.residency)
+    residency.push_back(fb::CreateResidencyDirect(
+        b, r.tensor.c_str(),
+        r.dynamic ? fb::ResidencyKind::DynamicWeight : fb::ResidencyKind::Coefficient, r.group,
+        r.lmem_addr, r.lmem_size, r.first_step, r.last_step));
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Residency>>> residency_vec = 0;
+  if (!residency.empty())
+    residency_vec = b.CreateVector(residency);
   fb::NetBuilder nb(b);
   nb.add_name(name);
   nb.add_inputs(inputs);
@@ -68,6 +96,8 @@ flatbuffers::Offset<fb::Net> buildNet(flatbuffers::FlatBufferBuilder &b, const N
   nb.add_neuron_size(net.neuron_size);
   nb.add_coeff(&coeff);
   nb.add_groups(group_vec);
+  if (!residency.empty())
+    nb.add_residency(residency_vec);
   return nb.Finish();
 }
 

@@ -25,9 +25,32 @@ struct TensorSpec {
   std::optional<uint64_t> size; // default: dense bytes of shape and dtype
 };
 
+struct TimestepSpec {
+  int32_t slice = -1; // -1: the prologue
+  uint32_t tiu_begin = 0, tiu_end = 0, gdma_begin = 0, gdma_end = 0;
+};
+
+struct LmemSpec {
+  std::string tensor;
+  uint32_t addr = 0, size = 0;
+  uint8_t buffer = 0;
+  uint32_t first_step = 0, last_step = 0;
+  bool held = false;
+};
+
 struct GroupSpec {
   std::vector<kiln_tiu_cmd> tiu;
   std::vector<kiln_gdma_cmd> gdma;
+  std::vector<TimestepSpec> timesteps;
+  std::optional<std::vector<LmemSpec>> lmem; // nullopt: no LmemAlloc table at all
+};
+
+struct ResidencySpec {
+  std::string tensor;
+  bool dynamic = false; // ResidencyKind::DynamicWeight, else Coefficient
+  uint32_t group = 0;
+  uint32_t lmem_addr = 0, lmem_size = 0;
+  uint32_t first_step = 0, last_step = 0;
 };
 
 struct NetSpec {
@@ -37,6 +60,7 @@ struct NetSpec {
   std::vector<uint8_t> coeff; // initial contents of the coefficient region
   std::vector<TensorSpec> inputs, outputs, tensors;
   std::vector<GroupSpec> groups;
+  std::vector<ResidencySpec> residency;
 };
 
 struct ModelSpec {

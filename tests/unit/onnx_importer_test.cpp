@@ -17,7 +17,10 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <filesystem>
 #include <fstream>
 
@@ -469,26 +472,42 @@ TEST_F(OnnxImporterTest, GemmFoldsAlphaAndBeta) {
   EXPECT_TRUE(isa<NoneType>(mm.getBias().getType()));
 }
 
-TEST_F(OnnxImporterTest, GemmRejectsWhatItCannotFold) {
+TEST_F(OnnxImporterTest, GemmTransposesAAndScalesComputedOperands) {
+  // transA transposes A; an alpha that cannot fold into a computed B scales
+  // the product, and beta scales a computed C, both after the matmul.
   OnnxModelBuilder b;
-  b.addInput("x", {2, 3});
-  b.addInput("B", {3, 2});
-  b.addNode("Gemm", "g", {"x", "B"}, {"y"}, {attrFloat("alpha", 2.5f)});
-  b.addOutput("y", {2, 2});
-  EXPECT_FALSE(import(b));
-  EXPECT_NE(allErrors().find("node 'g' (Gemm): attribute 'alpha' = 2.5 is not "
-                             "supported unless B is a float constant"),
-            std::string::npos)
-      << allErrors();
+  b.addInput("x", {3, 2});
+  b.addInput("B", {3, 4});
+  b.addInput("C", {2, 4});
+  b.addNode("Gemm", "g", {"x", "B", "C"}, {"y"},
+            {attrInt("transA", 1), attrFloat("alpha", 2.5f),
+             attrFloat("beta", 0.5f)});
+  b.addOutput("y", {2, 4});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_EQ(computeOps(*module),
+            (std::vector<std::string>{"top.transpose", "top.active",
+                                      "top.matmul", "top.active", "top.add",
+                                      "func.return"}));
+  auto add = cast<kiln::top::AddOp>(opNamed(*module, "y"));
+  auto scaled = add.getLhs().getDefiningOp<kiln::top::ActiveOp>();
+  ASSERT_TRUE(scaled);
+  EXPECT_EQ(scaled.getMode(), kiln::top::ActiveMode::Scale);
+  EXPECT_EQ(scaled.getAlpha().convertToDouble(), 2.5);
+  auto cScaled = add.getRhs().getDefiningOp<kiln::top::ActiveOp>();
+  ASSERT_TRUE(cScaled);
+  EXPECT_EQ(cScaled.getAlpha().convertToDouble(), 0.5);
+  EXPECT_EQ(typeStr(add.getType()), "tensor<2x4xf32>");
 
+  // A 3-D A is still rejected, naming the node.
   errors.clear();
   OnnxModelBuilder t;
-  t.addInput("x", {3, 2});
-  t.addInitializer("B", {3, 2}, rampData(6));
-  t.addNode("Gemm", "g", {"x", "B"}, {"y"}, {attrInt("transA", 1)});
-  t.addOutput("y", {2, 2});
+  t.addInput("x", {1, 3, 2});
+  t.addInitializer("B", {2, 2}, rampData(4));
+  t.addNode("Gemm", "g3", {"x", "B"}, {"y"});
+  t.addOutput("y", {1, 3, 2});
   EXPECT_FALSE(import(t));
-  EXPECT_NE(allErrors().find("attribute 'transA' = 1 is not supported"),
+  EXPECT_NE(allErrors().find("node 'g3' (Gemm): A must be 2-D"),
             std::string::npos)
       << allErrors();
 }
@@ -668,6 +687,563 @@ torch.onnx.export(Net().eval(), torch.randn(1, 3, 8, 8), sys.argv[1],
             "scores");
   EXPECT_EQ(typeStr(func.getResultTypes()[0]), "tensor<1x5xf32>");
   expectRoundTrip(*module);
+}
+
+//===----------------------------------------------------------------------===//
+// Constant folding
+//===----------------------------------------------------------------------===//
+
+/// Weights in @main, by name.
+std::vector<std::string> weightNames(ModuleOp module) {
+  std::vector<std::string> names;
+  mainFunc(module).walk(
+      [&](kiln::top::WeightOp w) { names.push_back(nameOf(w.getLoc())); });
+  return names;
+}
+
+// PyTorch's x.view(x.size(0), x.size(1), -1)-style chains: Shape of a static
+// value is a constant, and so is everything computed from it. Nothing of the
+// chain reaches the IR; integer tensors never become Top ops.
+TEST_F(OnnxImporterTest, ShapeChainFoldsAtImport) {
+  OnnxModelBuilder b(13);
+  b.addInput("x", {2, 3, 4, 4});
+  b.addNode("Shape", "shape", {"x"}, {"s"});
+  b.addNode("Constant", "c0", {}, {"i0"}, {attrInt("value_int", 0)});
+  b.addNode("Constant", "c2", {}, {"i2"}, {attrInt("value_int", 2)});
+  b.addNode("Constant", "c3", {}, {"i3"}, {attrInt("value_int", -1)});
+  b.addInitializerI64("axes0", {1}, {0});
+  b.addInitializerI64("i1", {1}, {1});
+  b.addNode("Gather", "g0", {"s", "i0"}, {"n"});          // 2 (scalar)
+  b.addNode("Gather", "g1", {"s", "i1"}, {"c"});          // [3]
+  b.addNode("Gather", "g2", {"s", "i2"}, {"h"});          // 4
+  b.addNode("Gather", "g3", {"s", "i3"}, {"w"});          // 4 (index -1)
+  b.addNode("Mul", "hw", {"h", "w"}, {"hw"});             // 16
+  b.addNode("Unsqueeze", "u0", {"n", "axes0"}, {"n1"});   // [2]
+  b.addNode("Unsqueeze", "u1", {"hw", "axes0"}, {"hw1"}); // [16]
+  b.addNode("Concat", "cat", {"n1", "c", "hw1"}, {"shape2"},
+            {attrInt("axis", 0)});
+  b.addNode("Reshape", "reshape", {"x", "shape2"}, {"y"});
+  // An integer turned float becomes the one weight.
+  b.addNode("Cast", "cast", {"hw"}, {"hw_f"}, {attrInt("to", 1)});
+  b.addNode("Div", "div", {"y", "hw_f"}, {"z"});
+  b.addOutput("z", {2, 3, 16});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_EQ(computeOps(*module),
+            (std::vector<std::string>{"top.reshape", "top.div", "func.return"}));
+  auto reshape = cast<kiln::top::ReshapeOp>(opNamed(*module, "y"));
+  EXPECT_EQ(reshape.getShape(), ArrayRef<int64_t>({2, 3, 16}));
+  EXPECT_EQ(weightNames(*module), (std::vector<std::string>{"hw_f"}));
+  auto div = cast<kiln::top::DivOp>(opNamed(*module, "z"));
+  EXPECT_EQ(kiln::top::readWeight(
+                div.getRhs().getDefiningOp<kiln::top::WeightOp>()),
+            (std::vector<float>{16}));
+  // No integer type anywhere in the IR.
+  mainFunc(*module).walk([](Operation *op) {
+    for (Type t : op->getResultTypes()) {
+      if (auto tensor = dyn_cast<RankedTensorType>(t)) {
+        EXPECT_TRUE(tensor.getElementType().isF32()) << typeStr(t);
+      }
+    }
+  });
+}
+
+// Float ops on constants are evaluated with the Top interpreter at import.
+TEST_F(OnnxImporterTest, FloatConstantsFoldWithTheInterpreter) {
+  OnnxModelBuilder b;
+  b.addInput("x", {2, 3});
+  b.addInitializer("a", {3, 2}, {1, 2, 3, 4, 5, 6});
+  b.addInitializer("s", {1}, {10});
+  b.addNode("Transpose", "t", {"a"}, {"at"});         // [[1, 3, 5], [2, 4, 6]]
+  b.addNode("Mul", "m", {"at", "s"}, {"scaled"});     // x 10
+  b.addNode("Relu", "r", {"scaled"}, {"bias"});
+  b.addNode("Equal", "eq", {"a", "a"}, {"same"});
+  b.addNode("Add", "add", {"x", "bias"}, {"y"});
+  b.addOutput("y", {2, 3});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_EQ(computeOps(*module),
+            (std::vector<std::string>{"top.add", "func.return"}));
+  auto add = cast<kiln::top::AddOp>(opNamed(*module, "y"));
+  auto bias = add.getRhs().getDefiningOp<kiln::top::WeightOp>();
+  ASSERT_TRUE(bias);
+  EXPECT_EQ(nameOf(bias.getLoc()), "bias");
+  EXPECT_EQ(kiln::top::readWeight(bias),
+            (std::vector<float>{10, 30, 50, 20, 40, 60}));
+  // The inputs of folded ops are gone.
+  EXPECT_EQ(weightNames(*module), (std::vector<std::string>{"bias"}));
+  expectRoundTrip(*module);
+}
+
+// Where and Equal on constants fold; on a computed value they are an error.
+TEST_F(OnnxImporterTest, WhereAndEqualOnConstants) {
+  OnnxModelBuilder b;
+  b.addInput("x", {4});
+  b.addInitializerI64("a", {4}, {1, 2, 3, 4});
+  b.addInitializerI64("two", {}, {2});
+  b.addInitializer("yes", {1}, {100});
+  b.addInitializer("no", {4}, {1, 2, 3, 4});
+  b.addNode("Equal", "eq", {"a", "two"}, {"mask"});
+  b.addNode("Where", "wh", {"mask", "yes", "no"}, {"picked"});
+  b.addNode("Add", "add", {"x", "picked"}, {"y"});
+  b.addOutput("y", {4});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  auto add = cast<kiln::top::AddOp>(opNamed(*module, "y"));
+  EXPECT_EQ(kiln::top::readWeight(
+                add.getRhs().getDefiningOp<kiln::top::WeightOp>()),
+            (std::vector<float>{1, 100, 3, 4}));
+
+  errors.clear();
+  OnnxModelBuilder c;
+  c.addInput("x", {4});
+  c.addInitializer("zero", {1}, {0});
+  c.addNode("Equal", "eqx", {"x", "zero"}, {"mask"});
+  c.addNode("Where", "wh", {"mask", "x", "zero"}, {"y"});
+  c.addOutput("y", {4});
+  EXPECT_FALSE(import(c));
+  EXPECT_NE(allErrors().find("node 'eqx' (Equal): only constant inputs are "
+                             "supported"),
+            std::string::npos)
+      << allErrors();
+}
+
+//===----------------------------------------------------------------------===//
+// Operators
+//===----------------------------------------------------------------------===//
+
+// A 1-D conv runs as a 2-D one with H = 1: reshapes around it, the filter
+// reshaped at import.
+TEST_F(OnnxImporterTest, Conv1DRunsAs2D) {
+  OnnxModelBuilder b;
+  b.addInput("x", {1, 2, 9});
+  b.addInitializer("w", {4, 2, 3}, rampData(24));
+  b.addNode("Conv", "c", {"x", "w"}, {"y"},
+            {attrInts("strides", {2}), attrInts("pads", {1, 0}),
+             attrInts("dilations", {2})});
+  b.addOutput("y", {1, 4, 3});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_EQ(computeOps(*module),
+            (std::vector<std::string>{"top.reshape", "top.conv", "top.reshape",
+                                      "func.return"}));
+  auto conv = cast<kiln::top::ConvOp>(opNamed(*module, "y_2d"));
+  EXPECT_EQ(conv.getKernelShape(), ArrayRef<int64_t>({1, 3}));
+  EXPECT_EQ(conv.getStrides(), ArrayRef<int64_t>({1, 2}));
+  EXPECT_EQ(conv.getDilations(), ArrayRef<int64_t>({1, 2}));
+  EXPECT_EQ(conv.getPads(), ArrayRef<int64_t>({0, 1, 0, 0}));
+  EXPECT_EQ(typeStr(conv.getFilter().getType()), "tensor<4x2x1x3xf32>");
+  EXPECT_TRUE(conv.getFilter().getDefiningOp<kiln::top::WeightOp>());
+  // (9 + 1 - 5) / 2 + 1 = 3 columns.
+  EXPECT_EQ(typeStr(opNamed(*module, "y")->getResult(0).getType()),
+            "tensor<1x4x3xf32>");
+}
+
+TEST_F(OnnxImporterTest, ConvTransposeAttributes) {
+  OnnxModelBuilder b;
+  b.addInput("x", {1, 4, 3, 3});
+  b.addInitializer("w", {4, 3, 3, 3}, rampData(108)); // [ic, oc/g, kh, kw]
+  b.addInitializer("bias", {6}, rampData(6));
+  // output_shape sets the pads: full H = 2 * 2 + 3 = 7 -> 6 trims 1 (at the
+  // beginning without SAME_UPPER); full W = 7 -> 9 adds 2 output padding.
+  b.addNode("ConvTranspose", "up", {"x", "w", "bias"}, {"y"},
+            {attrInts("strides", {2, 2}), attrInt("group", 2),
+             attrInts("output_shape", {6, 9})});
+  b.addOutput("y", {1, 6, 6, 9});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  auto deconv = cast<kiln::top::DeconvOp>(opNamed(*module, "y"));
+  EXPECT_EQ(deconv.getPads(), ArrayRef<int64_t>({1, 0, 0, 0}));
+  EXPECT_EQ(deconv.getOutputPadding(), ArrayRef<int64_t>({0, 2}));
+  EXPECT_EQ(deconv.getGroup(), 2u);
+  EXPECT_FALSE(deconv.getFilterReordered());
+  EXPECT_EQ(typeStr(deconv.getFilter().getType()), "tensor<4x3x3x3xf32>");
+  EXPECT_EQ(typeStr(deconv.getType()), "tensor<1x6x6x9xf32>");
+
+  // A computed filter stays a graph value; 1-D runs as 2-D.
+  OnnxModelBuilder d;
+  d.addInput("x", {1, 2, 5});
+  d.addInput("w", {2, 3, 4});
+  d.addNode("ConvTranspose", "up1", {"x", "w"}, {"y"},
+            {attrInts("strides", {3}), attrInts("pads", {1, 2}),
+             attrInts("output_padding", {1})});
+  d.addOutput("y", {1, 3, 14});
+  module = import(d);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_EQ(computeOps(*module),
+            (std::vector<std::string>{"top.reshape", "top.reshape",
+                                      "top.deconv", "top.reshape",
+                                      "func.return"}));
+  deconv = cast<kiln::top::DeconvOp>(opNamed(*module, "y_2d"));
+  EXPECT_EQ(deconv.getPads(), ArrayRef<int64_t>({0, 1, 0, 2}));
+  EXPECT_EQ(deconv.getOutputPadding(), ArrayRef<int64_t>({0, 1}));
+  EXPECT_EQ(typeStr(opNamed(*module, "y")->getResult(0).getType()),
+            "tensor<1x3x14xf32>");
+}
+
+TEST_F(OnnxImporterTest, SliceGatherSplitPadNormalize) {
+  OnnxModelBuilder b(13);
+  b.addInput("x", {4, 6});
+  // Backwards from the last row past the first, every 2nd column from 1 to
+  // an end far past the last: rows 3, 1 and columns 1, 3, 5.
+  b.addInitializerI64("starts", {2}, {-1, 1});
+  b.addInitializerI64("ends", {2}, {INT64_MIN, 1000});
+  b.addInitializerI64("axes", {2}, {0, -1});
+  b.addInitializerI64("steps", {2}, {-2, 2});
+  b.addNode("Slice", "sl", {"x", "starts", "ends", "axes", "steps"}, {"s"});
+  b.addInitializerI64("idx", {1, 2}, {-1, 0});
+  b.addNode("Gather", "ga", {"x", "idx"}, {"g"}, {attrInt("axis", 1)});
+  b.addInitializerI64("split", {2}, {1, 3});
+  b.addNode("Split", "sp", {"x", "split"}, {"p0", "p1"}, {attrInt("axis", 0)});
+  // Pad rows by 1 on top, crop 2 columns at the end.
+  b.addInitializerI64("pads", {4}, {1, 0, 0, -2});
+  b.addNode("Pad", "pa", {"x", "pads"}, {"pd"}, {attrString("mode", "edge")});
+  for (const char *out : {"s", "p0", "p1", "pd"})
+    b.addOutput(out, {-1, -1});
+  b.addOutput("g", {-1, -1, -1});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  auto slice = cast<kiln::top::SliceOp>(opNamed(*module, "s"));
+  EXPECT_EQ(slice.getStarts(), ArrayRef<int64_t>({3, 1}));
+  EXPECT_EQ(slice.getEnds(), ArrayRef<int64_t>({-1, 6}));
+  EXPECT_EQ(slice.getSteps(), ArrayRef<int64_t>({-2, 2}));
+  EXPECT_EQ(typeStr(slice.getType()), "tensor<2x3xf32>");
+  auto gather = cast<kiln::top::GatherOp>(opNamed(*module, "g"));
+  EXPECT_EQ(gather.getIndices(), ArrayRef<int64_t>({5, 0}));
+  EXPECT_EQ(gather.getIndicesShape(), ArrayRef<int64_t>({1, 2}));
+  EXPECT_EQ(typeStr(gather.getType()), "tensor<4x1x2xf32>");
+  auto p1 = cast<kiln::top::SliceOp>(opNamed(*module, "p1"));
+  EXPECT_EQ(p1.getStarts(), ArrayRef<int64_t>({1, 0}));
+  EXPECT_EQ(typeStr(p1.getType()), "tensor<3x6xf32>");
+  auto crop = cast<kiln::top::SliceOp>(opNamed(*module, "pd"));
+  auto pad = crop.getInput().getDefiningOp<kiln::top::PadOp>();
+  ASSERT_TRUE(pad);
+  EXPECT_EQ(nameOf(pad.getLoc()), "pd_pad");
+  EXPECT_EQ(pad.getPads(), ArrayRef<int64_t>({1, 0, 0, 0}));
+  EXPECT_EQ(pad.getMode(), kiln::top::PadMode::Edge);
+  EXPECT_EQ(typeStr(crop.getType()), "tensor<5x4xf32>");
+}
+
+TEST_F(OnnxImporterTest, ActivationsAndClip) {
+  OnnxModelBuilder b(13);
+  b.addInput("x", {2, 3});
+  b.addInitializer("lo", {}, {-1});
+  b.addInitializer("zero", {}, {0});
+  b.addInitializer("six", {}, {6});
+  b.addNode("Clip", "c1", {"x", "lo", "six"}, {"a"});
+  b.addNode("Clip", "c2", {"a", "zero"}, {"b"});   // max absent: a ReLU
+  b.addNode("Clip", "c3", {"b", "", "six"}, {"c"}); // min absent
+  b.addNode("Selu", "selu", {"c"}, {"d"});
+  b.addNode("HardSigmoid", "hs", {"d"}, {"e"}, {attrFloat("alpha", 0.3f)});
+  b.addOutput("e", {2, 3});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_EQ(computeOps(*module),
+            (std::vector<std::string>{"top.active", "top.relu", "top.active",
+                                      "top.active", "top.active",
+                                      "func.return"}));
+  auto c1 = cast<kiln::top::ActiveOp>(opNamed(*module, "a"));
+  EXPECT_EQ(c1.getMode(), kiln::top::ActiveMode::Clip);
+  EXPECT_EQ(c1.getAlpha().convertToDouble(), -1);
+  EXPECT_EQ(c1.getBeta().convertToDouble(), 6);
+  auto c3 = cast<kiln::top::ActiveOp>(opNamed(*module, "c"));
+  EXPECT_TRUE(std::isinf(c3.getAlpha().convertToDouble()));
+  EXPECT_LT(c3.getAlpha().convertToDouble(), 0);
+  auto selu = cast<kiln::top::ActiveOp>(opNamed(*module, "d"));
+  EXPECT_EQ(selu.getMode(), kiln::top::ActiveMode::Selu);
+  EXPECT_FLOAT_EQ(selu.getBeta().convertToDouble(), 1.0507009873554805f);
+  auto hs = cast<kiln::top::ActiveOp>(opNamed(*module, "e"));
+  EXPECT_FLOAT_EQ(hs.getAlpha().convertToDouble(), 0.3f);
+  EXPECT_FLOAT_EQ(hs.getBeta().convertToDouble(), 0.5f);
+  expectRoundTrip(*module);
+}
+
+// Opsets 11-12 normalize the input coerced to 2-D at the axis; 13+ along
+// the one axis.
+TEST_F(OnnxImporterTest, SoftmaxBySemanticsOfTheOpset) {
+  for (int64_t opset : {11, 13}) {
+    OnnxModelBuilder b(opset);
+    b.addInput("x", {2, 3, 4});
+    b.addNode("Softmax", "sm", {"x"}, {"y"}, {attrInt("axis", 1)});
+    b.addNode("LogSoftmax", "lsm", {"x"}, {"z"});
+    b.addOutput("y", {2, 3, 4});
+    b.addOutput("z", {2, 3, 4});
+    auto module = import(b);
+    ASSERT_TRUE(module) << allErrors();
+    if (opset == 11) {
+      // Softmax: [2, 12] along 1; LogSoftmax's default axis 1 likewise.
+      EXPECT_EQ(computeOps(*module),
+                (std::vector<std::string>{"top.reshape", "top.softmax",
+                                          "top.reshape", "top.reshape",
+                                          "top.softmax", "top.reshape",
+                                          "func.return"}));
+      auto inner = cast<kiln::top::SoftmaxOp>(opNamed(*module, "y_softmax"));
+      EXPECT_EQ(typeStr(inner.getType()), "tensor<2x12xf32>");
+      EXPECT_EQ(inner.getAxis(), 1u);
+      EXPECT_TRUE(cast<kiln::top::SoftmaxOp>(opNamed(*module, "z_softmax"))
+                      .getLog());
+    } else {
+      EXPECT_EQ(computeOps(*module),
+                (std::vector<std::string>{"top.softmax", "top.softmax",
+                                          "func.return"}));
+      EXPECT_EQ(cast<kiln::top::SoftmaxOp>(opNamed(*module, "y")).getAxis(),
+                1u);
+      // LogSoftmax-13 defaults to the last axis.
+      EXPECT_EQ(cast<kiln::top::SoftmaxOp>(opNamed(*module, "z")).getAxis(),
+                2u);
+    }
+  }
+}
+
+TEST_F(OnnxImporterTest, ReductionsNormalizeAxes) {
+  OnnxModelBuilder b(13);
+  b.addInput("x", {2, 3, 4, 5});
+  b.addNode("ReduceMean", "m", {"x"}, {"mean"},
+            {attrInts("axes", {-1, 1}), attrInt("keepdims", 0)});
+  b.addInitializerI64("axes", {1}, {-2});
+  b.addNode("ReduceSum", "s", {"x", "axes"}, {"sum"});
+  b.addNode("ReduceL2", "l2", {"x"}, {"norm"});
+  b.addInitializerI64("none", {0}, {});
+  b.addNode("ReduceSum", "noop", {"x", "none"}, {"same"},
+            {attrInt("noop_with_empty_axes", 1)});
+  b.addOutput("mean", {2, 4});
+  b.addOutput("sum", {2, 3, 1, 5});
+  b.addOutput("norm", {1, 1, 1, 1});
+  b.addOutput("same", {2, 3, 4, 5});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  auto mean = cast<kiln::top::ReduceOp>(opNamed(*module, "mean"));
+  EXPECT_EQ(mean.getAxes(), ArrayRef<int64_t>({1, 3}));
+  EXPECT_FALSE(mean.getKeepdims());
+  EXPECT_EQ(cast<kiln::top::ReduceOp>(opNamed(*module, "sum")).getAxes(),
+            ArrayRef<int64_t>({2}));
+  auto l2 = cast<kiln::top::ReduceOp>(opNamed(*module, "norm"));
+  EXPECT_EQ(l2.getMode(), kiln::top::ReduceMode::L2);
+  EXPECT_EQ(l2.getAxes(), ArrayRef<int64_t>({0, 1, 2, 3}));
+  // noop_with_empty_axes: the output is the input.
+  EXPECT_TRUE(isa<BlockArgument>(
+      mainFunc(*module).getBody().back().getTerminator()->getOperand(3)));
+}
+
+TEST_F(OnnxImporterTest, MatMulVectorsAndBatches) {
+  OnnxModelBuilder b;
+  b.addInput("v", {4});
+  b.addInput("m", {2, 1, 3, 4});
+  b.addInitializer("w", {5, 4, 2}, rampData(40));
+  b.addNode("MatMul", "vm", {"v", "w"}, {"vw"});  // [5, 2]
+  b.addNode("MatMul", "mv", {"m", "v"}, {"mvv"}); // [2, 1, 3]
+  b.addNode("MatMul", "mm", {"m", "w"}, {"mw"});  // [2, 5, 3, 2]
+  b.addOutput("vw", {5, 2});
+  b.addOutput("mvv", {2, 1, 3});
+  b.addOutput("mw", {2, 5, 3, 2});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  EXPECT_EQ(typeStr(opNamed(*module, "vw_matmul")->getResult(0).getType()),
+            "tensor<5x1x2xf32>");
+  EXPECT_EQ(typeStr(opNamed(*module, "vw")->getResult(0).getType()),
+            "tensor<5x2xf32>");
+  EXPECT_EQ(typeStr(opNamed(*module, "mvv")->getResult(0).getType()),
+            "tensor<2x1x3xf32>");
+  EXPECT_EQ(typeStr(opNamed(*module, "mw")->getResult(0).getType()),
+            "tensor<2x5x3x2xf32>");
+}
+
+TEST_F(OnnxImporterTest, ResizeAndUpsample) {
+  OnnxModelBuilder b(13);
+  b.addInput("x", {1, 2, 4, 6});
+  b.addInitializerI64("sizes", {4}, {1, 2, 8, 9});
+  b.addNode("Resize", "bilinear", {"x", "", "", "sizes"}, {"y"},
+            {attrString("mode", "linear"),
+             attrString("coordinate_transformation_mode",
+                        "pytorch_half_pixel")});
+  b.addInitializer("scales", {4}, {1, 1, 2, 1.5f});
+  b.addNode("Resize", "nearest", {"x", "", "scales"}, {"z"},
+            {attrString("coordinate_transformation_mode", "asymmetric"),
+             attrString("nearest_mode", "floor")});
+  b.addOutput("y", {1, 2, 8, 9});
+  b.addOutput("z", {1, 2, 8, 9});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_TRUE(warnings.empty()) << warnings.front();
+  auto y = cast<kiln::top::ResizeOp>(opNamed(*module, "y"));
+  EXPECT_EQ(y.getMode(), kiln::top::ResizeMode::Linear);
+  EXPECT_EQ(y.getOutHw(), ArrayRef<int64_t>({8, 9}));
+  EXPECT_EQ(y.getScales(), ArrayRef<double>({2.0, 1.5}));
+  EXPECT_EQ(y.getCoordMode(), 3u);
+  auto z = cast<kiln::top::ResizeOp>(opNamed(*module, "z"));
+  EXPECT_EQ(z.getMode(), kiln::top::ResizeMode::Nearest);
+  EXPECT_EQ(z.getCoordMode(), 1u);
+  EXPECT_EQ(z.getNearestMode(), 2u);
+
+  // Upsample (opset 9) keeps its asymmetric, floor semantics through the
+  // conversion to Resize-11.
+  OnnxModelBuilder u(9);
+  u.addInput("x", {1, 2, 3, 3});
+  u.addInitializer("scales", {4}, {1, 1, 2, 2});
+  u.addNode("Upsample", "up", {"x", "scales"}, {"y"},
+            {attrString("mode", "linear")});
+  u.addOutput("y", {1, 2, 6, 6});
+  module = import(u);
+  ASSERT_TRUE(module) << allErrors();
+  auto up = cast<kiln::top::ResizeOp>(opNamed(*module, "y"));
+  EXPECT_EQ(up.getMode(), kiln::top::ResizeMode::Linear);
+  EXPECT_EQ(up.getCoordMode(), 1u);
+  EXPECT_EQ(up.getNearestMode(), 2u);
+  EXPECT_EQ(typeStr(up.getType()), "tensor<1x2x6x6xf32>");
+}
+
+TEST_F(OnnxImporterTest, InstanceNormDecomposes) {
+  OnnxModelBuilder b;
+  b.addInput("x", {1, 3, 4, 4});
+  b.addInitializer("scale", {3}, {1, 2, 3});
+  b.addInitializer("bias", {3}, {0, 1, 2});
+  b.addNode("InstanceNormalization", "in", {"x", "scale", "bias"}, {"y"},
+            {attrFloat("epsilon", 1e-3f)});
+  b.addOutput("y", {1, 3, 4, 4});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_EQ(computeOps(*module),
+            (std::vector<std::string>{"top.reduce", "top.sub", "top.active",
+                                      "top.reduce", "top.active", "top.active",
+                                      "top.mul", "top.mul", "top.add",
+                                      "func.return"}));
+  auto eps = cast<kiln::top::ActiveOp>(opNamed(*module, "y_var_eps"));
+  EXPECT_EQ(eps.getMode(), kiln::top::ActiveMode::Scale);
+  EXPECT_FLOAT_EQ(eps.getBeta().convertToDouble(), 1e-3f);
+  EXPECT_EQ(cast<kiln::top::ReduceOp>(opNamed(*module, "y_mean")).getAxes(),
+            ArrayRef<int64_t>({2, 3}));
+  auto add = cast<kiln::top::AddOp>(opNamed(*module, "y"));
+  EXPECT_EQ(typeStr(add.getRhs().getType()), "tensor<1x3x1x1xf32>");
+}
+
+TEST_F(OnnxImporterTest, VariadicMaxIsAChain) {
+  OnnxModelBuilder b;
+  b.addInput("a", {2});
+  b.addInput("b", {2});
+  b.addInput("c", {2});
+  b.addNode("Max", "mx", {"a", "b", "c"}, {"y"});
+  b.addNode("Sum", "sum", {"y"}, {"z"}); // one input: the input itself
+  b.addOutput("z", {2});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_EQ(computeOps(*module),
+            (std::vector<std::string>{"top.max", "top.max", "func.return"}));
+  auto last = cast<kiln::top::MaxOp>(opNamed(*module, "y"));
+  EXPECT_EQ(nameOf(last.getLhs().getLoc()), "y_1");
+}
+
+// PyTorch's erf-based GELU becomes one top.active gelu.
+TEST_F(OnnxImporterTest, GeluPatternFuses) {
+  OnnxModelBuilder b;
+  b.addInput("x", {2, 8});
+  b.addInitializer("sqrt2", {}, {1.4142135381698608f});
+  b.addInitializer("one", {}, {1});
+  b.addInitializer("half", {}, {0.5f});
+  b.addNode("Div", "d", {"x", "sqrt2"}, {"xd"});
+  b.addNode("Erf", "e", {"xd"}, {"erf"});
+  b.addNode("Add", "a", {"erf", "one"}, {"erf1"});
+  b.addNode("Mul", "m", {"x", "erf1"}, {"xm"});
+  b.addNode("Mul", "h", {"xm", "half"}, {"y"});
+  b.addOutput("y", {2, 8});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_EQ(computeOps(*module),
+            (std::vector<std::string>{"top.active", "func.return"}));
+  auto gelu = cast<kiln::top::ActiveOp>(opNamed(*module, "y"));
+  EXPECT_EQ(gelu.getMode(), kiln::top::ActiveMode::Gelu);
+  EXPECT_TRUE(isa<BlockArgument>(gelu.getInput()));
+  EXPECT_TRUE(weightNames(*module).empty());
+}
+
+//===----------------------------------------------------------------------===//
+// Errors name the node, the op type and the attribute
+//===----------------------------------------------------------------------===//
+
+TEST_F(OnnxImporterTest, UnsupportedAttributeValuesNameTheAttribute) {
+  struct Case {
+    std::string expected;
+    std::function<void(OnnxModelBuilder &)> build;
+    std::vector<int64_t> outShape = {-1, -1, -1, -1};
+    int32_t outType = 1;
+  };
+  std::vector<Case> cases = {
+      {"node 'r' (Resize): attribute 'mode' = \"cubic\" is not supported",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {1, 1, 2, 2});
+         b.addInitializer("scales", {4}, {1, 1, 2, 2});
+         b.addNode("Resize", "r", {"x", "", "scales"}, {"y"},
+                   {attrString("mode", "cubic")});
+       }},
+      {"node 'r' (Resize): attribute 'coordinate_transformation_mode' = "
+       "\"tf_crop_and_resize\" is not supported",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {1, 1, 2, 2});
+         b.addInitializer("scales", {4}, {1, 1, 2, 2});
+         b.addNode("Resize", "r", {"x", "", "scales"}, {"y"},
+                   {attrString("coordinate_transformation_mode",
+                               "tf_crop_and_resize")});
+       }},
+      {"node 'p' (Pad): attribute 'mode' = \"wrap\" is not supported",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {1, 1, 2, 2});
+         b.addInitializerI64("pads", {8}, {0, 0, 1, 1, 0, 0, 1, 1});
+         b.addNode("Pad", "p", {"x", "pads"}, {"y"},
+                   {attrString("mode", "wrap")});
+       }},
+      {"node 'c' (Conv): attribute 'kernel_shape' = [3, 3, 3] is not "
+       "supported (only 1-D and 2-D convolution, input [1, 1, 4, 4, 4])",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {1, 1, 4, 4, 4});
+         b.addInitializer("w", {1, 1, 3, 3, 3}, rampData(27));
+         b.addNode("Conv", "c", {"x", "w"}, {"y"});
+       },
+       {-1, -1, -1, -1, -1}},
+      {"node 'm' (MaxPool): attribute 'dilations' = [2, 2] is not supported",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {1, 1, 4, 4});
+         b.addNode("MaxPool", "m", {"x"}, {"y"},
+                   {attrInts("kernel_shape", {2, 2}),
+                    attrInts("dilations", {2, 2})});
+       }},
+      {"node 'cast' (Cast): attribute 'to' = 7 is not supported (cast to "
+       "int64 of a computed tensor)",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {2});
+         b.addNode("Cast", "cast", {"x"}, {"y"}, {attrInt("to", 7)});
+       },
+       {2},
+       7},
+      {"node 'r' (Resize): scales [1.000000, 2.000000, 2.000000, 2.000000] "
+       "must keep N and C (1) of a 4-D input",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {1, 1, 2, 2});
+         b.addInitializer("scales", {4}, {1, 2, 2, 2});
+         b.addNode("Resize", "r", {"x", "", "scales"}, {"y"});
+       }},
+      {"node 'sh' (Reshape): input 'shape' ('dyn') must be a constant; it is "
+       "computed",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {2, 2});
+         b.addInput("s", {2});
+         b.addNode("Relu", "dyn", {"s"}, {"dyn"});
+         b.addNode("Reshape", "sh", {"x", "dyn"}, {"y"});
+       },
+       {-1}},
+  };
+  for (const Case &c : cases) {
+    errors.clear();
+    OnnxModelBuilder b(13);
+    c.build(b);
+    b.addOutput("y", c.outShape, c.outType);
+    EXPECT_FALSE(import(b)) << c.expected;
+    EXPECT_NE(allErrors().find(c.expected), std::string::npos)
+        << "expected: " << c.expected << "\ngot: " << allErrors();
+  }
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
+#include <iterator>
 
 namespace kiln::test {
 
@@ -213,6 +214,40 @@ bool OnnxModelBuilder::save(const std::string &path) const {
   std::string bytes = serialize();
   out.write(bytes.data(), bytes.size());
   return static_cast<bool>(out);
+}
+
+static bool readFile(const std::string &path, std::string &bytes) {
+  std::ifstream in(path, std::ios::binary);
+  bytes.assign(std::istreambuf_iterator<char>(in),
+               std::istreambuf_iterator<char>());
+  return static_cast<bool>(in) || in.eof();
+}
+
+std::string bakeInputs(
+    const std::string &in, const std::string &out,
+    const std::vector<std::pair<std::string, std::string>> &bake) {
+  std::string bytes;
+  onnx::ModelProto model;
+  if (!readFile(in, bytes) || !model.ParseFromString(bytes))
+    return "cannot read model " + in;
+  auto *graph = model.mutable_graph();
+  for (const auto &[name, file] : bake) {
+    onnx::TensorProto tensor;
+    if (!readFile(file, bytes) || !tensor.ParseFromString(bytes))
+      return "cannot read tensor " + file;
+    tensor.set_name(name);
+    *graph->add_initializer() = tensor;
+    auto *inputs = graph->mutable_input();
+    for (int i = 0; i < inputs->size(); ++i)
+      if (inputs->Get(i).name() == name) {
+        inputs->DeleteSubrange(i, 1);
+        break;
+      }
+  }
+  std::ofstream file(out, std::ios::binary);
+  bytes = model.SerializeAsString();
+  file.write(bytes.data(), bytes.size());
+  return file ? "" : "cannot write " + out;
 }
 
 std::vector<float> rampData(int64_t count, float scale) {

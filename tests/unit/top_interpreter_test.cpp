@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sys/wait.h>
 
 using namespace mlir;
@@ -525,6 +526,414 @@ TEST_F(TopInterpreterTest, UnknownOpFails) {
   EXPECT_NE(diagnostics.find("not supported by the Top interpreter"),
             std::string::npos)
       << diagnostics;
+}
+
+//===----------------------------------------------------------------------===//
+// New ops by hand
+//===----------------------------------------------------------------------===//
+
+TEST_F(TopInterpreterTest, BinaryOpsBroadcast) {
+  std::string ir = R"(
+  func.func @main(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+    %0 = top.sub %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %1 = top.div %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %2 = top.pow %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %3 = top.max %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %4 = top.min %a, %b {do_relu = true} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %5 = top.prelu %a, %b : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    return %0, %1, %2, %3, %4, %5 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+  })";
+  std::vector<float> a = {-2, 1, 4, 3, -1, 0.5f}, b = {2, -1, 0.5f};
+  TensorMap outputs;
+  ASSERT_TRUE(
+      succeeded(run(ir, {{"arg0", {{2, 3}, a}}, {"arg1", {{3}, b}}}, outputs)))
+      << diagnostics;
+  expectClose(outputs["out0"], {2, 3}, {-4, 2, 3.5f, 1, 0, 0});
+  expectClose(outputs["out1"], {2, 3}, {-1, -1, 8, 1.5f, 1, 1});
+  expectClose(outputs["out2"], {2, 3}, {4, 1, 2, 9, -1, std::sqrt(0.5f)});
+  expectClose(outputs["out3"], {2, 3}, {2, 1, 4, 3, -1, 0.5f});
+  expectClose(outputs["out4"], {2, 3}, {0, 0, 0.5f, 2, 0, 0.5f});
+  // prelu: negative inputs times the slope.
+  expectClose(outputs["out5"], {2, 3}, {-4, 1, 4, 3, 1, 0.5f});
+}
+
+TEST_F(TopInterpreterTest, ReduceModes) {
+  // [2, 3] = [[1, -2, 3], [4, 5, -6]].
+  std::string ir = R"(
+  func.func @main(%x: tensor<2x3xf32>) -> (tensor<2x1xf32>, tensor<3xf32>, tensor<1x1xf32>, tensor<2xf32>, tensor<2xf32>, tensor<3xf32>) {
+    %0 = top.reduce %x {mode = 0 : i32, axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+    %1 = top.reduce %x {mode = 1 : i32, axes = array<i64: 0>, keepdims = false} : (tensor<2x3xf32>) -> tensor<3xf32>
+    %2 = top.reduce %x {mode = 2 : i32, axes = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<1x1xf32>
+    %3 = top.reduce %x {mode = 3 : i32, axes = array<i64: 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<2xf32>
+    %4 = top.reduce %x {mode = 4 : i32, axes = array<i64: 1>, keepdims = false} : (tensor<2x3xf32>) -> tensor<2xf32>
+    %5 = top.reduce %x {mode = 5 : i32, axes = array<i64: 0>, keepdims = false} : (tensor<2x3xf32>) -> tensor<3xf32>
+    return %0, %1, %2, %3, %4, %5 : tensor<2x1xf32>, tensor<3xf32>, tensor<1x1xf32>, tensor<2xf32>, tensor<2xf32>, tensor<3xf32>
+  })";
+  TensorMap outputs;
+  ASSERT_TRUE(
+      succeeded(run(ir, {{"arg0", {{2, 3}, {1, -2, 3, 4, 5, -6}}}}, outputs)))
+      << diagnostics;
+  expectClose(outputs["out0"], {2, 1}, {2, 3});
+  expectClose(outputs["out1"], {3}, {2.5f, 1.5f, -1.5f});
+  expectClose(outputs["out2"], {1, 1}, {5});
+  expectClose(outputs["out3"], {2}, {-2, -6});
+  expectClose(outputs["out4"], {2}, {std::sqrt(14.0f), std::sqrt(77.0f)});
+  expectClose(outputs["out5"], {3}, {17, 29, 45});
+}
+
+TEST_F(TopInterpreterTest, DataMovement) {
+  // x = 0..23 as [2, 3, 4].
+  std::string ir = R"(
+  func.func @main(%x: tensor<2x3x4xf32>) -> (tensor<4x2x3xf32>, tensor<2x2x2xf32>, tensor<2x2x2x4xf32>, tensor<2x2x3x4xf32>, tensor<2x6x4xf32>, tensor<1x1xf32>) {
+    %0 = top.transpose %x {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+    %1 = top.slice %x {starts = array<i64: 1, 0, 3>, ends = array<i64: -1, 3, -1>, steps = array<i64: -1, 2, -2>} : (tensor<2x3x4xf32>) -> tensor<2x2x2xf32>
+    %2 = top.gather %x {axis = 1 : i64, indices = array<i64: 2, 0>, indices_shape = array<i64: 2>} : (tensor<2x3x4xf32>) -> tensor<2x2x4xf32>
+    %3 = top.reshape %2 {shape = array<i64: 2, 2, 1, 4>} : (tensor<2x2x4xf32>) -> tensor<2x2x1x4xf32>
+    %4 = top.expand %3 {shape = array<i64: 2, 1>} : (tensor<2x2x1x4xf32>) -> tensor<2x2x2x4xf32>
+    %5 = top.expand %x {shape = array<i64: 2, 2, 3, 4>} : (tensor<2x3x4xf32>) -> tensor<2x2x3x4xf32>
+    %6 = top.expand %x {shape = array<i64: 2, 6, 4>, repeats = array<i64: 1, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
+    %7 = top.gather %x {axis = 2 : i64, indices = array<i64: 3>, indices_shape = array<i64>} : (tensor<2x3x4xf32>) -> tensor<2x3xf32>
+    %8 = top.slice %7 {starts = array<i64: 1, 2>, ends = array<i64: 2, 3>, steps = array<i64: 1, 1>} : (tensor<2x3xf32>) -> tensor<1x1xf32>
+    return %0, %1, %4, %5, %6, %8 : tensor<4x2x3xf32>, tensor<2x2x2xf32>, tensor<2x2x2x4xf32>, tensor<2x2x3x4xf32>, tensor<2x6x4xf32>, tensor<1x1xf32>
+  })";
+  std::vector<float> x = iota(24);
+  auto at = [&](int i, int j, int k) { return x[(i * 3 + j) * 4 + k]; };
+  std::vector<float> transposed, sliced, gathered, expanded, tiled;
+  for (int k = 0; k < 4; ++k)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j)
+        transposed.push_back(at(i, j, k));
+  // Rows 1, 0; columns 0, 2; depth 3, 1.
+  for (int i : {1, 0})
+    for (int j : {0, 2})
+      for (int k : {3, 1})
+        sliced.push_back(at(i, j, k));
+  for (int i = 0; i < 2; ++i)
+    for (int j : {2, 0})
+      for (int r = 0; r < 2; ++r)
+        for (int k = 0; k < 4; ++k)
+          gathered.push_back(at(i, j, k));
+  for (int r = 0; r < 2; ++r)
+    expanded.insert(expanded.end(), x.begin(), x.end());
+  for (int i = 0; i < 2; ++i)
+    for (int r = 0; r < 2; ++r)
+      for (int j = 0; j < 3; ++j)
+        for (int k = 0; k < 4; ++k)
+          tiled.push_back(at(i, j, k));
+  TensorMap outputs;
+  ASSERT_TRUE(succeeded(run(ir, {{"arg0", {{2, 3, 4}, x}}}, outputs)))
+      << diagnostics;
+  expectClose(outputs["out0"], {4, 2, 3}, transposed);
+  expectClose(outputs["out1"], {2, 2, 2}, sliced);
+  expectClose(outputs["out2"], {2, 2, 2, 4}, gathered);
+  expectClose(outputs["out3"], {2, 2, 3, 4}, expanded);
+  expectClose(outputs["out4"], {2, 6, 4}, tiled);
+  expectClose(outputs["out5"], {1, 1}, {at(1, 2, 3)});
+}
+
+TEST_F(TopInterpreterTest, BatchedMatMulBroadcasts) {
+  Shape as = {2, 1, 3, 4}, bs = {5, 4, 2};
+  auto a = pseudoRandom(numElements(as), 21), b = pseudoRandom(numElements(bs), 22);
+  std::string ir = R"(
+  func.func @main(%a: tensor<2x1x3x4xf32>, %b: tensor<5x4x2xf32>) -> tensor<2x5x3x2xf32> {
+    %n = top.none
+    %y = top.matmul %a, %b, %n : (tensor<2x1x3x4xf32>, tensor<5x4x2xf32>, none) -> tensor<2x5x3x2xf32>
+    return %y : tensor<2x5x3x2xf32>
+  })";
+  std::vector<float> expected;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 5; ++j)
+      for (int r = 0; r < 3; ++r)
+        for (int c = 0; c < 2; ++c) {
+          double acc = 0;
+          for (int k = 0; k < 4; ++k)
+            acc += double(a[(i * 3 + r) * 4 + k]) * b[(j * 4 + k) * 2 + c];
+          expected.push_back(float(acc));
+        }
+  expectClose(runOne(ir, {{"arg0", {as, a}}, {"arg1", {bs, b}}}),
+              {2, 5, 3, 2}, expected);
+}
+
+TEST_F(TopInterpreterTest, GlobalMaxPool) {
+  std::string ir = R"(
+  func.func @main(%x: tensor<1x2x2x2xf32>) -> tensor<1x2x1x1xf32> {
+    %y = top.global_maxpool %x : (tensor<1x2x2x2xf32>) -> tensor<1x2x1x1xf32>
+    return %y : tensor<1x2x1x1xf32>
+  })";
+  expectClose(runOne(ir, {{"arg0", {{1, 2, 2, 2}, {1, -5, 3, 2, -1, -2, -3, -4}}}}),
+              {1, 2, 1, 1}, {3, -1});
+}
+
+TEST_F(TopInterpreterTest, DeconvByHand) {
+  // One input pixel per position, 2x2 ones filter, stride 2: each input
+  // value fills its own 2x2 block; pads trim the first row and column.
+  std::string ir =
+      "func.func @main(%x: tensor<1x1x2x2xf32>) -> tensor<1x1x3x3xf32> {\n" +
+      weight("w", {1, 1, 2, 2}, {1, 1, 1, 1}) + weight("b", {1}, {10}) + R"(
+    %y = top.deconv %x, %w, %b {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>,
+        pads = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>}
+        : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>, tensor<1xf32>) -> tensor<1x1x3x3xf32>
+    return %y : tensor<1x1x3x3xf32>
+  })";
+  expectClose(runOne(ir, {{"arg0", {{1, 1, 2, 2}, {1, 2, 3, 4}}}}), {1, 1, 3, 3},
+              {11, 12, 12, 13, 14, 14, 13, 14, 14});
+}
+
+//===----------------------------------------------------------------------===//
+// New ops against PyTorch / numpy
+//===----------------------------------------------------------------------===//
+
+/// Runs `body` in /usr/bin/python3 with `ins` (a list of flat float32 torch
+/// tensors) and numpy as np, torch, F in scope; the body sets `outs`, a list
+/// of tensors or arrays, whose flattened values are returned concatenated.
+/// Skips the test (returns nullopt) when torch is missing.
+std::optional<std::vector<float>>
+torchReference(const std::string &body,
+               const std::vector<std::vector<float>> &ins) {
+  std::string dir = ::testing::TempDir();
+  std::string script = dir + "top_interp_ref.py", in = dir + "top_interp_ref.in",
+              out = dir + "top_interp_ref.out";
+  std::string sizes;
+  for (const auto &v : ins)
+    sizes += (sizes.empty() ? "" : ",") + std::to_string(v.size());
+  std::ofstream(script) << "import sys\ntry:\n    import numpy as np\n"
+                           "    import torch\n    import torch.nn.functional as F\n"
+                           "except ImportError:\n    sys.exit(77)\n"
+                           "flat = np.fromfile(sys.argv[1], dtype='<f4')\n"
+                           "ins, start = [], 0\n"
+                           "for s in [int(v) for v in sys.argv[3].split(',') if v]:\n"
+                           "    ins.append(torch.from_numpy(flat[start:start + s].copy()))\n"
+                           "    start += s\n"
+                        << body
+                        << "\nnp.concatenate([np.asarray(o, dtype='<f4').ravel() "
+                           "for o in outs]).astype('<f4').tofile(sys.argv[2])\n";
+  {
+    std::ofstream file(in, std::ios::binary);
+    for (const auto &v : ins)
+      file.write(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
+  }
+  std::remove(out.c_str());
+  int status = std::system((std::string(KILN_TEST_PYTHON) + " " + script + " " +
+                            in + " " + out + " " + sizes)
+                               .c_str());
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+    return std::nullopt;
+  EXPECT_EQ(status, 0) << body;
+  std::ifstream result(out, std::ios::binary | std::ios::ate);
+  std::streamsize bytes = result.tellg();
+  std::vector<float> floats(bytes > 0 ? bytes / sizeof(float) : 0);
+  result.seekg(0);
+  result.read(reinterpret_cast<char *>(floats.data()), bytes);
+  return floats;
+}
+
+/// `count` values of `all` from `offset` (and advances it).
+std::vector<float> take(const std::vector<float> &all, size_t &offset,
+                        size_t count) {
+  std::vector<float> part(all.begin() + offset, all.begin() + offset + count);
+  offset += count;
+  return part;
+}
+
+TEST_F(TopInterpreterTest, DeconvBothLayoutsMatchPyTorch) {
+  // ic 4, oc 6, group 2: ONNX filter [4, 3, 3, 3].
+  Shape is = {1, 4, 5, 5}, ws = {4, 3, 3, 3}, os = {1, 6, 12, 11};
+  auto x = pseudoRandom(numElements(is), 31), w = pseudoRandom(numElements(ws), 32),
+       b = pseudoRandom(6, 33);
+  auto ref = torchReference(R"(
+x, w, b = ins[0].reshape(1, 4, 5, 5), ins[1].reshape(4, 3, 3, 3), ins[2]
+outs = [F.conv_transpose2d(x, w, b, stride=(2, 3), padding=(1, 2),
+                           output_padding=(1, 0), groups=2, dilation=(2, 1))]
+)",
+                            {x, w, b});
+  if (!ref)
+    GTEST_SKIP() << "no torch";
+  // The chip's layout: per group, [ic/g, oc/g] -> [oc/g, ic/g].
+  std::vector<float> reordered(w.size());
+  for (int g = 0; g < 2; ++g)
+    for (int c = 0; c < 2; ++c)
+      for (int o = 0; o < 3; ++o)
+        for (int k = 0; k < 9; ++k)
+          reordered[((g * 3 + o) * 2 + c) * 9 + k] = w[((g * 2 + c) * 3 + o) * 9 + k];
+  const char *attrs = R"({kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 3>,
+        pads = array<i64: 1, 2, 1, 2>, dilations = array<i64: 2, 1>,
+        output_padding = array<i64: 1, 0>, group = 2 : i64)";
+  std::string ir =
+      "func.func @main(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>, %wr: "
+      "tensor<6x2x3x3xf32>) -> (tensor<1x6x12x11xf32>, tensor<1x6x12x11xf32>) {\n" +
+      weight("b", {6}, b) + "    %y = top.deconv %x, %w, %b " + attrs +
+      "} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<6xf32>) -> "
+      "tensor<1x6x12x11xf32>\n    %z = top.deconv %x, %wr, %b " +
+      attrs +
+      ", filter_reordered = true} : (tensor<1x4x5x5xf32>, tensor<6x2x3x3xf32>, "
+      "tensor<6xf32>) -> tensor<1x6x12x11xf32>\n    return %y, %z : "
+      "tensor<1x6x12x11xf32>, tensor<1x6x12x11xf32>\n}";
+  TensorMap outputs;
+  ASSERT_TRUE(succeeded(run(ir,
+                            {{"arg0", {is, x}},
+                             {"arg1", {ws, w}},
+                             {"arg2", {{6, 2, 3, 3}, reordered}}},
+                            outputs)))
+      << diagnostics;
+  expectClose(outputs["out0"], os, *ref, 1e-4f);
+  expectClose(outputs["out1"], os, *ref, 1e-4f);
+}
+
+TEST_F(TopInterpreterTest, ResizeMatchesPyTorch) {
+  Shape is = {1, 2, 4, 5};
+  auto x = pseudoRandom(numElements(is), 41);
+  auto ref = torchReference(R"(
+x = ins[0].reshape(1, 2, 4, 5)
+outs = [F.interpolate(x, size=(7, 10), mode='bilinear', align_corners=False),
+        F.interpolate(x, size=(7, 10), mode='bilinear', align_corners=True),
+        F.interpolate(x, size=(8, 15), mode='nearest'),
+        F.interpolate(x, size=(3, 3), mode='bilinear', align_corners=False)]
+)",
+                            {x});
+  if (!ref)
+    GTEST_SKIP() << "no torch";
+  // PyTorch's bilinear is half_pixel (pytorch_half_pixel), align_corners is
+  // align_corners, nearest is asymmetric with floor; scales are out / in.
+  std::string ir = R"(
+  func.func @main(%x: tensor<1x2x4x5xf32>) -> (tensor<1x2x7x10xf32>, tensor<1x2x7x10xf32>, tensor<1x2x8x15xf32>, tensor<1x2x3x3xf32>) {
+    %0 = top.resize %x {mode = 1 : i32, out_hw = array<i64: 7, 10>, scales = array<f64: 1.75, 2.0>, coord_mode = 3 : i64, nearest_mode = 0 : i64} : (tensor<1x2x4x5xf32>) -> tensor<1x2x7x10xf32>
+    %1 = top.resize %x {mode = 1 : i32, out_hw = array<i64: 7, 10>, scales = array<f64: 1.75, 2.0>, coord_mode = 2 : i64, nearest_mode = 0 : i64} : (tensor<1x2x4x5xf32>) -> tensor<1x2x7x10xf32>
+    %2 = top.resize %x {mode = 0 : i32, out_hw = array<i64: 8, 15>, scales = array<f64: 2.0, 3.0>, coord_mode = 1 : i64, nearest_mode = 2 : i64} : (tensor<1x2x4x5xf32>) -> tensor<1x2x8x15xf32>
+    %3 = top.resize %x {mode = 1 : i32, out_hw = array<i64: 3, 3>, scales = array<f64: 0.75, 0.6>, coord_mode = 0 : i64, nearest_mode = 0 : i64} : (tensor<1x2x4x5xf32>) -> tensor<1x2x3x3xf32>
+    return %0, %1, %2, %3 : tensor<1x2x7x10xf32>, tensor<1x2x7x10xf32>, tensor<1x2x8x15xf32>, tensor<1x2x3x3xf32>
+  })";
+  TensorMap outputs;
+  ASSERT_TRUE(succeeded(run(ir, {{"arg0", {is, x}}}, outputs))) << diagnostics;
+  size_t offset = 0;
+  expectClose(outputs["out0"], {1, 2, 7, 10}, take(*ref, offset, 140));
+  expectClose(outputs["out1"], {1, 2, 7, 10}, take(*ref, offset, 140));
+  expectClose(outputs["out2"], {1, 2, 8, 15}, take(*ref, offset, 240));
+  expectClose(outputs["out3"], {1, 2, 3, 3}, take(*ref, offset, 18));
+}
+
+TEST_F(TopInterpreterTest, ActivationsAndSoftmaxMatchPyTorch) {
+  Shape is = {2, 3, 4};
+  auto x = pseudoRandom(24, 51);
+  for (float &v : x)
+    v *= 4; // reach the bends of hard_sigmoid, hard_swish and clip
+  std::vector<float> positive(24);
+  for (int i = 0; i < 24; ++i)
+    positive[i] = std::fabs(x[i]) + 0.1f;
+  auto ref = torchReference(R"(
+x, p = ins[0].reshape(2, 3, 4), ins[1].reshape(2, 3, 4)
+outs = [F.leaky_relu(x, 0.1), torch.sigmoid(x), torch.tanh(x), torch.exp(x),
+        torch.log(p), torch.sqrt(p), torch.rsqrt(p), torch.reciprocal(p),
+        torch.abs(x), -x, torch.erf(x), F.elu(x, 0.7), F.selu(x), F.softplus(x),
+        torch.clamp(x * 0.2 + 0.5, 0, 1), F.hardswish(x), torch.clamp(x, -0.5, 0.3),
+        x * x, F.gelu(x), 3 * x - 1,
+        torch.softmax(x, 1), torch.log_softmax(x, -1)]
+)",
+                            {x, positive});
+  if (!ref)
+    GTEST_SKIP() << "no torch";
+  // (mode, alpha, beta, input): firmware-abi's kiln_active_kind values.
+  struct Mode {
+    int mode;
+    double alpha, beta;
+    bool positive;
+  };
+  std::vector<Mode> modes = {
+      {1, 0.1, 0, false},  {2, 0, 0, false},    {3, 0, 0, false},
+      {4, 0, 0, false},    {5, 0, 0, true},     {6, 0, 0, true},
+      {7, 0, 0, true},     {8, 0, 0, true},     {9, 0, 0, false},
+      {10, 0, 0, false},   {11, 0, 0, false},   {12, 0.7, 0, false},
+      {13, 1.6732632423543772, 1.0507009873554805, false},
+      {14, 0, 0, false},   {15, 0.2, 0.5, false}, {16, 0, 0, false},
+      {17, -0.5, 0.3, false}, {18, 0, 0, false}, {19, 0, 0, false},
+      {20, 3, -1, false}};
+  std::string ir = "func.func @main(%x: tensor<2x3x4xf32>, %p: tensor<2x3x4xf32>) -> (";
+  std::string body, results;
+  for (size_t i = 0; i < modes.size() + 2; ++i)
+    ir += std::string(i ? ", " : "") + "tensor<2x3x4xf32>";
+  ir += ") {\n";
+  for (size_t i = 0; i < modes.size(); ++i) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "  %%r%zu = top.active %%%s {mode = %d : i32, alpha = %.17e : "
+                  "f64, beta = %.17e : f64} : (tensor<2x3x4xf32>) -> "
+                  "tensor<2x3x4xf32>\n",
+                  i, modes[i].positive ? "p" : "x", modes[i].mode, modes[i].alpha,
+                  modes[i].beta);
+    ir += line;
+    results += std::string(i ? ", " : "") + "%r" + std::to_string(i);
+  }
+  ir += "  %s0 = top.softmax %x {axis = 1 : i64} : (tensor<2x3x4xf32>) -> "
+        "tensor<2x3x4xf32>\n"
+        "  %s1 = top.softmax %x {axis = -1 : i64, log = true} : "
+        "(tensor<2x3x4xf32>) -> tensor<2x3x4xf32>\n  return " +
+        results + ", %s0, %s1 : ";
+  for (size_t i = 0; i < modes.size() + 2; ++i)
+    ir += std::string(i ? ", " : "") + "tensor<2x3x4xf32>";
+  ir += "\n}";
+  TensorMap outputs;
+  ASSERT_TRUE(succeeded(
+      run(ir, {{"arg0", {is, x}}, {"arg1", {is, positive}}}, outputs)))
+      << diagnostics;
+  size_t offset = 0;
+  for (size_t i = 0; i < modes.size() + 2; ++i) {
+    SCOPED_TRACE("output " + std::to_string(i));
+    expectClose(outputs["out" + std::to_string(i)], is, take(*ref, offset, 24),
+                1e-5f);
+  }
+}
+
+TEST_F(TopInterpreterTest, PadMatchesNumpy) {
+  Shape is = {2, 3, 4};
+  auto x = pseudoRandom(24, 61);
+  auto ref = torchReference(R"(
+x = ins[0].numpy().reshape(2, 3, 4)
+w = ((0, 1), (2, 0), (1, 3))
+outs = [np.pad(x, w, mode='constant', constant_values=1.5),
+        np.pad(x, w, mode='reflect'), np.pad(x, w, mode='edge')]
+)",
+                            {x});
+  if (!ref)
+    GTEST_SKIP() << "no torch";
+  std::string ir = R"(
+  func.func @main(%x: tensor<2x3x4xf32>) -> (tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>) {
+    %0 = top.pad %x {pads = array<i64: 0, 2, 1, 1, 0, 3>, mode = 0 : i32, value = 1.5 : f64} : (tensor<2x3x4xf32>) -> tensor<3x5x8xf32>
+    %1 = top.pad %x {pads = array<i64: 0, 2, 1, 1, 0, 3>, mode = 1 : i32} : (tensor<2x3x4xf32>) -> tensor<3x5x8xf32>
+    %2 = top.pad %x {pads = array<i64: 0, 2, 1, 1, 0, 3>, mode = 2 : i32} : (tensor<2x3x4xf32>) -> tensor<3x5x8xf32>
+    return %0, %1, %2 : tensor<3x5x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32>
+  })";
+  TensorMap outputs;
+  ASSERT_TRUE(succeeded(run(ir, {{"arg0", {is, x}}}, outputs))) << diagnostics;
+  size_t offset = 0;
+  for (int i = 0; i < 3; ++i)
+    expectClose(outputs["out" + std::to_string(i)], {3, 5, 8},
+                take(*ref, offset, 120));
+}
+
+TEST_F(TopInterpreterTest, EvaluateOpChecksOperands) {
+  // evaluateOp (constant folding's entry) checks the data, not the types.
+  std::string ir = R"(
+  func.func @main(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+    %y = top.transpose %x {perm = array<i64: 1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    return %y : tensor<3x2xf32>
+  })";
+  OwningOpRef<ModuleOp> module =
+      parseSourceString<ModuleOp>(ir, ParserConfig(&context));
+  ASSERT_TRUE(module);
+  Operation *transpose = &module->lookupSymbol<func::FuncOp>("main").front().front();
+  Tensor in{{2, 3}, iota(6)};
+  FailureOr<Tensor> out = kiln::interp::evaluateOp(transpose, {&in});
+  ASSERT_TRUE(succeeded(out));
+  expectClose(*out, {3, 2}, {0, 3, 1, 4, 2, 5});
+  Tensor bad{{6}, iota(6)};
+  diagnostics.clear();
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    diagnostics += d.str();
+    return success();
+  });
+  EXPECT_TRUE(failed(kiln::interp::evaluateOp(transpose, {&bad})));
+  EXPECT_NE(diagnostics.find("is not a permutation"), std::string::npos)
+      << diagnostics;
+  EXPECT_TRUE(failed(kiln::interp::evaluateOp(transpose, {})));
 }
 
 //===----------------------------------------------------------------------===//

@@ -6,6 +6,7 @@
 #include "kiln/abi/bmodel.h"
 #include "kiln/bmodel_generated.h"
 #include "kiln/host/npz.h"
+#include "kiln/rt/kiln_rt.h"
 
 #include <cstdio>
 #include <cstring>
@@ -97,17 +98,50 @@ std::string residencyJson(const fb::Residency *r) {
          std::to_string(r->lmem_size()) + "}";
 }
 
-void printText(const kiln_bmodel_header &h, const fb::Model *m) {
+// What the runtime needs to load net `index`: the same verification and
+// memory plan as kiln_net_load (docs/runtime.md). File data from a vector
+// is aligned as the runtime requires.
+std::string memoryText(const std::vector<uint8_t> &file, uint32_t index) {
+  kiln_memory_requirements r;
+  if (kiln_status st = kiln_bmodel_query_memory(file.data(), file.size(), index, &r);
+      st != KILN_OK)
+    return std::string("device memory: unknown (") + kiln_status_str(st) + ")";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "device memory: %llu bytes (commands %llu, coefficients %llu, activations "
+                "%llu); host storage: runtime %zu + net %zu bytes",
+                (unsigned long long)r.device_bytes, (unsigned long long)r.command_bytes,
+                (unsigned long long)r.coeff_bytes, (unsigned long long)r.neuron_bytes,
+                r.runtime_storage_bytes, r.net_storage_bytes);
+  return line;
+}
+
+std::string memoryJson(const std::vector<uint8_t> &file, uint32_t index) {
+  kiln_memory_requirements r;
+  if (kiln_bmodel_query_memory(file.data(), file.size(), index, &r) != KILN_OK)
+    return "null";
+  return "{\"device_bytes\": " + std::to_string(r.device_bytes) +
+         ", \"command_bytes\": " + std::to_string(r.command_bytes) +
+         ", \"coeff_bytes\": " + std::to_string(r.coeff_bytes) +
+         ", \"neuron_bytes\": " + std::to_string(r.neuron_bytes) +
+         ", \"runtime_storage_bytes\": " + std::to_string(r.runtime_storage_bytes) +
+         ", \"net_storage_bytes\": " + std::to_string(r.net_storage_bytes) + "}";
+}
+
+void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
+               const fb::Model *m) {
   std::printf("bmodel format %u.%u, compiler %s, chip %s (%u lanes x %u KiB LMEM, ABI %u.%u)\n",
               h.format_major, h.format_minor, m->compiler_version()->c_str(),
               m->chip()->name()->c_str(), m->chip()->lanes(),
               m->chip()->lmem_bytes_per_lane() / 1024, m->chip()->abi_major(),
               m->chip()->abi_minor());
+  uint32_t index = 0;
   for (const fb::Net *net : *m->nets()) {
     std::printf("net %s: coeff %llu bytes, neuron %llu bytes, %u groups, %llu MACs\n",
                 net->name()->c_str(), (unsigned long long)net->coeff_size(),
                 (unsigned long long)net->neuron_size(), net->groups()->size(),
                 (unsigned long long)net->macs());
+    std::printf("  %s\n", memoryText(file, index++).c_str());
     for (const fb::Tensor *t : *net->inputs())
       std::printf("  input  %s %s @%llu\n", t->name()->c_str(), arr(t->shape()).c_str(),
                   (unsigned long long)t->ddr_offset());
@@ -166,7 +200,7 @@ int kiln::cli::inspectMain(const Args &args) {
   if (!m->chip() || !m->nets() || !m->compiler_version())
     return fail(path + ": bmodel lacks its chip or nets");
   if (!json) {
-    printText(h, m);
+    printText(file, h, m);
     return 0;
   }
   std::printf("{\n  \"format\": \"%u.%u\",\n  \"compiler\": %s,\n  \"chip\": {\"name\": %s, "
@@ -175,6 +209,7 @@ int kiln::cli::inspectMain(const Args &args) {
               q(m->chip()->name()).c_str(), m->chip()->lanes(),
               m->chip()->lmem_bytes_per_lane(), m->chip()->abi_major(), m->chip()->abi_minor());
   bool firstNet = true;
+  uint32_t index = 0;
   for (const fb::Net *net : *m->nets()) {
     std::printf("%s\n    {\"name\": %s, \"coeff_size\": %llu, \"neuron_size\": %llu, "
                 "\"macs\": %llu, \"min_ddr_bytes\": %llu,\n",
@@ -182,6 +217,7 @@ int kiln::cli::inspectMain(const Args &args) {
                 (unsigned long long)net->coeff_size(), (unsigned long long)net->neuron_size(),
                 (unsigned long long)net->macs(), (unsigned long long)net->min_ddr_bytes());
     firstNet = false;
+    std::printf("     \"memory\": %s,\n", memoryJson(file, index++).c_str());
     std::printf("     \"inputs\": %s,\n", list(net->inputs(), tensor, "        ").c_str());
     std::printf("     \"outputs\": %s,\n", list(net->outputs(), tensor, "        ").c_str());
     std::printf("     \"groups\": %s,\n", list(net->groups(), groupJson, "      ").c_str());

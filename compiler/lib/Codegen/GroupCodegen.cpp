@@ -354,7 +354,11 @@ struct GroupEmitter {
       r.tensor = name;
       Value source = val.value.getDefiningOp<tpu::LoadOp>().getInput();
       r.dynamic = !source.getDefiningOp<top::WeightOp>();
-      r.producer = r.dynamic && source.getDefiningOp() ? nameOf(source) : "";
+      // Reshapes only alias: the producer is the op that computed the data.
+      Value produced = source;
+      while (auto reshape = produced.getDefiningOp<tpu::ReshapeOp>())
+        produced = reshape.getInput();
+      r.producer = r.dynamic && produced.getDefiningOp() ? nameOf(produced) : "";
       for (Operation *user : val.value.getUsers())
         r.consumers.push_back(nameOf(user));
       auto type = cast<RankedTensorType>(source.getType());

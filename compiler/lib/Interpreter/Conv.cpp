@@ -1,4 +1,4 @@
-//===- Conv.cpp - Reference 2-D convolution -------------------------------===//
+//===- Conv.cpp - Reference 2-D convolution and transposed convolution ----===//
 
 #include "Kernels.h"
 
@@ -83,6 +83,86 @@ FailureOr<Tensor> runConv(top::ConvOp op, const Tensor &input,
           *dst++ = op.getDoRelu() ? relu(r) : r;
         }
     }
+  return out;
+}
+
+FailureOr<Tensor> runDeconv(top::DeconvOp op, const Tensor &input,
+                            const Tensor &filter, const Tensor *bias) {
+  ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
+                    pads = op.getPads(), dilations = op.getDilations(),
+                    outPad = op.getOutputPadding();
+  if (input.shape.size() != 4 || filter.shape.size() != 4)
+    return op.emitOpError("expects a 4-D input and a 4-D filter");
+  if (strides.size() != 2 || pads.size() != 4 || dilations.size() != 2 ||
+      outPad.size() != 2)
+    return op.emitOpError("expects 2 strides, 4 pads, 2 dilations and 2 "
+                          "output paddings");
+  if (llvm::any_of(strides, [](int64_t s) { return s < 1; }) ||
+      llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
+    return op.emitOpError("strides and dilations must be positive");
+  int64_t n = input.shape[0], ic = input.shape[1], ih = input.shape[2],
+          iw = input.shape[3];
+  int64_t kh = filter.shape[2], kw = filter.shape[3];
+  int64_t group = op.getGroup();
+  bool reordered = op.getFilterReordered();
+  // [ic, oc/group, kh, kw] as ONNX stores it, [oc, ic/group, kh, kw] once
+  // reordered; the filter may be computed, so this is checked now.
+  int64_t oc = reordered ? filter.shape[0] : filter.shape[1] * group;
+  int64_t filterIc = reordered ? filter.shape[1] * group : filter.shape[0];
+  if (group < 1 || filterIc != ic || ic % group || oc % group)
+    return op.emitOpError("input [")
+           << input.shape << "] does not match filter [" << filter.shape
+           << "] with group " << group
+           << (reordered ? " (reordered)" : " (ONNX layout)");
+  if (!kernel.empty() &&
+      (kernel.size() != 2 || kernel[0] != kh || kernel[1] != kw))
+    return op.emitOpError("kernel_shape [")
+           << kernel << "] does not match filter [" << filter.shape << "]";
+  if (bias && bias->numElements() != oc)
+    return op.emitOpError("bias has ")
+           << bias->numElements() << " elements, expected " << oc;
+  int64_t oh = (ih - 1) * strides[0] - pads[0] - pads[2] +
+               dilations[0] * (kh - 1) + 1 + outPad[0];
+  int64_t ow = (iw - 1) * strides[1] - pads[1] - pads[3] +
+               dilations[1] * (kw - 1) + 1 + outPad[1];
+  if (oh <= 0 || ow <= 0)
+    return op.emitOpError("window attributes give no output");
+
+  int64_t icg = ic / group, ocg = oc / group;
+  auto tap = [&](int64_t c, int64_t o, int64_t ky, int64_t kx) {
+    int64_t index = reordered ? ((o * icg + c % icg) * kh + ky) * kw + kx
+                              : ((c * ocg + o % ocg) * kh + ky) * kw + kx;
+    return double(filter.data[index]);
+  };
+  // Scatter form: input (iy, ix) times tap (ky, kx) adds to output
+  // (iy * stride + ky * dilation - pad_begin), when that is inside.
+  std::vector<double> acc(n * oc * oh * ow, 0.0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t c = 0; c < ic; ++c) {
+      int64_t g = c / icg;
+      for (int64_t iy = 0; iy < ih; ++iy)
+        for (int64_t ix = 0; ix < iw; ++ix) {
+          double v = input.data[((b * ic + c) * ih + iy) * iw + ix];
+          for (int64_t o = g * ocg; o < (g + 1) * ocg; ++o)
+            for (int64_t ky = 0; ky < kh; ++ky) {
+              int64_t y = iy * strides[0] + ky * dilations[0] - pads[0];
+              if (y < 0 || y >= oh)
+                continue;
+              for (int64_t kx = 0; kx < kw; ++kx) {
+                int64_t x = ix * strides[1] + kx * dilations[1] - pads[1];
+                if (x < 0 || x >= ow)
+                  continue;
+                acc[((b * oc + o) * oh + y) * ow + x] += v * tap(c, o, ky, kx);
+              }
+            }
+        }
+    }
+  Tensor out{{n, oc, oh, ow}, {}};
+  out.data.reserve(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) {
+    float r = float(acc[i] + (bias ? bias->data[(i / (oh * ow)) % oc] : 0.0));
+    out.data.push_back(op.getDoRelu() ? relu(r) : r);
+  }
   return out;
 }
 

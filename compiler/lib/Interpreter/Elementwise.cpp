@@ -1,8 +1,11 @@
-//===- Elementwise.cpp - Reference relu, broadcast binaries, batchnorm ----===//
+//===- Elementwise.cpp - Reference unary, broadcast binary and batchnorm ---===//
 
 #include "Kernels.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
 
 #include <cmath>
 
@@ -69,24 +72,103 @@ FailureOr<Tensor> runBroadcast(Operation *op, const Tensor &lhs,
   return out;
 }
 
-/// A broadcast binary op followed by its optional fused ReLU.
-template <typename BinaryOp>
-static FailureOr<Tensor> runBinary(BinaryOp op, const Tensor &lhs,
-                                   const Tensor &rhs,
-                                   float (*fn)(float, float)) {
+/// The scalar function of a Top binary op. Max and min let NaN through, as
+/// numpy's maximum and minimum do.
+static float (*binaryFunction(Operation *op))(float, float) {
+  return llvm::TypeSwitch<Operation *, float (*)(float, float)>(op)
+      .Case([](top::AddOp) { return [](float a, float b) { return a + b; }; })
+      .Case([](top::SubOp) { return [](float a, float b) { return a - b; }; })
+      .Case([](top::MulOp) { return [](float a, float b) { return a * b; }; })
+      .Case([](top::DivOp) { return [](float a, float b) { return a / b; }; })
+      .Case([](top::PowOp) {
+        return [](float a, float b) { return float(std::pow(double(a), b)); };
+      })
+      .Case([](top::MaxOp) {
+        return [](float a, float b) {
+          return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b);
+        };
+      })
+      .Case([](top::MinOp) {
+        return [](float a, float b) {
+          return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b);
+        };
+      })
+      .Case([](top::PReluOp) {
+        return [](float x, float slope) { return x < 0 ? x * slope : x; };
+      })
+      .Default([](Operation *) { return nullptr; });
+}
+
+FailureOr<Tensor> runBinary(Operation *op, const Tensor &lhs,
+                            const Tensor &rhs) {
+  float (*fn)(float, float) = binaryFunction(op);
+  if (!fn)
+    return op->emitOpError("is not a binary op");
   FailureOr<Tensor> out = runBroadcast(op, lhs, rhs, fn);
-  if (succeeded(out) && op.getDoRelu())
+  auto doRelu = op->getAttrOfType<BoolAttr>("do_relu");
+  if (succeeded(out) && doRelu && doRelu.getValue())
     for (float &v : out->data)
       v = relu(v);
   return out;
 }
 
-FailureOr<Tensor> runAdd(top::AddOp op, const Tensor &lhs, const Tensor &rhs) {
-  return runBinary(op, lhs, rhs, [](float a, float b) { return a + b; });
+/// One unary function of top.active, evaluated in double.
+static double activate(top::ActiveMode mode, double x, double a, double b) {
+  using top::ActiveMode;
+  switch (mode) {
+  case ActiveMode::LeakyRelu:
+    return x < 0 ? a * x : x;
+  case ActiveMode::Sigmoid:
+    return 1.0 / (1.0 + std::exp(-x));
+  case ActiveMode::Tanh:
+    return std::tanh(x);
+  case ActiveMode::Exp:
+    return std::exp(x);
+  case ActiveMode::Log:
+    return std::log(x);
+  case ActiveMode::Sqrt:
+    return std::sqrt(x);
+  case ActiveMode::Rsqrt:
+    return 1.0 / std::sqrt(x);
+  case ActiveMode::Reciprocal:
+    return 1.0 / x;
+  case ActiveMode::Abs:
+    return std::fabs(x);
+  case ActiveMode::Neg:
+    return -x;
+  case ActiveMode::Erf:
+    return std::erf(x);
+  case ActiveMode::Elu:
+    return x > 0 ? x : a * std::expm1(x);
+  case ActiveMode::Selu:
+    return b * (x > 0 ? x : a * std::expm1(x));
+  case ActiveMode::Softplus:
+    // log(1 + e^x) without overflowing e^x for large x.
+    return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+  case ActiveMode::HardSigmoid:
+    return std::max(0.0, std::min(1.0, a * x + b));
+  case ActiveMode::HardSwish:
+    return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5));
+  case ActiveMode::Clip:
+    // Written so a NaN input stays NaN.
+    return x < a ? a : (x > b ? b : x);
+  case ActiveMode::Square:
+    return x * x;
+  case ActiveMode::Gelu:
+    return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+  case ActiveMode::Scale:
+    return a * x + b;
+  }
+  llvm_unreachable("unknown active mode");
 }
 
-FailureOr<Tensor> runMul(top::MulOp op, const Tensor &lhs, const Tensor &rhs) {
-  return runBinary(op, lhs, rhs, [](float a, float b) { return a * b; });
+FailureOr<Tensor> runActive(top::ActiveOp op, const Tensor &input) {
+  double a = op.getAlpha().convertToDouble(), b = op.getBeta().convertToDouble();
+  Tensor out{input.shape, {}};
+  out.data.reserve(input.data.size());
+  for (float x : input.data)
+    out.data.push_back(float(activate(op.getMode(), x, a, b)));
+  return out;
 }
 
 FailureOr<Tensor> runBatchNorm(top::BatchNormOp op, const Tensor &input,

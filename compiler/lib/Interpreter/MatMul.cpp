@@ -8,31 +8,58 @@ namespace kiln::interp {
 
 FailureOr<Tensor> runMatMul(top::MatMulOp op, const Tensor &input,
                             const Tensor &right, const Tensor *bias) {
-  if (input.shape.size() < 2 || right.shape.size() != 2)
-    return op.emitOpError("expects input [.., m, k] and a 2-D right operand");
+  size_t rankA = input.shape.size(), rankB = right.shape.size();
   bool transpose = op.getRightTranspose();
-  int64_t k = input.shape.back();
-  int64_t rightK = transpose ? right.shape[1] : right.shape[0];
-  int64_t n = transpose ? right.shape[0] : right.shape[1];
+  if (rankA < 2 || rankB < 2 || (transpose && rankB != 2))
+    return op.emitOpError("expects input [.., m, k] and right [.., k, n] "
+                          "(2-D when transposed)");
+  int64_t m = input.shape[rankA - 2], k = input.shape.back();
+  int64_t rightK = transpose ? right.shape[1] : right.shape[rankB - 2];
+  int64_t n = transpose ? right.shape[0] : right.shape.back();
   if (rightK != k)
     return op.emitOpError("input [")
            << input.shape << "] and right [" << right.shape
            << "] differ in the inner dimension";
 
-  // Every leading dimension of the input is a row: right is shared.
-  int64_t rows = product(ArrayRef<int64_t>(input.shape).drop_back());
-  Tensor out{input.shape, {}};
-  out.shape.back() = n;
-  out.data.reserve(rows * n);
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t j = 0; j < n; ++j) {
-      double acc = 0;
-      for (int64_t i = 0; i < k; ++i) {
-        float w = transpose ? right.data[j * k + i] : right.data[i * n + j];
-        acc += double(input.data[r * k + i]) * w;
-      }
-      out.data.push_back(float(acc));
+  // Batch dimensions broadcast as in numpy.matmul.
+  ArrayRef<int64_t> batchA = ArrayRef<int64_t>(input.shape).drop_back(2);
+  ArrayRef<int64_t> batchB = ArrayRef<int64_t>(right.shape).drop_back(2);
+  size_t rank = std::max(batchA.size(), batchB.size());
+  std::vector<int64_t> batch(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    size_t offA = rank - batchA.size(), offB = rank - batchB.size();
+    int64_t a = i < offA ? 1 : batchA[i - offA];
+    int64_t b = i < offB ? 1 : batchB[i - offB];
+    if (a != b && a != 1 && b != 1)
+      return op.emitOpError("batch dimensions of [")
+             << input.shape << "] and [" << right.shape << "] do not broadcast";
+    batch[i] = a == 1 ? b : a;
+  }
+  /// The flat matrix index of `index` in a batch of shape `own`.
+  auto matrixOf = [&](ArrayRef<int64_t> own, ArrayRef<int64_t> index) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < own.size(); ++d) {
+      int64_t i = index[d + rank - own.size()];
+      flat = flat * own[d] + (own[d] == 1 ? 0 : i);
     }
+    return flat;
+  };
+
+  Tensor out{batch, {}};
+  out.shape.push_back(m);
+  out.shape.push_back(n);
+  out.data.reserve(out.numElements());
+  forEachIndex(batch, [&](ArrayRef<int64_t> index) {
+    const float *a = input.data.data() + matrixOf(batchA, index) * m * k;
+    const float *b = right.data.data() + matrixOf(batchB, index) * k * n;
+    for (int64_t r = 0; r < m; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t i = 0; i < k; ++i)
+          acc += double(a[r * k + i]) * (transpose ? b[j * k + i] : b[i * n + j]);
+        out.data.push_back(float(acc));
+      }
+  });
 
   if (bias) {
     // Numpy broadcasting covers Gemm's C of shape [n], [1, n] or [m, n].

@@ -1,4 +1,4 @@
-//===- Pool.cpp - Reference max, average and global average pooling -------===//
+//===- Pool.cpp - Reference max, average and global pooling ---------------===//
 
 #include "Kernels.h"
 
@@ -126,6 +126,27 @@ FailureOr<Tensor> runGlobalAvgPool(top::GlobalAvgPoolOp op,
     for (int64_t i = 0; i < size; ++i)
       sum += input.data[p * size + i];
     out.data.push_back(size > 0 ? float(sum / size) : 0.0f);
+  }
+  return out;
+}
+
+FailureOr<Tensor> runGlobalMaxPool(top::GlobalMaxPoolOp op,
+                                   const Tensor &input) {
+  if (input.shape.size() < 3)
+    return op.emitOpError("expects an [N, C, spatial...] input");
+  Tensor out{{input.shape[0], input.shape[1]}, {}};
+  out.shape.resize(input.shape.size(), 1);
+  int64_t planes = input.shape[0] * input.shape[1];
+  int64_t size = product(ArrayRef<int64_t>(input.shape).drop_front(2));
+  out.data.reserve(planes);
+  for (int64_t p = 0; p < planes; ++p) {
+    float m = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < size; ++i) {
+      float v = input.data[p * size + i];
+      if (v > m || std::isnan(v))
+        m = v;
+    }
+    out.data.push_back(m);
   }
   return out;
 }

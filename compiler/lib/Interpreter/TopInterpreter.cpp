@@ -22,6 +22,28 @@ int64_t product(ArrayRef<int64_t> dims) {
 
 int64_t Tensor::numElements() const { return product(shape); }
 
+SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+void forEachIndex(ArrayRef<int64_t> shape,
+                  function_ref<void(ArrayRef<int64_t>)> fn) {
+  int64_t count = product(shape);
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (int64_t i = 0; i < count; ++i) {
+    fn(index);
+    // Advance like an odometer, last dimension fastest.
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
 } // namespace kiln::interp
 
 using namespace kiln;
@@ -110,41 +132,56 @@ LogicalResult Interpreter::bindArguments(func::FuncOp func,
 }
 
 FailureOr<Tensor> Interpreter::evaluate(Operation *op) {
+  SmallVector<const Tensor *> operands;
+  for (Value v : op->getOperands())
+    operands.push_back(getOptional(v));
+  return evaluateOp(op, operands);
+}
+
+FailureOr<Tensor> kiln::interp::evaluateOp(Operation *op,
+                                           ArrayRef<const Tensor *> operands) {
   using Result = FailureOr<Tensor>;
+  if (operands.size() != op->getNumOperands())
+    return op->emitOpError("evaluated with ")
+           << operands.size() << " operands, expects " << op->getNumOperands();
+  // Only a top.none operand may be absent.
+  for (auto [value, tensor] : llvm::zip(op->getOperands(), operands))
+    if (!tensor && !isa<NoneType>(value.getType()))
+      return op->emitOpError("evaluated without one of its operands");
+  auto in = [&](unsigned i) -> const Tensor & { return *operands[i]; };
   return llvm::TypeSwitch<Operation *, Result>(op)
       .Case([&](top::WeightOp w) { return readWeightTensor(w); })
       .Case([&](top::ConvOp c) {
-        return runConv(c, get(c.getInput()), get(c.getFilter()),
-                       getOptional(c.getBias()));
+        return runConv(c, in(0), in(1), operands[2]);
+      })
+      .Case([&](top::DeconvOp d) {
+        return runDeconv(d, in(0), in(1), operands[2]);
       })
       .Case([&](top::BatchNormOp b) {
-        return runBatchNorm(b, get(b.getInput()), get(b.getScale()),
-                            get(b.getBias()), get(b.getMean()),
-                            get(b.getVariance()));
+        return runBatchNorm(b, in(0), in(1), in(2), in(3), in(4));
       })
-      .Case([&](top::ReluOp r) -> Result { return runRelu(get(r.getInput())); })
-      .Case([&](top::AddOp a) {
-        return runAdd(a, get(a.getLhs()), get(a.getRhs()));
-      })
-      .Case([&](top::MulOp m) {
-        return runMul(m, get(m.getLhs()), get(m.getRhs()));
-      })
-      .Case([&](top::MaxPoolOp p) { return runMaxPool(p, get(p.getInput())); })
-      .Case([&](top::AvgPoolOp p) { return runAvgPool(p, get(p.getInput())); })
-      .Case([&](top::GlobalAvgPoolOp p) {
-        return runGlobalAvgPool(p, get(p.getInput()));
-      })
+      .Case([&](top::ReluOp) -> Result { return runRelu(in(0)); })
+      .Case<top::AddOp, top::SubOp, top::MulOp, top::DivOp, top::PowOp,
+            top::MaxOp, top::MinOp, top::PReluOp>(
+          [&](Operation *binary) { return runBinary(binary, in(0), in(1)); })
+      .Case([&](top::ActiveOp a) { return runActive(a, in(0)); })
+      .Case([&](top::SoftmaxOp s) { return runSoftmax(s, in(0)); })
+      .Case([&](top::ReduceOp r) { return runReduce(r, in(0)); })
+      .Case([&](top::MaxPoolOp p) { return runMaxPool(p, in(0)); })
+      .Case([&](top::AvgPoolOp p) { return runAvgPool(p, in(0)); })
+      .Case([&](top::GlobalAvgPoolOp p) { return runGlobalAvgPool(p, in(0)); })
+      .Case([&](top::GlobalMaxPoolOp p) { return runGlobalMaxPool(p, in(0)); })
       .Case([&](top::MatMulOp m) {
-        return runMatMul(m, get(m.getInput()), get(m.getRight()),
-                         getOptional(m.getBias()));
+        return runMatMul(m, in(0), in(1), operands[2]);
       })
-      .Case([&](top::ReshapeOp r) { return runReshape(r, get(r.getInput())); })
-      .Case([&](top::ConcatOp c) {
-        llvm::SmallVector<const Tensor *> inputs;
-        for (Value v : c.getInputs())
-          inputs.push_back(&get(v));
-        return runConcat(c, inputs);
-      })
+      .Case([&](top::ReshapeOp r) { return runReshape(r, in(0)); })
+      .Case([&](top::ConcatOp c) { return runConcat(c, operands); })
+      .Case([&](top::TransposeOp t) { return runTranspose(t, in(0)); })
+      .Case([&](top::SliceOp s) { return runSlice(s, in(0)); })
+      .Case([&](top::GatherOp g) { return runGather(g, in(0)); })
+      .Case([&](top::ExpandOp e) { return runExpand(e, in(0)); })
+      .Case([&](top::PadOp p) { return runPad(p, in(0)); })
+      .Case([&](top::ResizeOp r) { return runResize(r, in(0)); })
       .Default([](Operation *op) -> Result {
         return op->emitOpError("is not supported by the Top interpreter");
       });

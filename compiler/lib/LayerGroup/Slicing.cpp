@@ -146,7 +146,7 @@ static double resizeSource(tpu::ResizeOp op, int64_t o, int64_t in, int64_t out)
   case KILN_COORD_ASYMMETRIC:
     return o / scale;
   case KILN_COORD_ALIGN_CORNERS:
-    return out > 1 ? (double)o * (in - 1) / (out - 1) : 0.0;
+    return in * scale > 1 ? (double)o * (in - 1) / (in * scale - 1) : 0.0;
   case KILN_COORD_PYTORCH_HALF_PIXEL:
     if (out <= 1)
       return 0.0;

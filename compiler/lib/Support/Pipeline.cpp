@@ -7,8 +7,11 @@ using namespace mlir;
 
 void kiln::addCompilePipeline(PassManager &pm, const PipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(top::createShapeInferPass());
+  pm.addNestedPass<func::FuncOp>(top::createFoldConstantsPass());
   pm.addNestedPass<func::FuncOp>(top::createFuseBatchNormPass());
   pm.addNestedPass<func::FuncOp>(top::createFuseReluPass());
+  pm.addNestedPass<func::FuncOp>(top::createDecomposePass());
+  pm.addNestedPass<func::FuncOp>(top::createReorderDeconvFilterPass());
   pm.addPass(tpu::createConvertTopToTpuPass());
   pm.addNestedPass<func::FuncOp>(
       tpu::createLayerGroupPass(options.maxGroupOps, options.layerGroups));

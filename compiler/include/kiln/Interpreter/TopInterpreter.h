@@ -40,6 +40,14 @@ using TensorMap = std::map<std::string, Tensor>;
 mlir::LogicalResult runTop(mlir::func::FuncOp func, const TensorMap &inputs,
                            TensorMap &outputs, TensorMap *allValues = nullptr);
 
+/// Evaluates one Top op (a top.weight reads its data) on `operands`, one per
+/// operand in order, null for a top.none operand. Shapes come from the data,
+/// not from the op's types. Emits a diagnostic at the op and fails on
+/// inconsistent operands or an op the interpreter does not know. Constant
+/// folding uses it, so folded values are exactly what the reference computes.
+mlir::FailureOr<Tensor> evaluateOp(mlir::Operation *op,
+                                   llvm::ArrayRef<const Tensor *> operands);
+
 } // namespace kiln::interp
 
 #endif // KILN_INTERPRETER_TOPINTERPRETER_H

@@ -404,6 +404,33 @@ int64_t defaultOpset(const onnx::ModelProto &model) {
   return 0;
 }
 
+/// Before opset 11, Upsample and Resize map output to input coordinates as
+/// x / scale (asymmetric) and nearest takes the floor. The converter turns
+/// them into Resize-11 without saying so, which would default to half_pixel
+/// and round_prefer_floor: spell out the old semantics.
+void keepOldResizeSemantics(onnx::ModelProto &model) {
+  for (auto &node : *model.mutable_graph()->mutable_node()) {
+    if (node.op_type() != "Resize" ||
+        !(node.domain().empty() || node.domain() == "ai.onnx"))
+      continue;
+    bool hasCoord = false, hasNearest = false;
+    for (const auto &a : node.attribute()) {
+      hasCoord |= a.name() == "coordinate_transformation_mode";
+      hasNearest |= a.name() == "nearest_mode";
+    }
+    auto addString = [&](const char *name, const char *value) {
+      auto *a = node.add_attribute();
+      a->set_name(name);
+      a->set_type(onnx::AttributeProto::STRING);
+      a->set_s(value);
+    };
+    if (!hasCoord)
+      addString("coordinate_transformation_mode", "asymmetric");
+    if (!hasNearest)
+      addString("nearest_mode", "floor");
+  }
+}
+
 void applyInputShapes(
     onnx::ModelProto &model,
     const std::map<std::string, std::vector<int64_t>> &inputShapes) {
@@ -489,6 +516,7 @@ void load(const std::string &path,
       fail("cannot convert the model from opset ", opset, " to ", kMinOpset,
            ": ", e.what());
     }
+    keepOldResizeSemantics(model);
     opset = kMinOpset;
   }
 
@@ -538,6 +566,23 @@ void load(const std::string &path,
 }
 
 } // namespace
+
+std::string loadTensor(const std::string &path, TensorData &out) {
+  try {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      fail("cannot open file: ", std::strerror(errno));
+    std::string bytes((std::istreambuf_iterator<char>(in)),
+                      std::istreambuf_iterator<char>());
+    onnx::TensorProto t;
+    if (!t.ParseFromString(bytes))
+      fail("not a valid TensorProto");
+    out = convertTensor(t, fs::path(path).parent_path());
+    return "";
+  } catch (const std::exception &e) {
+    return path + ": error: " + e.what();
+  }
+}
 
 std::string
 loadModel(const std::string &path,

@@ -54,11 +54,14 @@ typedef struct kiln_tensor_info {
   int32_t zero_point;
 } kiln_tensor_info;
 
+/* Commands are those submitted: a group whose held coefficients are still
+ * in LMEM from an earlier submission runs without their loads. */
 typedef struct kiln_run_stats {
   uint32_t groups_run;
   uint64_t tiu_commands;
   uint64_t gdma_commands;
-  uint64_t resident_loads_avoided; /* filled by the residency manager */
+  uint64_t resident_loads_avoided; /* GDMA loads left out: the data was resident */
+  uint64_t resident_bytes_saved;   /* DDR bytes those loads would have read */
 } kiln_run_stats;
 
 typedef struct kiln_runtime kiln_runtime;
@@ -70,6 +73,11 @@ size_t kiln_net_storage_size(void);
 
 kiln_status kiln_runtime_init(void *storage, size_t storage_size,
                               const kiln_hal *hal, kiln_runtime **out_rt);
+
+/* The runtime remembers which coefficients each group left in LMEM, so the
+ * next run of that group can skip loading them. Call this after anything
+ * other than the runtime used the device, to make every group load again. */
+kiln_status kiln_runtime_flush_residency(kiln_runtime *rt);
 
 /* Verifies the bmodel completely, reserves device memory and uploads its
  * command buffers and coefficients. net_index selects one of the file's nets. */
@@ -94,6 +102,27 @@ kiln_status kiln_net_get_output(const kiln_net *net, uint32_t index, void *dst, 
 kiln_status kiln_net_read_tensor(const kiln_net *net, uint32_t index, void *dst, size_t bytes);
 
 const char *kiln_status_str(kiln_status status);
+
+/* The memory a net of a bmodel needs, for sizing buffers before loading it. */
+typedef struct kiln_memory_requirements {
+  /* Device DDR taken from the HAL's window: command queues, then the
+   * coefficient and neuron regions, each section 4 KiB aligned; the total is
+   * rounded up to 4 KiB so that nets stack. With a HAL window starting on a
+   * 4 KiB boundary, nets fit if the window holds the sum of their totals. */
+  uint64_t device_bytes;
+  uint64_t command_bytes; /* queue section, 4 KiB aligned */
+  uint64_t coeff_bytes;   /* coefficient region */
+  uint64_t neuron_bytes;  /* activations, inputs and outputs */
+  /* Host storage: kiln_runtime_storage_size() once, kiln_net_storage_size()
+   * per loaded net, both 16-byte aligned; the bmodel bytes stay alive too. */
+  size_t runtime_storage_bytes;
+  size_t net_storage_bytes;
+} kiln_memory_requirements;
+
+/* Verifies the bmodel like kiln_net_load (bmodel 8-byte aligned) and reports
+ * what net net_index needs, without touching any device. */
+kiln_status kiln_bmodel_query_memory(const void *bmodel, size_t size, uint32_t net_index,
+                                     kiln_memory_requirements *out_req);
 
 #ifdef __cplusplus
 }

@@ -15,7 +15,7 @@
 namespace kiln::rt {
 
 // Storage reserved by the wrappers; the core static_asserts its objects fit.
-constexpr size_t kRuntimeStorageBytes = 128;
+constexpr size_t kRuntimeStorageBytes = 1280; // mostly the LMEM residency tracker
 constexpr size_t kNetStorageBytes = 128;
 
 class Runtime {

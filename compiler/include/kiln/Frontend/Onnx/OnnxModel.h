@@ -115,6 +115,11 @@ loadModel(const std::string &path,
           const std::map<std::string, std::vector<int64_t>> &inputShapes,
           Model &out);
 
+/// Reads a serialized TensorProto file (as the ONNX backend test data stores
+/// inputs and outputs) into `out`. Returns "" on success, otherwise
+/// "<path>: error: <message>". Never throws.
+std::string loadTensor(const std::string &path, TensorData &out);
+
 } // namespace kiln::onnx_frontend
 
 #endif // KILN_FRONTEND_ONNX_ONNXMODEL_H

@@ -3,11 +3,13 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace kiln::top;
 
 #include "kiln/Dialect/Top/IR/TopDialect.cpp.inc"
+#include "kiln/Dialect/Top/IR/TopEnums.cpp.inc"
 #include "kiln/Dialect/Top/IR/TopInterfaces.cpp.inc"
 
 void TopDialect::initialize() {
@@ -43,6 +45,18 @@ std::vector<float> kiln::top::readWeight(WeightOp op) {
   return std::vector<float>(values.begin(), values.end());
 }
 
+std::string kiln::top::resourceKey(StringRef name) {
+  // Keys print unquoted, so names like "onnx::Conv_12" or "/a/b:0" would not
+  // parse back.
+  std::string key;
+  for (char c : name)
+    key += llvm::isAlnum(c) || c == '_' || c == '.' || c == '$' ? c : '_';
+  if (key.empty() || llvm::isDigit(key.front()) || key.front() == '.' ||
+      key.front() == '$')
+    key.insert(key.begin(), '_');
+  return key;
+}
+
 WeightOp kiln::top::createWeight(OpBuilder &b, Location loc,
                                  ArrayRef<int64_t> shape, ArrayRef<float> data,
                                  StringRef name) {
@@ -50,7 +64,8 @@ WeightOp kiln::top::createWeight(OpBuilder &b, Location loc,
   ArrayRef<char> bytes(reinterpret_cast<const char *>(data.data()),
                        data.size() * sizeof(float));
   auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float));
-  auto attr = DenseResourceElementsAttr::get(type, name, std::move(blob));
+  auto attr =
+      DenseResourceElementsAttr::get(type, resourceKey(name), std::move(blob));
   return b.create<WeightOp>(loc, type, attr);
 }
 
@@ -179,17 +194,275 @@ LogicalResult AddOp::inferShapes() {
 LogicalResult MulOp::inferShapes() {
   return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
 }
+LogicalResult SubOp::inferShapes() {
+  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+}
+LogicalResult DivOp::inferShapes() {
+  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+}
+LogicalResult PowOp::inferShapes() {
+  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+}
+LogicalResult MaxOp::inferShapes() {
+  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+}
+LogicalResult MinOp::inferShapes() {
+  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+}
+LogicalResult PReluOp::inferShapes() {
+  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+}
+
+LogicalResult ActiveOp::inferShapes() {
+  return inferSame(getInput(), getOutput());
+}
+
+/// `axis` in [-rank, rank) as a non-negative index, or failure.
+static FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis,
+                                        int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return op->emitOpError("axis ") << axis << " is out of range for rank "
+                                    << rank;
+  return axis < 0 ? axis + rank : axis;
+}
+
+LogicalResult SoftmaxOp::inferShapes() {
+  if (failed(normalizeAxis(*this, getAxis(), shapeOf(getInput()).size())))
+    return failure();
+  return inferSame(getInput(), getOutput());
+}
+
+LogicalResult ReduceOp::inferShapes() {
+  auto in = shapeOf(getInput());
+  ArrayRef<int64_t> axes = getAxes();
+  if (axes.empty())
+    return emitOpError("expects at least one axis");
+  for (auto [i, axis] : llvm::enumerate(axes)) {
+    if (axis < 0 || axis >= (int64_t)in.size())
+      return emitOpError("axis ") << axis << " is out of range for rank "
+                                  << in.size();
+    if (i > 0 && axis <= axes[i - 1])
+      return emitOpError("axes must be sorted and unique");
+  }
+  SmallVector<int64_t> out;
+  for (auto [i, d] : llvm::enumerate(in)) {
+    if (!llvm::is_contained(axes, (int64_t)i))
+      out.push_back(d);
+    else if (getKeepdims())
+      out.push_back(1);
+  }
+  setResultShape(getOutput(), out);
+  return success();
+}
+
+LogicalResult TransposeOp::inferShapes() {
+  auto in = shapeOf(getInput());
+  ArrayRef<int64_t> perm = getPerm();
+  if (perm.size() != in.size())
+    return emitOpError("perm has ") << perm.size() << " entries for rank "
+                                    << in.size();
+  SmallVector<bool> seen(in.size(), false);
+  SmallVector<int64_t> out;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= (int64_t)in.size() || seen[p])
+      return emitOpError("perm is not a permutation");
+    seen[p] = true;
+    out.push_back(in[p]);
+  }
+  setResultShape(getOutput(), out);
+  return success();
+}
+
+int64_t kiln::top::sliceExtent(int64_t start, int64_t end, int64_t step) {
+  int64_t span = step > 0 ? end - start : start - end;
+  int64_t stride = step > 0 ? step : -step;
+  return span <= 0 ? 0 : (span + stride - 1) / stride;
+}
+
+LogicalResult SliceOp::inferShapes() {
+  auto in = shapeOf(getInput());
+  ArrayRef<int64_t> starts = getStarts(), ends = getEnds(), steps = getSteps();
+  if (starts.size() != in.size() || ends.size() != in.size() ||
+      steps.size() != in.size())
+    return emitOpError("expects one start, end and step per dimension");
+  SmallVector<int64_t> out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    int64_t start = starts[i], end = ends[i], step = steps[i];
+    // The normalized form the importer produces (see the op description).
+    bool valid = step > 0 ? start >= 0 && start <= in[i] && end >= 0 &&
+                                end <= in[i]
+                 : step < 0 ? start >= 0 && start < in[i] && end >= -1 &&
+                                  end < in[i]
+                            : false;
+    if (!valid)
+      return emitOpError("dimension ")
+             << i << ": start " << start << ", end " << end << ", step "
+             << step << " are not normalized for extent " << in[i];
+    out.push_back(sliceExtent(start, end, step));
+    if (out.back() == 0)
+      return emitOpError("dimension ") << i << " of the result is empty";
+  }
+  setResultShape(getOutput(), out);
+  return success();
+}
+
+LogicalResult GatherOp::inferShapes() {
+  auto in = shapeOf(getInput());
+  int64_t axis = getAxis();
+  if (axis < 0 || axis >= (int64_t)in.size())
+    return emitOpError("axis ") << axis << " is out of range for rank "
+                                << in.size();
+  ArrayRef<int64_t> indices = getIndices(), indicesShape = getIndicesShape();
+  int64_t count = 1;
+  for (int64_t d : indicesShape)
+    count *= d;
+  if (count != (int64_t)indices.size() || indices.empty())
+    return emitOpError("expects ")
+           << count << " indices for indices_shape, got " << indices.size();
+  for (int64_t index : indices)
+    if (index < 0 || index >= in[axis])
+      return emitOpError("index ") << index << " is out of range for extent "
+                                   << in[axis];
+  SmallVector<int64_t> out(in.begin(), in.begin() + axis);
+  out.append(indicesShape.begin(), indicesShape.end());
+  out.append(in.begin() + axis + 1, in.end());
+  setResultShape(getOutput(), out);
+  return success();
+}
+
+LogicalResult ExpandOp::inferShapes() {
+  auto in = shapeOf(getInput());
+  ArrayRef<int64_t> repeats = getRepeats();
+  SmallVector<int64_t> out;
+  if (!repeats.empty()) {
+    if (repeats.size() != in.size())
+      return emitOpError("expects one repeat per dimension");
+    for (auto [d, r] : llvm::zip(in, repeats)) {
+      if (r < 1)
+        return emitOpError("repeats must be positive");
+      out.push_back(d * r);
+    }
+  } else {
+    ArrayRef<int64_t> shape = getShape();
+    size_t rank = std::max(in.size(), shape.size());
+    for (size_t i = 0; i < rank; ++i) {
+      size_t offIn = rank - in.size(), offShape = rank - shape.size();
+      int64_t a = i < offIn ? 1 : in[i - offIn];
+      int64_t b = i < offShape ? 1 : shape[i - offShape];
+      if (b < 1 || (a != b && a != 1 && b != 1))
+        return emitOpError("cannot broadcast dimension ")
+               << i << " of extent " << a << " to " << b;
+      out.push_back(a == 1 ? b : a);
+    }
+  }
+  setResultShape(getOutput(), out);
+  return success();
+}
+
+LogicalResult PadOp::inferShapes() {
+  auto in = shapeOf(getInput());
+  ArrayRef<int64_t> pads = getPads();
+  size_t rank = in.size();
+  if (pads.size() != 2 * rank)
+    return emitOpError("expects ") << 2 * rank << " pads, got " << pads.size();
+  SmallVector<int64_t> out;
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t begin = pads[i], end = pads[i + rank];
+    if (begin < 0 || end < 0)
+      return emitOpError("pads must be non-negative");
+    // Reflection mirrors without repeating the edge, once.
+    if (getMode() == PadMode::Reflect && (begin >= in[i] || end >= in[i]))
+      return emitOpError("reflect pads of dimension ")
+             << i << " must be smaller than its extent " << in[i];
+    out.push_back(in[i] + begin + end);
+  }
+  setResultShape(getOutput(), out);
+  return success();
+}
+
+LogicalResult ResizeOp::inferShapes() {
+  auto in = shapeOf(getInput());
+  ArrayRef<int64_t> outHW = getOutHw();
+  ArrayRef<double> scales = getScales();
+  if (in.size() != 4)
+    return emitOpError("expects a 4-D NCHW input");
+  if (outHW.size() != 2 || outHW[0] < 1 || outHW[1] < 1)
+    return emitOpError("expects a positive out_hw of 2 entries");
+  if (scales.size() != 2 || !(scales[0] > 0) || !(scales[1] > 0))
+    return emitOpError("expects 2 positive scales");
+  int64_t coord = getCoordMode(), nearest = getNearestMode();
+  if (coord < 0 || coord > 3 || nearest < 0 || nearest > 3)
+    return emitOpError("coord_mode and nearest_mode must be in [0, 3]");
+  setResultShape(getOutput(), {in[0], in[1], outHW[0], outHW[1]});
+  return success();
+}
+
+LogicalResult DeconvOp::inferShapes() {
+  auto in = shapeOf(getInput()), filter = shapeOf(getFilter());
+  ArrayRef<int64_t> kernel = getKernelShape(), strides = getStrides(),
+                    pads = getPads(), dilations = getDilations(),
+                    outPad = getOutputPadding();
+  if (in.size() != 4 || filter.size() != 4)
+    return emitOpError("expects a 4-D NCHW input and a 4-D filter");
+  if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4 ||
+      dilations.size() != 2 || outPad.size() != 2)
+    return emitOpError("expects 2-D window attributes and 4 pads");
+  if (kernel != filter.drop_front(2))
+    return emitOpError("kernel_shape does not match the filter");
+  int64_t group = getGroup();
+  if (group < 1)
+    return emitOpError("group must be positive");
+  // [ic, oc/group, kh, kw] as ONNX stores it; [oc, ic/group, kh, kw] once
+  // reordered for the chip.
+  int64_t ic = getFilterReordered() ? filter[1] * group : filter[0];
+  int64_t oc = getFilterReordered() ? filter[0] : filter[1] * group;
+  if (in[1] != ic || ic % group != 0 || oc % group != 0)
+    return emitOpError("input channels ")
+           << in[1] << " do not match filter [" << filter << "] with group "
+           << group;
+  int64_t out[2];
+  for (int i = 0; i < 2; ++i) {
+    out[i] = (in[2 + i] - 1) * strides[i] - pads[i] - pads[i + 2] +
+             dilations[i] * (kernel[i] - 1) + 1 + outPad[i];
+    if (strides[i] < 1 || dilations[i] < 1 || outPad[i] < 0 || out[i] <= 0)
+      return emitOpError("window attributes give no output");
+  }
+  setResultShape(getOutput(), {in[0], oc, out[0], out[1]});
+  return success();
+}
+
+LogicalResult GlobalMaxPoolOp::inferShapes() {
+  auto in = shapeOf(getInput());
+  if (in.size() != 4)
+    return emitOpError("expects a 4-D NCHW input");
+  setResultShape(getOutput(), {in[0], in[1], 1, 1});
+  return success();
+}
 
 LogicalResult MatMulOp::inferShapes() {
   auto a = shapeOf(getInput()), b = shapeOf(getRight());
-  if (a.size() < 2 || b.size() != 2)
-    return emitOpError("expects input [.., m, k] and a 2-D right operand");
-  int64_t k = getRightTranspose() ? b[1] : b[0];
-  int64_t n = getRightTranspose() ? b[0] : b[1];
+  if (a.size() < 2 || b.size() < 2)
+    return emitOpError("expects operands [.., m, k] and [.., k, n]");
+  if (getRightTranspose() && b.size() != 2)
+    return emitOpError("right_transpose needs a 2-D right operand");
+  int64_t k = getRightTranspose() ? b[1] : b[b.size() - 2];
+  int64_t n = getRightTranspose() ? b[0] : b.back();
   if (a.back() != k)
     return emitOpError("inner dimensions differ: ") << a.back() << " vs " << k;
-  SmallVector<int64_t> out(a.begin(), a.end());
-  out.back() = n;
+  // The batch dimensions broadcast (numpy matmul).
+  auto batchA = a.drop_back(2), batchB = b.drop_back(2);
+  size_t rank = std::max(batchA.size(), batchB.size());
+  SmallVector<int64_t> out;
+  for (size_t i = 0; i < rank; ++i) {
+    size_t offA = rank - batchA.size(), offB = rank - batchB.size();
+    int64_t da = i < offA ? 1 : batchA[i - offA];
+    int64_t db = i < offB ? 1 : batchB[i - offB];
+    if (da != db && da != 1 && db != 1)
+      return emitOpError("batch dimensions do not broadcast: ")
+             << da << " vs " << db;
+    out.push_back(da == 1 ? db : da);
+  }
+  out.append({a[a.size() - 2], n});
   setResultShape(getOutput(), out);
   return success();
 }

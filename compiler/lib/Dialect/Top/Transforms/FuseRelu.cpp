@@ -14,7 +14,8 @@ struct FuseReluPass : public kiln::top::impl::TopFuseReluBase<FuseReluPass> {
     getOperation().walk([](ReluOp relu) {
       Operation *producer = relu.getInput().getDefiningOp();
       if (!producer || !producer->hasOneUse() ||
-          !isa<ConvOp, AddOp, MulOp, MatMulOp>(producer))
+          !isa<ConvOp, DeconvOp, MatMulOp, AddOp, SubOp, MulOp, DivOp, PowOp,
+               MaxOp, MinOp, PReluOp>(producer))
         return;
       producer->setAttr("do_relu", BoolAttr::get(relu.getContext(), true));
       // The fused op now produces the ReLU's value: keep the later name.

@@ -3,6 +3,7 @@
 
 include "mlir/IR/OpBase.td"
 include "mlir/IR/BuiltinAttributes.td"
+include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "kiln/Dialect/Top/IR/TopInterfaces.td"
 
@@ -85,6 +86,176 @@ class Top_BinaryOp<string mnemonic> : Top_Op<mnemonic> {
 
 def Top_AddOp : Top_BinaryOp<"add"> { let summary = "Elementwise addition"; }
 def Top_MulOp : Top_BinaryOp<"mul"> { let summary = "Elementwise multiplication"; }
+def Top_SubOp : Top_BinaryOp<"sub"> { let summary = "Elementwise subtraction"; }
+def Top_DivOp : Top_BinaryOp<"div"> { let summary = "Elementwise division"; }
+def Top_PowOp : Top_BinaryOp<"pow"> { let summary = "Elementwise power"; }
+def Top_MaxOp : Top_BinaryOp<"max"> { let summary = "Elementwise maximum"; }
+def Top_MinOp : Top_BinaryOp<"min"> { let summary = "Elementwise minimum"; }
+def Top_PReluOp : Top_BinaryOp<"prelu"> {
+  let summary = "lhs >= 0 ? lhs : lhs * rhs (rhs: slope, broadcast)";
+}
+
+def Top_ActiveMode : I32EnumAttr<"ActiveMode", "unary function", [
+    I32EnumAttrCase<"LeakyRelu", 1, "leaky_relu">, I32EnumAttrCase<"Sigmoid", 2, "sigmoid">,
+    I32EnumAttrCase<"Tanh", 3, "tanh">, I32EnumAttrCase<"Exp", 4, "exp">,
+    I32EnumAttrCase<"Log", 5, "log">, I32EnumAttrCase<"Sqrt", 6, "sqrt">,
+    I32EnumAttrCase<"Rsqrt", 7, "rsqrt">, I32EnumAttrCase<"Reciprocal", 8, "reciprocal">,
+    I32EnumAttrCase<"Abs", 9, "abs">, I32EnumAttrCase<"Neg", 10, "neg">,
+    I32EnumAttrCase<"Erf", 11, "erf">, I32EnumAttrCase<"Elu", 12, "elu">,
+    I32EnumAttrCase<"Selu", 13, "selu">, I32EnumAttrCase<"Softplus", 14, "softplus">,
+    I32EnumAttrCase<"HardSigmoid", 15, "hard_sigmoid">,
+    I32EnumAttrCase<"HardSwish", 16, "hard_swish">, I32EnumAttrCase<"Clip", 17, "clip">,
+    I32EnumAttrCase<"Square", 18, "square">, I32EnumAttrCase<"Gelu", 19, "gelu">,
+    I32EnumAttrCase<"Scale", 20, "scale">]> {
+  let cppNamespace = "::kiln::top";
+}
+
+def Top_ActiveOp : Top_Op<"active"> {
+  let summary = "Unary elementwise function";
+  let description = [{
+    The function `mode` with parameters `alpha` and `beta` where it has them
+    (values match firmware-abi's kiln_active_kind): leaky_relu(alpha),
+    elu(alpha), selu(alpha, gamma = beta), hard_sigmoid(alpha, beta),
+    clip(min = alpha, max = beta), scale (alpha * x + beta).
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Top_ActiveMode:$mode,
+                   DefaultValuedAttr<F64Attr, "0.0">:$alpha,
+                   DefaultValuedAttr<F64Attr, "0.0">:$beta);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Top_SoftmaxOp : Top_Op<"softmax"> {
+  let summary = "Softmax (or log-softmax) along an axis";
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis,
+                   DefaultValuedAttr<BoolAttr, "false">:$log);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Top_ReduceMode : I32EnumAttr<"ReduceMode", "reduction", [
+    I32EnumAttrCase<"Sum", 0, "sum">, I32EnumAttrCase<"Mean", 1, "mean">,
+    I32EnumAttrCase<"Max", 2, "max">, I32EnumAttrCase<"Min", 3, "min">,
+    I32EnumAttrCase<"L2", 4, "l2">, I32EnumAttrCase<"SumSquare", 5, "sum_square">]> {
+  let cppNamespace = "::kiln::top";
+}
+
+def Top_ReduceOp : Top_Op<"reduce"> {
+  let summary = "Reduction over axes (non-negative, sorted)";
+  let arguments = (ins AnyRankedTensor:$input, Top_ReduceMode:$mode,
+                   DenseI64ArrayAttr:$axes,
+                   DefaultValuedAttr<BoolAttr, "true">:$keepdims);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Top_TransposeOp : Top_Op<"transpose"> {
+  let summary = "Permute dimensions: output dim i is input dim perm[i]";
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$perm);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Top_SliceOp : Top_Op<"slice"> {
+  let summary = "Strided slice with one (start, end, step) per dimension";
+  let description = [{
+    Normalized: every dimension has an entry, starts are clamped and
+    non-negative, steps non-zero; a negative step walks backwards from start
+    (exclusive end may be -1 meaning "before index 0").
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$starts,
+                   DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$steps);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Top_GatherOp : Top_Op<"gather"> {
+  let summary = "Gather along an axis with constant indices";
+  let description = [{
+    `indices` (non-negative, normalized) are flattened; `indices_shape`
+    gives their shape, which replaces dimension `axis` in the output (an
+    empty indices_shape means a scalar index: the axis is removed).
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$axis,
+                   DenseI64ArrayAttr:$indices, DenseI64ArrayAttr:$indices_shape);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Top_ExpandOp : Top_Op<"expand"> {
+  let summary = "Broadcast to a shape (ONNX Expand), also used for Tile";
+  let description = [{
+    output = input broadcast to `shape` (numpy rules, so the result may be
+    larger than `shape`). With `repeats` non-empty it is Tile instead: each
+    dimension is repeated that many times and `shape` is ignored.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$shape,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$repeats);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Top_PadMode : I32EnumAttr<"PadMode", "padding mode", [
+    I32EnumAttrCase<"Constant", 0, "constant">, I32EnumAttrCase<"Reflect", 1, "reflect">,
+    I32EnumAttrCase<"Edge", 2, "edge">]> {
+  let cppNamespace = "::kiln::top";
+}
+
+def Top_PadOp : Top_Op<"pad"> {
+  let summary = "Pad: pads = [begin_0, .., begin_r-1, end_0, .., end_r-1] (non-negative)";
+  let arguments = (ins AnyRankedTensor:$input, DenseI64ArrayAttr:$pads,
+                   Top_PadMode:$mode, DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Top_ResizeMode : I32EnumAttr<"ResizeMode", "interpolation", [
+    I32EnumAttrCase<"Nearest", 0, "nearest">, I32EnumAttrCase<"Linear", 1, "linear">]> {
+  let cppNamespace = "::kiln::top";
+}
+
+def Top_ResizeOp : Top_Op<"resize"> {
+  let summary = "ONNX Resize/Upsample over H and W of an NCHW tensor";
+  let description = [{
+    The output's H and W are `out_hw`; `scales` are the H and W scales the
+    model gives (out / in; when the model gives sizes, out / in). coord_mode
+    and nearest_mode take firmware-abi's kiln_resize_coord / kiln_resize_nearest
+    values: 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel;
+    0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, Top_ResizeMode:$mode,
+                   DenseI64ArrayAttr:$out_hw, DenseF64ArrayAttr:$scales,
+                   I64Attr:$coord_mode, I64Attr:$nearest_mode);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Top_DeconvOp : Top_Op<"deconv"> {
+  let summary = "2-D transposed convolution (ONNX ConvTranspose)";
+  let description = [{
+    The filter is [ic, oc/group, kh, kw] as ONNX stores it, or, once
+    `filter_reordered` is set by top-reorder-deconv-filter, [oc, ic/group, kh,
+    kw] as the chip reads it. It may be a weight or a computed value. pads are
+    [top, left, bottom, right]; output_padding adds rows/columns at the end.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$filter,
+                   AnyTensorOrNone:$bias,
+                   DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                   DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                   DefaultValuedAttr<DenseI64ArrayAttr, "{0, 0}">:$output_padding,
+                   DefaultValuedAttr<I64Attr, "1">:$group,
+                   DefaultValuedAttr<BoolAttr, "false">:$filter_reordered,
+                   DefaultValuedAttr<BoolAttr, "false">:$do_relu);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Top_GlobalMaxPoolOp : Top_Op<"global_maxpool"> {
+  let summary = "Maximum over H and W";
+  let arguments = (ins AnyRankedTensor:$input);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
 
 class Top_PoolOp<string mnemonic> : Top_Op<mnemonic> {
   let arguments = (ins AnyRankedTensor:$input,

@@ -9,6 +9,9 @@ namespace kiln::top {
 std::unique_ptr<mlir::Pass> createShapeInferPass();
 std::unique_ptr<mlir::Pass> createFuseBatchNormPass();
 std::unique_ptr<mlir::Pass> createFuseReluPass();
+std::unique_ptr<mlir::Pass> createFoldConstantsPass();
+std::unique_ptr<mlir::Pass> createDecomposePass();
+std::unique_ptr<mlir::Pass> createReorderDeconvFilterPass();
 
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION

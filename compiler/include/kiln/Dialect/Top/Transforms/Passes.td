@@ -12,6 +12,20 @@ def TopShapeInfer : Pass<"top-shape-infer", "mlir::func::FuncOp"> {
   let constructor = "kiln::top::createShapeInferPass()";
 }
 
+def TopFoldConstants : Pass<"top-fold-constants", "mlir::func::FuncOp"> {
+  let summary = "Evaluate every op whose operands are all weights";
+  let description = [{
+    A Top op whose operands are all top.weight (or top.none) is evaluated
+    with the Top interpreter, so the folded value is exactly the reference's,
+    and replaced by a top.weight at its location holding the result. Ops are
+    visited in program order, so whole constant chains fold; weights left
+    without users are erased. An op whose operands do not fit fails the pass
+    with the interpreter's diagnostic.
+  }];
+  let constructor = "kiln::top::createFoldConstantsPass()";
+  let dependentDialects = ["kiln::top::TopDialect"];
+}
+
 def TopFuseBatchNorm : Pass<"top-fuse-batchnorm", "mlir::func::FuncOp"> {
   let summary = "Fold inference batch norms into the preceding conv";
   let description = [{
@@ -27,10 +41,45 @@ def TopFuseBatchNorm : Pass<"top-fuse-batchnorm", "mlir::func::FuncOp"> {
 def TopFuseRelu : Pass<"top-fuse-relu", "mlir::func::FuncOp"> {
   let summary = "Fuse ReLU into the op that produces its input";
   let description = [{
-    A relu whose input comes from a conv, add, mul or matmul with no other user
-    sets that op's do_relu and disappears, saving a pass over the tensor.
+    A relu whose input comes from a conv, deconv, matmul or binary
+    elementwise op (add, sub, mul, div, pow, max, min, prelu) with no other
+    user sets that op's do_relu and disappears, saving a pass over the
+    tensor.
   }];
   let constructor = "kiln::top::createFuseReluPass()";
+}
+
+def TopDecompose : Pass<"top-decompose", "mlir::func::FuncOp"> {
+  let summary = "Rewrite composite Top ops into simpler ones the chip has";
+  let description = [{
+    softmax(x) along axis a becomes e / sum(e) with e = exp(x - max(x)),
+    max and sum reduced along a with keepdims; log-softmax becomes
+    (x - max) - log(sum(exp(x - max))). The last op keeps the softmax's
+    location, the helper ops get "<name>_max", "_shifted", "_exp", "_sum"
+    and "_log_sum".
+  }];
+  let constructor = "kiln::top::createDecomposePass()";
+  let dependentDialects = ["kiln::top::TopDialect"];
+}
+
+def TopReorderDeconvFilter
+    : Pass<"top-reorder-deconv-filter", "mlir::func::FuncOp"> {
+  let summary = "Reorder computed deconv filters into the chip's layout";
+  let description = [{
+    A top.deconv whose filter is computed (not a top.weight) reads it as
+    ONNX stores it, [ic, oc/group, kh, kw]; the chip reads [oc, ic/group, kh,
+    kw]. With group 1 this inserts one top.transpose {1, 0, 2, 3} of the
+    filter, or, when the filter already is such a transpose, reads that
+    transpose's input instead (erasing the transpose if nothing else uses
+    it), so there are never two. With group g > 1 the reorder is a
+    transpose per group: reshape [g, ic/g, oc/g, kh, kw], transpose
+    {0, 2, 1, 3, 4}, reshape [oc, ic/g, kh, kw]. Either way the deconv gets
+    filter_reordered. Weight filters are left alone (the lowering reorders
+    them at compile time) and reordered deconvs are skipped, so running the
+    pass twice changes nothing.
+  }];
+  let constructor = "kiln::top::createReorderDeconvFilterPass()";
+  let dependentDialects = ["kiln::top::TopDialect"];
 }
 
 #endif

@@ -1,0 +1,103 @@
+//===- Resize.cpp - Reference ONNX Resize over H and W --------------------===//
+//
+// Each output coordinate maps to a source coordinate with the model's
+// coordinate_transformation_mode, then nearest picks one element (rounded by
+// nearest_mode) and linear blends the two neighbours with the source clamped
+// into the input, as ONNX Runtime does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace kiln::interp {
+
+namespace {
+/// Firmware-abi's kiln_resize_coord and kiln_resize_nearest values.
+enum Coord { HalfPixel = 0, Asymmetric = 1, AlignCorners = 2, PytorchHalfPixel = 3 };
+enum Nearest { RoundPreferFloor = 0, RoundPreferCeil = 1, Floor = 2, Ceil = 3 };
+} // namespace
+
+static double sourceCoord(int64_t o, int64_t in, int64_t out, double scale,
+                          int64_t coord) {
+  switch (coord) {
+  case HalfPixel:
+    return (o + 0.5) / scale - 0.5;
+  case Asymmetric:
+    return o / scale;
+  case AlignCorners:
+    // ONNX's resized length is in * scale, not always the integer out.
+    (void)out;
+    return in * scale > 1 ? double(o) * (in - 1) / (in * scale - 1) : 0.0;
+  default: // PytorchHalfPixel
+    return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+  }
+}
+
+static int64_t nearestIndex(double x, int64_t in, int64_t mode) {
+  double floor = std::floor(x);
+  bool half = x - floor == 0.5;
+  double picked = mode == Floor  ? floor
+                  : mode == Ceil ? std::ceil(x)
+                  : half ? (mode == RoundPreferFloor ? floor : floor + 1)
+                         : std::round(x);
+  return std::clamp<int64_t>(int64_t(picked), 0, in - 1);
+}
+
+namespace {
+/// Where output coordinate o reads along one axis: two taps and the weight
+/// of the second (nearest uses the first tap only).
+struct Taps {
+  int64_t first, second;
+  double weight;
+};
+} // namespace
+
+static std::vector<Taps> axisTaps(int64_t in, int64_t out, double scale,
+                                  top::ResizeOp op) {
+  std::vector<Taps> taps;
+  for (int64_t o = 0; o < out; ++o) {
+    double x = sourceCoord(o, in, out, scale, op.getCoordMode());
+    if (op.getMode() == top::ResizeMode::Nearest) {
+      int64_t i = nearestIndex(x, in, op.getNearestMode());
+      taps.push_back({i, i, 0.0});
+      continue;
+    }
+    x = std::clamp(x, 0.0, double(in - 1));
+    int64_t first = int64_t(std::floor(x));
+    taps.push_back({first, std::min(first + 1, in - 1), x - first});
+  }
+  return taps;
+}
+
+FailureOr<Tensor> runResize(top::ResizeOp op, const Tensor &input) {
+  ArrayRef<int64_t> outHW = op.getOutHw();
+  ArrayRef<double> scales = op.getScales();
+  if (input.shape.size() != 4 || outHW.size() != 2 || scales.size() != 2)
+    return op.emitOpError("expects a 4-D input, out_hw and 2 scales");
+  int64_t planes = input.shape[0] * input.shape[1];
+  int64_t ih = input.shape[2], iw = input.shape[3], oh = outHW[0],
+          ow = outHW[1];
+  std::vector<Taps> rows = axisTaps(ih, oh, scales[0], op);
+  std::vector<Taps> cols = axisTaps(iw, ow, scales[1], op);
+  Tensor out{{input.shape[0], input.shape[1], oh, ow}, {}};
+  out.data.reserve(out.numElements());
+  for (int64_t p = 0; p < planes; ++p) {
+    const float *plane = input.data.data() + p * ih * iw;
+    for (const Taps &r : rows)
+      for (const Taps &c : cols) {
+        auto at = [&](int64_t y, int64_t x) { return double(plane[y * iw + x]); };
+        double top = at(r.first, c.first) * (1 - c.weight) +
+                     at(r.first, c.second) * c.weight;
+        double bottom = at(r.second, c.first) * (1 - c.weight) +
+                        at(r.second, c.second) * c.weight;
+        out.data.push_back(float(top * (1 - r.weight) + bottom * r.weight));
+      }
+  }
+  return out;
+}
+
+} // namespace kiln::interp

@@ -1,0 +1,204 @@
+#include "run_harness.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstring>
+#include <dirent.h>
+#include <fstream>
+#include <iterator>
+#include <sys/stat.h>
+
+#include "kiln/abi/bmodel.h"
+#include "kiln/abi/cost.h"
+
+namespace kiln::fuzz {
+namespace {
+
+constexpr uint64_t kCyclesPerUs = 1000; // TIU and GDMA clocks are 1 GHz (chip.h)
+
+template <class Record>
+bool copyQueue(cmodel::Device &dev, uint64_t addr, uint32_t count, std::vector<Record> *out) {
+  std::vector<uint8_t> &ddr = dev.ddr();
+  uint64_t bytes = uint64_t{count} * sizeof(Record);
+  if (addr < cmodel::Device::kDdrBase || addr - cmodel::Device::kDdrBase > ddr.size() ||
+      bytes > ddr.size() - (addr - cmodel::Device::kDdrBase))
+    return false;
+  out->resize(count);
+  if (bytes)
+    std::memcpy(out->data(), ddr.data() + (addr - cmodel::Device::kDdrBase), bytes);
+  return true;
+}
+
+} // namespace
+
+Harness::Harness(uint64_t ddr_bytes) : device_(ddr_bytes), inner_(device_.hal()) {
+  hal_ = inner_;
+  hal_.ctx = this;
+  hal_.write_mem = [](void *c, uint64_t a, const void *s, uint64_t n) {
+    Harness &h = *static_cast<Harness *>(c);
+    return h.inner_.write_mem(h.inner_.ctx, a, s, n);
+  };
+  hal_.read_mem = [](void *c, uint64_t a, void *d, uint64_t n) {
+    Harness &h = *static_cast<Harness *>(c);
+    return h.inner_.read_mem(h.inner_.ctx, a, d, n);
+  };
+  hal_.submit = &Harness::submit;
+  hal_.wait = &Harness::wait;
+  hal_.reset = &Harness::reset;
+}
+
+// The cmodel runs a submission synchronously at the doorbell, so the
+// watchdog holds it until the wait: with the timeout known, a submission
+// whose modelled time exceeds it times out without running, as on a board.
+kiln_status Harness::submit(void *ctx, const kiln_submit_desc *desc) {
+  Harness &h = *static_cast<Harness *>(ctx);
+  if (!desc || h.pending_)
+    return KILN_ERR_INVALID_ARGUMENT;
+  h.desc_ = *desc;
+  h.pending_ = true;
+  return KILN_OK;
+}
+
+kiln_status Harness::wait(void *ctx, uint32_t timeout_us) {
+  Harness &h = *static_cast<Harness *>(ctx);
+  if (!h.pending_)
+    return KILN_ERR_BAD_STATE;
+  h.pending_ = false;
+  std::vector<kiln_tiu_cmd> tiu;
+  std::vector<kiln_gdma_cmd> gdma;
+  kiln_queue_timing timing{};
+  // Queues the device cannot fetch or schedule are its to reject.
+  if (copyQueue(h.device_, h.desc_.tiu_queue_addr, h.desc_.tiu_count, &tiu) &&
+      copyQueue(h.device_, h.desc_.gdma_queue_addr, h.desc_.gdma_count, &gdma) &&
+      kiln_schedule_queues(tiu.data(), uint32_t(tiu.size()), gdma.data(), uint32_t(gdma.size()),
+                           nullptr, nullptr, &timing) == KILN_OK &&
+      timing.total_cycles > uint64_t{timeout_us} * kCyclesPerUs) {
+    h.timeouts_++;
+    return KILN_ERR_TIMEOUT;
+  }
+  kiln_status st = h.inner_.submit(h.inner_.ctx, &h.desc_);
+  return st == KILN_OK ? h.inner_.wait(h.inner_.ctx, timeout_us) : st;
+}
+
+kiln_status Harness::reset(void *ctx) {
+  Harness &h = *static_cast<Harness *>(ctx);
+  h.pending_ = false;
+  return h.inner_.reset(h.inner_.ctx);
+}
+
+void Harness::fillInputs(kiln_net *net, uint32_t seed) {
+  for (uint32_t i = 0; i < kiln_net_input_count(net); ++i) {
+    kiln_tensor_info info;
+    if (kiln_net_input_info(net, i, &info) != KILN_OK || info.bytes > device_.ddr().size())
+      continue;
+    scratch_.resize(info.bytes);
+    uint32_t x = seed * 2654435761u + i;
+    for (size_t b = 0; b + 4 <= scratch_.size(); b += 4) {
+      x = x * 1664525u + 1013904223u;
+      // Floats in [-1, 1): every input of the test models is f32.
+      float v = float(int32_t(x >> 8) - (1 << 23)) / float(1 << 23);
+      std::memcpy(&scratch_[b], &v, 4);
+    }
+    kiln_net_set_input(net, i, scratch_.data(), scratch_.size());
+  }
+}
+
+Outcome Harness::run(const uint8_t *file, size_t size, const RunOptions &options) {
+  Outcome out;
+  alignas(16) unsigned char rt_storage[2048];
+  alignas(16) unsigned char net_storage[2][256];
+  static_assert(sizeof rt_storage >= 1280, "see kiln::rt::kRuntimeStorageBytes");
+  kiln_runtime *rt = nullptr;
+  if (kiln_runtime_init(rt_storage, sizeof rt_storage, &hal_, &rt) != KILN_OK)
+    return out;
+  kiln_net *nets[2] = {nullptr, nullptr};
+  out.load = kiln_net_load(rt, file, size, 0, net_storage[0], sizeof net_storage[0], &nets[0]);
+  if (out.load != KILN_OK)
+    return out;
+  if (options.second_net)
+    out.load_second =
+        kiln_net_load(rt, file, size, 1, net_storage[1], sizeof net_storage[1], &nets[1]);
+  const int loaded = nets[1] ? 2 : 1;
+
+  for (uint32_t r = 0; r < options.inferences; ++r)
+    for (int k = 0; k < loaded; ++k) {
+      fillInputs(nets[k], options.input_seed + k);
+      kiln_run_stats stats{};
+      out.runs.push_back(kiln_net_run(nets[k], options.timeout_us, &stats));
+      out.loads_avoided += stats.resident_loads_avoided;
+    }
+
+  out.outputs.clear();
+  for (uint32_t i = 0; i < kiln_net_output_count(nets[0]); ++i) {
+    kiln_tensor_info info;
+    if (kiln_net_output_info(nets[0], i, &info) != KILN_OK || info.bytes > device_.ddr().size())
+      continue;
+    size_t at = out.outputs.size();
+    out.outputs.resize(at + info.bytes);
+    kiln_net_get_output(nets[0], i, out.outputs.data() + at, info.bytes);
+  }
+  for (int k = loaded - 1; k >= 0; --k)
+    kiln_net_unload(nets[k]);
+  return out;
+}
+
+void AlignedFile::assign(const uint8_t *data, size_t size) {
+  words_.assign(size / 8 + 1, 0);
+  if (size)
+    std::memcpy(words_.data(), data, size);
+  size_ = size;
+}
+
+bool fixChecksum(uint8_t *file, size_t size) {
+  kiln_bmodel_header h;
+  if (size < sizeof h)
+    return false;
+  std::memcpy(&h, file, sizeof h);
+  uint64_t end;
+  if (__builtin_add_overflow(h.blob_offset, h.blob_size, &end) || end > size ||
+      h.header_size < sizeof h || h.header_size > end)
+    return false;
+  uLong crc = crc32(0L, Z_NULL, 0);
+  const uint8_t *p = file + h.header_size;
+  for (uint64_t left = end - h.header_size; left;) {
+    uInt chunk = uInt(std::min<uint64_t>(left, 1u << 30));
+    crc = crc32(crc, p, chunk);
+    p += chunk;
+    left -= chunk;
+  }
+  h.checksum = uint32_t(crc);
+  std::memcpy(file + offsetof(kiln_bmodel_header, checksum), &h.checksum, sizeof h.checksum);
+  return true;
+}
+
+std::vector<std::string> bmodelFiles(const std::vector<std::string> &paths) {
+  auto isBmodel = [](const std::string &name) {
+    return name.size() > 7 && name.compare(name.size() - 7, 7, ".bmodel") == 0;
+  };
+  std::vector<std::string> files;
+  for (const std::string &path : paths) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0)
+      continue;
+    if (S_ISREG(st.st_mode)) {
+      files.push_back(path);
+      continue;
+    }
+    if (DIR *dir = opendir(path.c_str())) {
+      while (dirent *e = readdir(dir))
+        if (isBmodel(e->d_name))
+          files.push_back(path + "/" + e->d_name);
+      closedir(dir);
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<uint8_t> readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+} // namespace kiln::fuzz

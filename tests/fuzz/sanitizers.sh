@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The runtime under AddressSanitizer and UndefinedBehaviorSanitizer: a nested
+# build of the runtime, the cmodel and their tests with clang-19 (no MLIR
+# compiler), plus the libFuzzer harness.
+#   sanitizers.sh build SRC_DIR BUILD_DIR [MODEL_DIR]  configure and build
+#   sanitizers.sh test BUILD_DIR                        its ctest suite, fuzzer aside
+#   sanitizers.sh fuzz BUILD_DIR SECONDS [MODEL_DIR...] fuzz from the seeds, fresh corpus
+# MODEL_DIR holds compiled bmodels (tests/fuzz/tiny_models.sh) for the soak,
+# byte-flip and fuzz tests; without it they use builder-made models.
+set -euo pipefail
+# A sanitizer report is an error that stops the process; leaks are reported.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$(command -v llvm-symbolizer-19 || true)}
+jobs=$(nproc)
+
+cmd=$1
+shift
+case "$cmd" in
+build)
+  src=$1 build=$2 models=${3:-}
+  san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  cmake -G Ninja -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DCMAKE_C_COMPILER=clang-19 -DCMAKE_CXX_COMPILER=clang++-19 \
+    -DCMAKE_C_FLAGS="$san" -DCMAKE_CXX_FLAGS="$san" \
+    -DCMAKE_EXE_LINKER_FLAGS="$san" -DCMAKE_SHARED_LINKER_FLAGS="$san" \
+    -DKILN_BUILD_COMPILER=OFF -DKILN_WERROR=ON -DKILN_SANITIZER_BUILD=ON \
+    -DKILN_TEST_BMODEL_DIR="$models" > "$build.configure.log" ||
+    { cat "$build.configure.log"; exit 1; }
+  ninja -C "$build" -j"$jobs"
+  ;;
+test)
+  # The freestanding checks read archives, which instrumentation makes
+  # hosted; the main build runs them.
+  ctest --test-dir "$1" --output-on-failure --no-tests=error -j"$jobs" -E 'freestanding|cross|baremetal'
+  ;;
+fuzz)
+  build=$1 seconds=$2
+  shift 2
+  work=$build/fuzz-run
+  rm -rf "$work"
+  mkdir -p "$work/corpus" "$work/seeds" "$work/artifacts"
+  "$build/tests/fuzz/make_fuzz_seeds" "$work/seeds"
+  # Compiled models up to 1 MiB: a larger one spends each run checksumming
+  # megabytes of coefficients the fuzzer gains nothing from.
+  for dir in "$@"; do
+    [ -d "$dir" ] && find "$dir" -maxdepth 1 -name '*.bmodel' -size -1025k -exec cp {} "$work/seeds/" \;
+  done
+  echo "seeds: $(ls "$work/seeds" | tr '\n' ' ')"
+  # Every seed whole: the largest sets the input size limit (at least 256 KiB).
+  max_len=$(find "$work/seeds" -type f -printf '%s\n' | sort -n | tail -1)
+  [ "$max_len" -ge 262144 ] || max_len=262144
+  # -timeout: one input may take at most 10 s (a hang); -rss_limit_mb: no
+  # runaway allocation; every crash, leak or sanitizer report fails the run.
+  "$build/tests/fuzz/bmodel_fuzzer" -max_total_time="$seconds" -timeout=10 \
+    -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
+    -artifact_prefix="$work/artifacts/" "$work/corpus" "$work/seeds"
+  ;;
+*)
+  echo "usage: sanitizers.sh {build SRC BUILD [MODELS]|test BUILD|fuzz BUILD SECONDS [MODELS...]}" >&2
+  exit 2
+  ;;
+esac

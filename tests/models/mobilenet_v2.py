@@ -1,0 +1,137 @@
+#!/usr/bin/python3
+"""MobileNetV2-style test model: exports model.onnx, input.npz and reference.npz.
+
+A conv3x3/2-BN-ReLU6 stem, inverted residual blocks (1x1 expansion conv-BN-
+ReLU6, 3x3 depthwise conv-BN-ReLU6 (stride 1 or 2), 1x1 linear projection
+conv-BN, an identity skip where stride is 1 and the widths match), a 1x1
+conv-BN-ReLU6 head, global average pool and a linear classifier, at
+1x3x224x224. ReLU6 exports as Clip(0, 6); the He-normal conv weights make
+its upper bound clip in every layer. Weights and BatchNorm statistics
+are seeded random values; the BatchNormalization nodes are kept in the graph
+(do_constant_folding=False, TrainingMode.PRESERVE) so they do real work. Run
+with /usr/bin/python3, which sees Debian's torch, onnx and numpy.
+"""
+import argparse
+import collections
+import os
+
+import numpy as np
+import onnx
+import torch
+from torch import nn
+
+
+def randomize_batchnorm(bn: nn.BatchNorm2d, gen: torch.Generator) -> None:
+    c = bn.num_features
+    with torch.no_grad():
+        bn.weight.copy_(torch.rand(c, generator=gen) + 0.5)
+        bn.bias.copy_(torch.randn(c, generator=gen) * 0.1)
+        bn.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
+        bn.running_var.copy_(torch.rand(c, generator=gen) * 1.5 + 0.5)
+
+
+def conv_bn(cin: int, cout: int, kernel: int, stride: int = 1, groups: int = 1,
+            relu6: bool = True) -> nn.Sequential:
+    layers = [nn.Conv2d(cin, cout, kernel, stride, kernel // 2, groups=groups, bias=False),
+              nn.BatchNorm2d(cout)]
+    if relu6:
+        layers.append(nn.ReLU6())
+    return nn.Sequential(*layers)
+
+
+class InvertedResidual(nn.Module):
+    def __init__(self, cin: int, cout: int, stride: int, expand: int):
+        super().__init__()
+        hidden = cin * expand
+        layers = []
+        if expand != 1:
+            layers.append(conv_bn(cin, hidden, 1))                      # expansion
+        layers.append(conv_bn(hidden, hidden, 3, stride, groups=hidden))  # depthwise
+        layers.append(conv_bn(hidden, cout, 1, relu6=False))             # linear projection
+        self.body = nn.Sequential(*layers)
+        self.use_skip = stride == 1 and cin == cout
+
+    def forward(self, x):
+        y = self.body(x)
+        return x + y if self.use_skip else y
+
+
+class MobileNetV2Style(nn.Module):
+    # (expansion t, output channels c, repeats n, first stride s), as in the
+    # MobileNetV2 paper's table 2, cut to five stages and at most 64 block
+    # channels (384 expanded): 1x1 weights stay small next to LMEM.
+    STAGES = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 2, 2), (6, 96, 2, 1)]
+
+    def __init__(self, num_classes: int = 10):
+        super().__init__()
+        self.stem = conv_bn(3, 32, 3, 2)
+        blocks, cin = [], 32
+        for t, c, n, s in self.STAGES:
+            for i in range(n):
+                blocks.append(InvertedResidual(cin, c, s if i == 0 else 1, t))
+                cin = c
+        self.blocks = nn.Sequential(*blocks)
+        self.head = conv_bn(cin, 256, 1)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(256, num_classes)
+
+    def forward(self, x):
+        x = self.head(self.blocks(self.stem(x)))
+        return self.fc(torch.flatten(self.pool(x), 1))
+
+
+def build_model(seed: int) -> nn.Module:
+    torch.manual_seed(seed)
+    model = MobileNetV2Style()
+    gen = torch.Generator().manual_seed(seed + 1)
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            randomize_batchnorm(m, gen)
+        elif isinstance(m, nn.Conv2d):
+            # He-normal: activations keep their scale through the blocks, so
+            # ReLU6's upper bound clips a few percent of every layer's values
+            # (PyTorch's default init would leave Clip's max unused).
+            with torch.no_grad():
+                m.weight.normal_(0, (2.0 / m.weight[0].numel()) ** 0.5, generator=gen)
+    return model.eval()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)  # the same summation order on every machine
+
+    model = build_model(args.seed)
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(args.seed + 2))
+    with torch.no_grad():
+        logits = model(x)
+
+    onnx_path = os.path.join(args.out, "model.onnx")
+    # TrainingMode.EVAL would fuse BN into the convs (torch's eval peephole);
+    # PRESERVE exports the eval-mode model as is, BatchNormalization included.
+    torch.onnx.export(model, x, onnx_path, opset_version=13, do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.PRESERVE,
+                      input_names=["input"], output_names=["logits"])
+    np.savez(os.path.join(args.out, "input.npz"), input=x.numpy())
+    np.savez(os.path.join(args.out, "reference.npz"), logits=logits.numpy())
+
+    graph = onnx.load(onnx_path)
+    onnx.checker.check_model(graph)
+    ops = collections.Counter(node.op_type for node in graph.graph.node)
+    for needed in ("BatchNormalization", "Clip", "Conv"):
+        if not ops[needed]:
+            raise SystemExit("mobilenet_v2: the export has no %s node" % needed)
+    depthwise = sum(1 for n in graph.graph.node if n.op_type == "Conv" and any(
+        a.name == "group" and a.i > 1 for a in n.attribute))
+    if not depthwise:
+        raise SystemExit("mobilenet_v2: the export has no depthwise Conv")
+    print("mobilenet_v2: %s ops: %s (depthwise convs %d)" % (
+        onnx_path, " ".join("%s=%d" % kv for kv in sorted(ops.items())), depthwise))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""Tiny test models for the runtime's soak, byte-flip and fuzz tests.
+
+Writes OUT/tiny_conv and OUT/tiny_multi, each with model.onnx, input.npz and
+reference.npz (PyTorch's outputs). Both are small enough that one inference
+on the cmodel takes well under a millisecond:
+  tiny_conv   one layer group: conv-BN-ReLU, conv-BN, a 1x1 conv skip, add,
+              ReLU, max pool; its filters and biases stay resident in LMEM
+              between inferences.
+  tiny_multi  several groups (convs and pools, a concat copied by GDMA, a
+              linear layer) whose LMEM overlaps, so every inference reloads.
+Run with /usr/bin/python3, which sees Debian's torch, onnx and numpy.
+"""
+import argparse
+import os
+
+import numpy as np
+import onnx
+import torch
+from torch import nn
+
+
+class TinyConv(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(8)
+        self.conv2 = nn.Conv2d(8, 8, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(8)
+        self.skip = nn.Conv2d(3, 8, 1)
+        self.pool = nn.MaxPool2d(2)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return self.pool(torch.relu(y + self.skip(x)))
+
+
+class TinyMulti(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv_a = nn.Conv2d(3, 8, 3, 1, 1)
+        self.conv_b = nn.Conv2d(3, 8, 1)
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(16 * 4 * 4, 10)
+
+    def forward(self, x):
+        a = self.pool(torch.relu(self.conv_a(x)))
+        b = self.pool(self.conv_b(x))
+        return self.fc(torch.flatten(torch.cat([a, b], dim=1), 1))
+
+
+def randomize_batchnorm(model: nn.Module, gen: torch.Generator) -> None:
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm2d):
+            c = m.num_features
+            with torch.no_grad():
+                m.weight.copy_(torch.rand(c, generator=gen) + 0.5)
+                m.bias.copy_(torch.randn(c, generator=gen) * 0.1)
+                m.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
+                m.running_var.copy_(torch.rand(c, generator=gen) * 1.5 + 0.5)
+
+
+def export(name: str, model: nn.Module, out: str, seed: int) -> None:
+    directory = os.path.join(out, name)
+    os.makedirs(directory, exist_ok=True)
+    randomize_batchnorm(model, torch.Generator().manual_seed(seed + 1))
+    model.eval()
+    x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(seed + 2))
+    with torch.no_grad():
+        y = model(x)
+    path = os.path.join(directory, "model.onnx")
+    # PRESERVE keeps BatchNormalization in the graph (kiln folds it itself).
+    torch.onnx.export(model, x, path, opset_version=13, do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.PRESERVE,
+                      input_names=["input"], output_names=["output"])
+    onnx.checker.check_model(onnx.load(path))
+    np.savez(os.path.join(directory, "input.npz"), input=x.numpy())
+    np.savez(os.path.join(directory, "reference.npz"), output=y.numpy())
+    print("%s: %s, output %s" % (name, path, tuple(y.shape)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    torch.manual_seed(args.seed)
+    export("tiny_conv", TinyConv(), args.out, args.seed)
+    export("tiny_multi", TinyMulti(), args.out, args.seed + 10)
+
+
+if __name__ == "__main__":
+    main()

@@ -301,7 +301,8 @@ kiln_status uploadWarmQueues(const kiln_hal &hal, const fb::LayerGroup &g, const
   WarmSource src{tiuRecords(blob, g), gdmaRecords(blob, g), &plan, {}, {}};
   kiln_queue_source q{&src, g.tiu_count(), warmGdmaCount(g, plan), &WarmSource::tiuAt,
                       &WarmSource::gdmaAt};
-  // The same check the verifier gives the cold queues: ids and no deadlock.
+  // The records are the verified cold ones; only ids and waits change, so
+  // they get the verifier's sync check again: ids in order, no deadlock.
   kiln_status st = kiln_schedule_source(&q, nullptr, nullptr, nullptr);
   if (st != KILN_OK)
     return st;
@@ -316,7 +317,9 @@ kiln_status uploadWarmQueues(const kiln_hal &hal, const fb::LayerGroup &g, const
 void trackerReset(ResidencyTracker *t) { t->count = 0; }
 
 uint32_t trackerNewLoad(ResidencyTracker *t) {
-  if (++t->last_load == 0) { // wrapped: forget everything rather than mix up nets
+  // Ids repeat only after 2^32 loads: then forget every range (a net loaded
+  // before the wrap and still loaded could share an id with a new one).
+  if (++t->last_load == 0) {
     trackerReset(t);
     t->last_load = 1;
   }

@@ -11,6 +11,7 @@
 
 #include "kiln/abi/bmodel.h"
 #include "kiln/abi/cost.h"
+#include "kiln/rt/runtime.hpp"
 
 namespace kiln::fuzz {
 namespace {
@@ -106,9 +107,8 @@ void Harness::fillInputs(kiln_net *net, uint32_t seed) {
 
 Outcome Harness::run(const uint8_t *file, size_t size, const RunOptions &options) {
   Outcome out;
-  alignas(16) unsigned char rt_storage[2048];
-  alignas(16) unsigned char net_storage[2][256];
-  static_assert(sizeof rt_storage >= 1280, "see kiln::rt::kRuntimeStorageBytes");
+  alignas(16) unsigned char rt_storage[rt::kRuntimeStorageBytes];
+  alignas(16) unsigned char net_storage[2][rt::kNetStorageBytes];
   kiln_runtime *rt = nullptr;
   if (kiln_runtime_init(rt_storage, sizeof rt_storage, &hal_, &rt) != KILN_OK)
     return out;

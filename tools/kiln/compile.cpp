@@ -85,6 +85,12 @@ int kiln::cli::compileMain(const Args &args) {
   ImportOptions importOpts;
   for (const auto &in : cfg.inputs)
     importOpts.inputShapes[in.name] = in.shape;
+  importOpts.randomSeed = cfg.random_seed;
+  switch (cfg.random_ops) {
+  case config::RandomOps::Reject: importOpts.randomOps = RandomOps::Reject; break;
+  case config::RandomOps::Const: importOpts.randomOps = RandomOps::Const; break;
+  case config::RandomOps::Input: importOpts.randomOps = RandomOps::Input; break;
+  }
   OwningOpRef<ModuleOp> module = importOnnx(ctx, cfg.model, importOpts);
   if (!module)
     return 1;

@@ -16,6 +16,7 @@
 #define KILN_LIB_FRONTEND_ONNX_IMPORTER_H
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/Frontend/Onnx/OnnxImporter.h"
 #include "kiln/Frontend/Onnx/OnnxModel.h"
 
 #include "mlir/IR/Builders.h"
@@ -64,7 +65,8 @@ TensorData concat(llvm::ArrayRef<const TensorData *> inputs, int64_t axis);
 
 class Importer {
 public:
-  Importer(mlir::MLIRContext &ctx, llvm::StringRef path, const Model &model);
+  Importer(mlir::MLIRContext &ctx, llvm::StringRef path, const Model &model,
+           const ImportOptions &options);
 
   mlir::OwningOpRef<mlir::ModuleOp> run();
 
@@ -194,6 +196,12 @@ private:
 
   mlir::LogicalResult importNode(const Node &node);
 
+  // ImportRandom.cpp
+  static bool isRandomOp(llvm::StringRef opType);
+  /// The compile error for a random op under `random_ops: reject`.
+  void rejectRandom(const Node &node);
+  mlir::LogicalResult importRandom(const Node &node);
+
   // ImportMath.cpp
   mlir::LogicalResult importBinary(const Node &node);
   mlir::LogicalResult importUnary(const Node &node);
@@ -271,6 +279,7 @@ private:
   mlir::MLIRContext &ctx;
   std::string path;
   const Model &model;
+  const ImportOptions &options;
   mlir::OpBuilder builder;
   /// Weights and the shared top.none go at the top of the body, in order of
   /// first use.
@@ -284,6 +293,9 @@ private:
   /// Constants the importer made (Constant attributes, folded results).
   std::deque<TensorData> ownedConstants;
   llvm::DenseMap<const TensorData *, mlir::Value> weights;
+  /// Model inputs added for random ops (`random_ops: input`): argument index
+  /// and the name they take.
+  llvm::SmallVector<std::pair<unsigned, std::string>> randomInputs;
 };
 
 } // namespace kiln::onnx_frontend

@@ -100,8 +100,9 @@ broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes) {
 // Diagnostics and attributes
 //===----------------------------------------------------------------------===//
 
-Importer::Importer(MLIRContext &ctx, StringRef path, const Model &model)
-    : ctx(ctx), path(path.str()), model(model), builder(&ctx),
+Importer::Importer(MLIRContext &ctx, StringRef path, const Model &model,
+                   const ImportOptions &options)
+    : ctx(ctx), path(path.str()), model(model), options(options), builder(&ctx),
       constBuilder(&ctx) {}
 
 std::string Importer::describe(const Node &node) {
@@ -478,6 +479,9 @@ Importer::NodeImporter Importer::lookupImporter(StringRef opType) {
       .Case("Cast", &Importer::importCast)
       .Case("Identity", &Importer::importIdentity)
       .Case("Dropout", &Importer::importDropout)
+      // ImportRandom.cpp
+      .Cases("RandomNormal", "RandomNormalLike", "RandomUniform",
+             "RandomUniformLike", &Importer::importRandom)
       .Default(nullptr);
 }
 
@@ -597,6 +601,10 @@ OwningOpRef<ModuleOp> Importer::run() {
       if (reported.insert(node.domain + ":" + node.opType).second)
         nodeError(node) << "unsupported operator";
       unsupported = true;
+    } else if (isRandomOp(node.opType) &&
+               options.randomOps == RandomOps::Reject) {
+      rejectRandom(node);
+      unsupported = true;
     }
   }
   if (unsupported)
@@ -658,8 +666,11 @@ OwningOpRef<ModuleOp> Importer::run() {
     results.push_back(v);
   }
   builder.create<func::ReturnOp>(fileLoc, results);
-  func.setType(
-      FunctionType::get(&ctx, argTypes, ValueRange(results).getTypes()));
+  // Random ops may have added inputs after the graph's own.
+  func.setType(FunctionType::get(&ctx, entryBlock->getArgumentTypes(),
+                                 ValueRange(results).getTypes()));
+  for (const auto &[index, name] : randomInputs)
+    func.setArgAttr(index, "kiln.name", StringAttr::get(&ctx, name));
   for (auto [i, output] : llvm::enumerate(model.outputs))
     func.setResultAttr(i, "kiln.name", StringAttr::get(&ctx, output.name));
 
@@ -690,5 +701,5 @@ OwningOpRef<ModuleOp> kiln::importOnnx(MLIRContext &ctx, StringRef path,
     emitError(FileLineColLoc::get(&ctx, path, 0, 0)) << message;
     return {};
   }
-  return onnx_frontend::Importer(ctx, path, model).run();
+  return onnx_frontend::Importer(ctx, path, model, opts).run();
 }

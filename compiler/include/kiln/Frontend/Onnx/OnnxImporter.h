@@ -25,10 +25,21 @@ class MLIRContext;
 
 namespace kiln {
 
+/// What to do with operators that draw random numbers at run time
+/// (RandomNormal, RandomNormalLike, RandomUniform, RandomUniformLike).
+enum class RandomOps {
+  Reject, ///< a compile error that says how to choose one of the others
+  Const,  ///< freeze one seeded sample into a weight at compile time
+  Input,  ///< make each random tensor a model input, named by its output
+};
+
 struct ImportOptions {
   /// Graph input name -> full static shape, replacing the model's own
   /// (possibly symbolic) input shape before ONNX shape inference runs.
   std::map<std::string, std::vector<int64_t>> inputShapes;
+  RandomOps randomOps = RandomOps::Reject;
+  /// Seed of `RandomOps::Const` samples (a node's own `seed` wins).
+  uint64_t randomSeed = 0;
 };
 
 /// Loads the ONNX model at `path` and converts it to the Top dialect. Loads

@@ -384,9 +384,13 @@ float onnxSourceCoord(uint32_t coord, uint32_t x_resized, float scale, uint32_t 
   const float x = float(x_resized);
   if (coord == KILN_COORD_ASYMMETRIC)
     return x / scale;
-  if (coord == KILN_COORD_ALIGN_CORNERS)
-    return length_resized == 1 ? 0.0f
-                               : x * float(length_original - 1) / float(length_resized - 1);
+  // The ONNX reference measures the resized length as length * scale, which
+  // need not be the integer output length.
+  if (coord == KILN_COORD_ALIGN_CORNERS) {
+    const float resized = float(length_original) * scale;
+    (void)length_resized;
+    return resized > 1.0f ? x * float(length_original - 1) / (resized - 1.0f) : 0.0f;
+  }
   if (coord == KILN_COORD_PYTORCH_HALF_PIXEL && length_resized <= 1)
     return 0.0f;
   return (x + 0.5f) / scale - 0.5f;

@@ -20,9 +20,9 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
-#include <functional>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 namespace fs = std::filesystem;
 using namespace mlir;
@@ -302,7 +302,8 @@ TEST_F(OnnxImporterTest, EveryTruncationFailsCleanly) {
   std::string file = path("prefix.onnx");
   int failures = 0;
   for (size_t n = 0; n < bytes.size(); n += 3) {
-    std::ofstream(file, std::ios::binary | std::ios::trunc).write(bytes.data(), n);
+    std::ofstream(file, std::ios::binary | std::ios::trunc)
+        .write(bytes.data(), n);
     kiln::onnx_frontend::Model model;
     std::string error = kiln::onnx_frontend::loadModel(file, {}, model);
     if (!error.empty()) {
@@ -485,10 +486,10 @@ TEST_F(OnnxImporterTest, GemmTransposesAAndScalesComputedOperands) {
   b.addOutput("y", {2, 4});
   auto module = import(b);
   ASSERT_TRUE(module) << allErrors();
-  EXPECT_EQ(computeOps(*module),
-            (std::vector<std::string>{"top.transpose", "top.active",
-                                      "top.matmul", "top.active", "top.add",
-                                      "func.return"}));
+  EXPECT_EQ(
+      computeOps(*module),
+      (std::vector<std::string>{"top.transpose", "top.active", "top.matmul",
+                                "top.active", "top.add", "func.return"}));
   auto add = cast<kiln::top::AddOp>(opNamed(*module, "y"));
   auto scaled = add.getLhs().getDefiningOp<kiln::top::ActiveOp>();
   ASSERT_TRUE(scaled);
@@ -730,15 +731,15 @@ TEST_F(OnnxImporterTest, ShapeChainFoldsAtImport) {
   auto module = import(b);
   ASSERT_TRUE(module) << allErrors();
   EXPECT_TRUE(warnings.empty()) << warnings.front();
-  EXPECT_EQ(computeOps(*module),
-            (std::vector<std::string>{"top.reshape", "top.div", "func.return"}));
+  EXPECT_EQ(computeOps(*module), (std::vector<std::string>{
+                                     "top.reshape", "top.div", "func.return"}));
   auto reshape = cast<kiln::top::ReshapeOp>(opNamed(*module, "y"));
   EXPECT_EQ(reshape.getShape(), ArrayRef<int64_t>({2, 3, 16}));
   EXPECT_EQ(weightNames(*module), (std::vector<std::string>{"hw_f"}));
   auto div = cast<kiln::top::DivOp>(opNamed(*module, "z"));
-  EXPECT_EQ(kiln::top::readWeight(
-                div.getRhs().getDefiningOp<kiln::top::WeightOp>()),
-            (std::vector<float>{16}));
+  EXPECT_EQ(
+      kiln::top::readWeight(div.getRhs().getDefiningOp<kiln::top::WeightOp>()),
+      (std::vector<float>{16}));
   // No integer type anywhere in the IR.
   mainFunc(*module).walk([](Operation *op) {
     for (Type t : op->getResultTypes()) {
@@ -755,8 +756,8 @@ TEST_F(OnnxImporterTest, FloatConstantsFoldWithTheInterpreter) {
   b.addInput("x", {2, 3});
   b.addInitializer("a", {3, 2}, {1, 2, 3, 4, 5, 6});
   b.addInitializer("s", {1}, {10});
-  b.addNode("Transpose", "t", {"a"}, {"at"});         // [[1, 3, 5], [2, 4, 6]]
-  b.addNode("Mul", "m", {"at", "s"}, {"scaled"});     // x 10
+  b.addNode("Transpose", "t", {"a"}, {"at"});     // [[1, 3, 5], [2, 4, 6]]
+  b.addNode("Mul", "m", {"at", "s"}, {"scaled"}); // x 10
   b.addNode("Relu", "r", {"scaled"}, {"bias"});
   b.addNode("Equal", "eq", {"a", "a"}, {"same"});
   b.addNode("Add", "add", {"x", "bias"}, {"y"});
@@ -776,7 +777,8 @@ TEST_F(OnnxImporterTest, FloatConstantsFoldWithTheInterpreter) {
   expectRoundTrip(*module);
 }
 
-// Where and Equal on constants fold; on a computed value they are an error.
+// Where and Equal on constants fold; Equal on a computed value is an error;
+// Where with a constant condition selects computed values by a gather.
 TEST_F(OnnxImporterTest, WhereAndEqualOnConstants) {
   OnnxModelBuilder b;
   b.addInput("x", {4});
@@ -791,9 +793,9 @@ TEST_F(OnnxImporterTest, WhereAndEqualOnConstants) {
   auto module = import(b);
   ASSERT_TRUE(module) << allErrors();
   auto add = cast<kiln::top::AddOp>(opNamed(*module, "y"));
-  EXPECT_EQ(kiln::top::readWeight(
-                add.getRhs().getDefiningOp<kiln::top::WeightOp>()),
-            (std::vector<float>{1, 100, 3, 4}));
+  EXPECT_EQ(
+      kiln::top::readWeight(add.getRhs().getDefiningOp<kiln::top::WeightOp>()),
+      (std::vector<float>{1, 100, 3, 4}));
 
   errors.clear();
   OnnxModelBuilder c;
@@ -807,6 +809,25 @@ TEST_F(OnnxImporterTest, WhereAndEqualOnConstants) {
                              "supported"),
             std::string::npos)
       << allErrors();
+
+  // masked_fill(x, mask, -inf): x broadcast, both flattened, a gather picks.
+  errors.clear();
+  OnnxModelBuilder m;
+  m.addInput("x", {1, 3});
+  m.addInitializerRaw("mask", {2, 1}, kiln::onnx_frontend::kBool,
+                      std::string("\x01\x00", 2));
+  m.addInitializer("ninf", {}, {-INFINITY});
+  m.addNode("Where", "wh", {"mask", "ninf", "x"}, {"y"});
+  m.addOutput("y", {2, 3});
+  module = import(m);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_EQ(computeOps(*module),
+            (std::vector<std::string>{"top.expand", "top.reshape", "top.concat",
+                                      "top.gather", "func.return"}));
+  auto gather = cast<kiln::top::GatherOp>(opNamed(*module, "y"));
+  // Row 0 takes -inf (indices 0..2), row 1 takes x (6 + 3..5).
+  EXPECT_EQ(gather.getIndices(), ArrayRef<int64_t>({0, 1, 2, 9, 10, 11}));
+  EXPECT_EQ(typeStr(gather.getType()), "tensor<2x3xf32>");
 }
 
 //===----------------------------------------------------------------------===//
@@ -873,10 +894,9 @@ TEST_F(OnnxImporterTest, ConvTransposeAttributes) {
   d.addOutput("y", {1, 3, 14});
   module = import(d);
   ASSERT_TRUE(module) << allErrors();
-  EXPECT_EQ(computeOps(*module),
-            (std::vector<std::string>{"top.reshape", "top.reshape",
-                                      "top.deconv", "top.reshape",
-                                      "func.return"}));
+  EXPECT_EQ(computeOps(*module), (std::vector<std::string>{
+                                     "top.reshape", "top.reshape", "top.deconv",
+                                     "top.reshape", "func.return"}));
   deconv = cast<kiln::top::DeconvOp>(opNamed(*module, "y_2d"));
   EXPECT_EQ(deconv.getPads(), ArrayRef<int64_t>({0, 1, 0, 2}));
   EXPECT_EQ(deconv.getOutputPadding(), ArrayRef<int64_t>({0, 1}));
@@ -934,17 +954,17 @@ TEST_F(OnnxImporterTest, ActivationsAndClip) {
   b.addInitializer("zero", {}, {0});
   b.addInitializer("six", {}, {6});
   b.addNode("Clip", "c1", {"x", "lo", "six"}, {"a"});
-  b.addNode("Clip", "c2", {"a", "zero"}, {"b"});   // max absent: a ReLU
+  b.addNode("Clip", "c2", {"a", "zero"}, {"b"});    // max absent: a ReLU
   b.addNode("Clip", "c3", {"b", "", "six"}, {"c"}); // min absent
   b.addNode("Selu", "selu", {"c"}, {"d"});
   b.addNode("HardSigmoid", "hs", {"d"}, {"e"}, {attrFloat("alpha", 0.3f)});
   b.addOutput("e", {2, 3});
   auto module = import(b);
   ASSERT_TRUE(module) << allErrors();
-  EXPECT_EQ(computeOps(*module),
-            (std::vector<std::string>{"top.active", "top.relu", "top.active",
-                                      "top.active", "top.active",
-                                      "func.return"}));
+  EXPECT_EQ(
+      computeOps(*module),
+      (std::vector<std::string>{"top.active", "top.relu", "top.active",
+                                "top.active", "top.active", "func.return"}));
   auto c1 = cast<kiln::top::ActiveOp>(opNamed(*module, "a"));
   EXPECT_EQ(c1.getMode(), kiln::top::ActiveMode::Clip);
   EXPECT_EQ(c1.getAlpha().convertToDouble(), -1);
@@ -976,15 +996,14 @@ TEST_F(OnnxImporterTest, SoftmaxBySemanticsOfTheOpset) {
     if (opset == 11) {
       // Softmax: [2, 12] along 1; LogSoftmax's default axis 1 likewise.
       EXPECT_EQ(computeOps(*module),
-                (std::vector<std::string>{"top.reshape", "top.softmax",
-                                          "top.reshape", "top.reshape",
-                                          "top.softmax", "top.reshape",
-                                          "func.return"}));
+                (std::vector<std::string>{
+                    "top.reshape", "top.softmax", "top.reshape", "top.reshape",
+                    "top.softmax", "top.reshape", "func.return"}));
       auto inner = cast<kiln::top::SoftmaxOp>(opNamed(*module, "y_softmax"));
       EXPECT_EQ(typeStr(inner.getType()), "tensor<2x12xf32>");
       EXPECT_EQ(inner.getAxis(), 1u);
-      EXPECT_TRUE(cast<kiln::top::SoftmaxOp>(opNamed(*module, "z_softmax"))
-                      .getLog());
+      EXPECT_TRUE(
+          cast<kiln::top::SoftmaxOp>(opNamed(*module, "z_softmax")).getLog());
     } else {
       EXPECT_EQ(computeOps(*module),
                 (std::vector<std::string>{"top.softmax", "top.softmax",
@@ -1057,10 +1076,10 @@ TEST_F(OnnxImporterTest, ResizeAndUpsample) {
   OnnxModelBuilder b(13);
   b.addInput("x", {1, 2, 4, 6});
   b.addInitializerI64("sizes", {4}, {1, 2, 8, 9});
-  b.addNode("Resize", "bilinear", {"x", "", "", "sizes"}, {"y"},
-            {attrString("mode", "linear"),
-             attrString("coordinate_transformation_mode",
-                        "pytorch_half_pixel")});
+  b.addNode(
+      "Resize", "bilinear", {"x", "", "", "sizes"}, {"y"},
+      {attrString("mode", "linear"),
+       attrString("coordinate_transformation_mode", "pytorch_half_pixel")});
   b.addInitializer("scales", {4}, {1, 1, 2, 1.5f});
   b.addNode("Resize", "nearest", {"x", "", "scales"}, {"z"},
             {attrString("coordinate_transformation_mode", "asymmetric"),
@@ -1206,9 +1225,9 @@ TEST_F(OnnxImporterTest, UnsupportedAttributeValuesNameTheAttribute) {
       {"node 'm' (MaxPool): attribute 'dilations' = [2, 2] is not supported",
        [](OnnxModelBuilder &b) {
          b.addInput("x", {1, 1, 4, 4});
-         b.addNode("MaxPool", "m", {"x"}, {"y"},
-                   {attrInts("kernel_shape", {2, 2}),
-                    attrInts("dilations", {2, 2})});
+         b.addNode(
+             "MaxPool", "m", {"x"}, {"y"},
+             {attrInts("kernel_shape", {2, 2}), attrInts("dilations", {2, 2})});
        }},
       {"node 'cast' (Cast): attribute 'to' = 7 is not supported (cast to "
        "int64 of a computed tensor)",

@@ -223,9 +223,9 @@ static bool readFile(const std::string &path, std::string &bytes) {
   return static_cast<bool>(in) || in.eof();
 }
 
-std::string bakeInputs(
-    const std::string &in, const std::string &out,
-    const std::vector<std::pair<std::string, std::string>> &bake) {
+std::string
+bakeInputs(const std::string &in, const std::string &out,
+           const std::vector<std::pair<std::string, std::string>> &bake) {
   std::string bytes;
   onnx::ModelProto model;
   if (!readFile(in, bytes) || !model.ParseFromString(bytes))

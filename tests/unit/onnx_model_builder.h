@@ -124,8 +124,9 @@ private:
 /// Writes the model at `in` to `out` with each graph input named in `bake`
 /// (input name -> serialized TensorProto file) turned into an initializer
 /// holding that file's tensor. Returns "" or an error message.
-std::string bakeInputs(const std::string &in, const std::string &out,
-                       const std::vector<std::pair<std::string, std::string>> &bake);
+std::string
+bakeInputs(const std::string &in, const std::string &out,
+           const std::vector<std::pair<std::string, std::string>> &bake);
 
 /// Values 0, 1, 2, ... scaled into [-0.5, 0.5): deterministic test weights.
 std::vector<float> rampData(int64_t count, float scale = 0.01f);

@@ -14,10 +14,10 @@
 #include "kiln/Interpreter/TopInterpreter.h"
 #include "onnx_model_builder.h"
 
+#include "kiln/Dialect/Top/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
-#include "kiln/Dialect/Top/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -29,6 +29,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 namespace of = kiln::onnx_frontend;
@@ -38,13 +39,9 @@ namespace {
 
 const char *kTestData = "/usr/share/libonnx-testdata/data";
 
-/// Tests whose reference kiln deliberately does not follow, with why.
-const std::map<std::string, std::string> kKnownDeviations = {
-    {"test_resize_downsample_scales_linear_align_corners",
-     "align_corners maps x to x * (in - 1) / (out - 1) with the integer output "
-     "size, as PyTorch and firmware-abi's kiln_resize_coord define it; the "
-     "ONNX reference uses in * scale (2.4 here) for the output size"},
-};
+/// Tests whose reference kiln deliberately does not follow, with why (none
+/// at present); a deviation is reported, not failed.
+const std::map<std::string, std::string> kKnownDeviations = {};
 
 struct Outcome {
   enum Kind { Pass, Fail, Skip } kind;
@@ -53,7 +50,8 @@ struct Outcome {
 
 /// The reason with node and tensor names blanked, so skips group by cause.
 std::string reasonKey(std::string reason) {
-  static const std::regex unsupported("node '[^']*' \\(([^)]*)\\): unsupported operator");
+  static const std::regex unsupported(
+      "node '[^']*' \\(([^)]*)\\): unsupported operator");
   std::smatch m;
   if (std::regex_search(reason, m, unsupported))
     return "unsupported operator " + m[1].str();
@@ -105,7 +103,8 @@ Outcome runCase(const fs::path &dir, const fs::path &scratch) {
   }
   std::vector<of::TensorData> expected(model.outputs.size());
   for (size_t i = 0; i < expected.size(); ++i) {
-    std::string file = (data / ("output_" + std::to_string(i) + ".pb")).string();
+    std::string file =
+        (data / ("output_" + std::to_string(i) + ".pb")).string();
     if (std::string e = of::loadTensor(file, expected[i]); !e.empty())
       return {Outcome::Skip, "unreadable output: " + e};
     if (expected[i].elemType != of::kFloat)
@@ -128,8 +127,9 @@ Outcome runCase(const fs::path &dir, const fs::path &scratch) {
     for (size_t i = 0; i < inputs.size(); ++i) {
       bool isFloat = model.inputs[i].elemType == of::kFloat;
       if (!isFloat || (attempt == 1 && i > 0)) {
-        bake.push_back({model.inputs[i].name,
-                        (data / ("input_" + std::to_string(i) + ".pb")).string()});
+        bake.push_back(
+            {model.inputs[i].name,
+             (data / ("input_" + std::to_string(i) + ".pb")).string()});
         baked[i] = true;
       }
     }
@@ -179,11 +179,10 @@ Outcome runCase(const fs::path &dir, const fs::path &scratch) {
                                  std::to_string(expected[i].f32.size())};
     for (size_t j = 0; j < actual.data.size(); ++j)
       if (!isClose(actual.data[j], expected[i].f32[j]))
-        return {Outcome::Fail, "output '" + name + "' element " +
-                                   std::to_string(j) + " is " +
-                                   std::to_string(actual.data[j]) +
-                                   ", expected " +
-                                   std::to_string(expected[i].f32[j])};
+        return {Outcome::Fail,
+                "output '" + name + "' element " + std::to_string(j) + " is " +
+                    std::to_string(actual.data[j]) + ", expected " +
+                    std::to_string(expected[i].f32[j])};
   }
   return {Outcome::Pass, ""};
 }
@@ -196,14 +195,15 @@ std::vector<std::string> runSuite(const std::string &suite, int &passed) {
   passed = 0;
   if (!fs::exists(root))
     return failures;
-  fs::path scratch = fs::path(::testing::TempDir()) / ("kiln_node_" + suite);
+  fs::path scratch = fs::path(::testing::TempDir()) /
+                     ("kiln_node_" + suite + "_" + std::to_string(getpid()));
   fs::create_directories(scratch);
   const char *filter = std::getenv("KILN_NODE_TESTS");
   std::vector<fs::path> dirs;
   for (const auto &entry : fs::directory_iterator(root))
     if (entry.is_directory() &&
-        (!filter || entry.path().filename().string().find(filter) !=
-                        std::string::npos))
+        (!filter ||
+         entry.path().filename().string().find(filter) != std::string::npos))
       dirs.push_back(entry.path());
   std::sort(dirs.begin(), dirs.end());
   std::map<std::string, std::vector<std::string>> skips;
@@ -251,8 +251,8 @@ TEST(OnnxNodeTest, BackendNodeTests) {
     GTEST_SKIP() << "libonnx-testdata is not installed";
   int passed = 0;
   std::vector<std::string> failures = runSuite("node", passed);
-  EXPECT_TRUE(failures.empty()) << failures.size() << " failed, first: "
-                                << failures.front();
+  EXPECT_TRUE(failures.empty())
+      << failures.size() << " failed, first: " << failures.front();
   if (!std::getenv("KILN_NODE_TESTS")) {
     EXPECT_GT(passed, 0);
   }
@@ -280,7 +280,8 @@ TEST(OnnxNodeTest, PyTorchOperatorTests) {
 /// chains, reductions), exported without constant folding so the importer
 /// folds the shape chains. argv: model path, opset; writes <model>.in (x,
 /// style) and <model>.out (PyTorch's outputs, concatenated).
-const char *kTorchNetwork = R"(import sys, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
+const char *kTorchNetwork =
+    R"(import sys, numpy as np, torch, torch.nn as nn, torch.nn.functional as F
 torch.manual_seed(0)
 
 class Net(nn.Module):
@@ -360,7 +361,8 @@ void expectAllClose(const std::vector<float> &actual,
   ASSERT_EQ(actual.size(), expected.size()) << what;
   size_t bad = 0;
   for (size_t i = 0; i < actual.size(); ++i)
-    if (std::fabs(actual[i] - expected[i]) > 1e-4f + 1e-3f * std::fabs(expected[i]) &&
+    if (std::fabs(actual[i] - expected[i]) >
+            1e-4f + 1e-3f * std::fabs(expected[i]) &&
         bad++ < 5)
       ADD_FAILURE() << what << ": element " << i << " is " << actual[i]
                     << ", PyTorch " << expected[i];
@@ -377,13 +379,15 @@ std::vector<float> readFloats(const std::string &path) {
 }
 
 TEST(OnnxNodeTest, TorchNetworkThroughImporterAndTopPasses) {
-  fs::path dir = fs::path(::testing::TempDir()) / "kiln_torch_network";
+  fs::path dir = fs::path(::testing::TempDir()) /
+                 ("kiln_torch_network_" + std::to_string(getpid()));
   fs::create_directories(dir);
   std::string script = (dir / "export.py").string();
   std::ofstream(script) << kTorchNetwork;
   for (int opset : {11, 13}) {
     SCOPED_TRACE("opset " + std::to_string(opset));
-    std::string model = (dir / ("net" + std::to_string(opset) + ".onnx")).string();
+    std::string model =
+        (dir / ("net" + std::to_string(opset) + ".onnx")).string();
     std::string cmd = std::string(KILN_TEST_PYTHON) +
                       " -c 'import torch' 2>/dev/null && " + KILN_TEST_PYTHON +
                       " " + script + " " + model + " " + std::to_string(opset) +
@@ -440,6 +444,7 @@ TEST(OnnxNodeTest, TorchNetworkThroughImporterAndTopPasses) {
     EXPECT_EQ(softmaxes, 0);
     expectAllClose(runAll(func, inputs, error), expected, "after Top passes");
   }
+  fs::remove_all(dir);
 }
 
 } // namespace

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <optional>
 #include <sys/wait.h>
+#include <unistd.h>
 
 using namespace mlir;
 using kiln::interp::runTop;
@@ -633,7 +634,8 @@ TEST_F(TopInterpreterTest, DataMovement) {
 
 TEST_F(TopInterpreterTest, BatchedMatMulBroadcasts) {
   Shape as = {2, 1, 3, 4}, bs = {5, 4, 2};
-  auto a = pseudoRandom(numElements(as), 21), b = pseudoRandom(numElements(bs), 22);
+  auto a = pseudoRandom(numElements(as), 21),
+       b = pseudoRandom(numElements(bs), 22);
   std::string ir = R"(
   func.func @main(%a: tensor<2x1x3x4xf32>, %b: tensor<5x4x2xf32>) -> tensor<2x5x3x2xf32> {
     %n = top.none
@@ -650,8 +652,8 @@ TEST_F(TopInterpreterTest, BatchedMatMulBroadcasts) {
             acc += double(a[(i * 3 + r) * 4 + k]) * b[(j * 4 + k) * 2 + c];
           expected.push_back(float(acc));
         }
-  expectClose(runOne(ir, {{"arg0", {as, a}}, {"arg1", {bs, b}}}),
-              {2, 5, 3, 2}, expected);
+  expectClose(runOne(ir, {{"arg0", {as, a}}, {"arg1", {bs, b}}}), {2, 5, 3, 2},
+              expected);
 }
 
 TEST_F(TopInterpreterTest, GlobalMaxPool) {
@@ -660,8 +662,9 @@ TEST_F(TopInterpreterTest, GlobalMaxPool) {
     %y = top.global_maxpool %x : (tensor<1x2x2x2xf32>) -> tensor<1x2x1x1xf32>
     return %y : tensor<1x2x1x1xf32>
   })";
-  expectClose(runOne(ir, {{"arg0", {{1, 2, 2, 2}, {1, -5, 3, 2, -1, -2, -3, -4}}}}),
-              {1, 2, 1, 1}, {3, -1});
+  expectClose(
+      runOne(ir, {{"arg0", {{1, 2, 2, 2}, {1, -5, 3, 2, -1, -2, -3, -4}}}}),
+      {1, 2, 1, 1}, {3, -1});
 }
 
 TEST_F(TopInterpreterTest, DeconvByHand) {
@@ -675,8 +678,8 @@ TEST_F(TopInterpreterTest, DeconvByHand) {
         : (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>, tensor<1xf32>) -> tensor<1x1x3x3xf32>
     return %y : tensor<1x1x3x3xf32>
   })";
-  expectClose(runOne(ir, {{"arg0", {{1, 1, 2, 2}, {1, 2, 3, 4}}}}), {1, 1, 3, 3},
-              {11, 12, 12, 13, 14, 14, 13, 14, 14});
+  expectClose(runOne(ir, {{"arg0", {{1, 1, 2, 2}, {1, 2, 3, 4}}}}),
+              {1, 1, 3, 3}, {11, 12, 12, 13, 14, 14, 13, 14, 14});
 }
 
 //===----------------------------------------------------------------------===//
@@ -690,27 +693,32 @@ TEST_F(TopInterpreterTest, DeconvByHand) {
 std::optional<std::vector<float>>
 torchReference(const std::string &body,
                const std::vector<std::vector<float>> &ins) {
-  std::string dir = ::testing::TempDir();
-  std::string script = dir + "top_interp_ref.py", in = dir + "top_interp_ref.in",
-              out = dir + "top_interp_ref.out";
+  // ctest runs tests in parallel processes: the files are per test.
+  std::string dir =
+      ::testing::TempDir() + "top_interp_" +
+      ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
+      std::to_string(getpid());
+  std::string script = dir + ".py", in = dir + ".in", out = dir + ".out";
   std::string sizes;
   for (const auto &v : ins)
     sizes += (sizes.empty() ? "" : ",") + std::to_string(v.size());
-  std::ofstream(script) << "import sys\ntry:\n    import numpy as np\n"
-                           "    import torch\n    import torch.nn.functional as F\n"
-                           "except ImportError:\n    sys.exit(77)\n"
-                           "flat = np.fromfile(sys.argv[1], dtype='<f4')\n"
-                           "ins, start = [], 0\n"
-                           "for s in [int(v) for v in sys.argv[3].split(',') if v]:\n"
-                           "    ins.append(torch.from_numpy(flat[start:start + s].copy()))\n"
-                           "    start += s\n"
-                        << body
-                        << "\nnp.concatenate([np.asarray(o, dtype='<f4').ravel() "
-                           "for o in outs]).astype('<f4').tofile(sys.argv[2])\n";
+  std::ofstream(script)
+      << "import sys\ntry:\n    import numpy as np\n"
+         "    import torch\n    import torch.nn.functional as F\n"
+         "except ImportError:\n    sys.exit(77)\n"
+         "flat = np.fromfile(sys.argv[1], dtype='<f4')\n"
+         "ins, start = [], 0\n"
+         "for s in [int(v) for v in sys.argv[3].split(',') if v]:\n"
+         "    ins.append(torch.from_numpy(flat[start:start + s].copy()))\n"
+         "    start += s\n"
+      << body
+      << "\nnp.concatenate([np.asarray(o, dtype='<f4').ravel() "
+         "for o in outs]).astype('<f4').tofile(sys.argv[2])\n";
   {
     std::ofstream file(in, std::ios::binary);
     for (const auto &v : ins)
-      file.write(reinterpret_cast<const char *>(v.data()), v.size() * sizeof(float));
+      file.write(reinterpret_cast<const char *>(v.data()),
+                 v.size() * sizeof(float));
   }
   std::remove(out.c_str());
   int status = std::system((std::string(KILN_TEST_PYTHON) + " " + script + " " +
@@ -724,6 +732,8 @@ torchReference(const std::string &body,
   std::vector<float> floats(bytes > 0 ? bytes / sizeof(float) : 0);
   result.seekg(0);
   result.read(reinterpret_cast<char *>(floats.data()), bytes);
+  for (const std::string &file : {script, in, out})
+    std::remove(file.c_str());
   return floats;
 }
 
@@ -738,8 +748,8 @@ std::vector<float> take(const std::vector<float> &all, size_t &offset,
 TEST_F(TopInterpreterTest, DeconvBothLayoutsMatchPyTorch) {
   // ic 4, oc 6, group 2: ONNX filter [4, 3, 3, 3].
   Shape is = {1, 4, 5, 5}, ws = {4, 3, 3, 3}, os = {1, 6, 12, 11};
-  auto x = pseudoRandom(numElements(is), 31), w = pseudoRandom(numElements(ws), 32),
-       b = pseudoRandom(6, 33);
+  auto x = pseudoRandom(numElements(is), 31),
+       w = pseudoRandom(numElements(ws), 32), b = pseudoRandom(6, 33);
   auto ref = torchReference(R"(
 x, w, b = ins[0].reshape(1, 4, 5, 5), ins[1].reshape(4, 3, 3, 3), ins[2]
 outs = [F.conv_transpose2d(x, w, b, stride=(2, 3), padding=(1, 2),
@@ -754,13 +764,16 @@ outs = [F.conv_transpose2d(x, w, b, stride=(2, 3), padding=(1, 2),
     for (int c = 0; c < 2; ++c)
       for (int o = 0; o < 3; ++o)
         for (int k = 0; k < 9; ++k)
-          reordered[((g * 3 + o) * 2 + c) * 9 + k] = w[((g * 2 + c) * 3 + o) * 9 + k];
-  const char *attrs = R"({kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 3>,
+          reordered[((g * 3 + o) * 2 + c) * 9 + k] =
+              w[((g * 2 + c) * 3 + o) * 9 + k];
+  const char *attrs =
+      R"({kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 3>,
         pads = array<i64: 1, 2, 1, 2>, dilations = array<i64: 2, 1>,
         output_padding = array<i64: 1, 0>, group = 2 : i64)";
   std::string ir =
       "func.func @main(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>, %wr: "
-      "tensor<6x2x3x3xf32>) -> (tensor<1x6x12x11xf32>, tensor<1x6x12x11xf32>) {\n" +
+      "tensor<6x2x3x3xf32>) -> (tensor<1x6x12x11xf32>, tensor<1x6x12x11xf32>) "
+      "{\n" +
       weight("b", {6}, b) + "    %y = top.deconv %x, %w, %b " + attrs +
       "} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>, tensor<6xf32>) -> "
       "tensor<1x6x12x11xf32>\n    %z = top.deconv %x, %wr, %b " +
@@ -838,27 +851,41 @@ outs = [F.leaky_relu(x, 0.1), torch.sigmoid(x), torch.tanh(x), torch.exp(x),
     bool positive;
   };
   std::vector<Mode> modes = {
-      {1, 0.1, 0, false},  {2, 0, 0, false},    {3, 0, 0, false},
-      {4, 0, 0, false},    {5, 0, 0, true},     {6, 0, 0, true},
-      {7, 0, 0, true},     {8, 0, 0, true},     {9, 0, 0, false},
-      {10, 0, 0, false},   {11, 0, 0, false},   {12, 0.7, 0, false},
+      {1, 0.1, 0, false},
+      {2, 0, 0, false},
+      {3, 0, 0, false},
+      {4, 0, 0, false},
+      {5, 0, 0, true},
+      {6, 0, 0, true},
+      {7, 0, 0, true},
+      {8, 0, 0, true},
+      {9, 0, 0, false},
+      {10, 0, 0, false},
+      {11, 0, 0, false},
+      {12, 0.7, 0, false},
       {13, 1.6732632423543772, 1.0507009873554805, false},
-      {14, 0, 0, false},   {15, 0.2, 0.5, false}, {16, 0, 0, false},
-      {17, -0.5, 0.3, false}, {18, 0, 0, false}, {19, 0, 0, false},
+      {14, 0, 0, false},
+      {15, 0.2, 0.5, false},
+      {16, 0, 0, false},
+      {17, -0.5, 0.3, false},
+      {18, 0, 0, false},
+      {19, 0, 0, false},
       {20, 3, -1, false}};
-  std::string ir = "func.func @main(%x: tensor<2x3x4xf32>, %p: tensor<2x3x4xf32>) -> (";
+  std::string ir =
+      "func.func @main(%x: tensor<2x3x4xf32>, %p: tensor<2x3x4xf32>) -> (";
   std::string body, results;
   for (size_t i = 0; i < modes.size() + 2; ++i)
     ir += std::string(i ? ", " : "") + "tensor<2x3x4xf32>";
   ir += ") {\n";
   for (size_t i = 0; i < modes.size(); ++i) {
     char line[256];
-    std::snprintf(line, sizeof line,
-                  "  %%r%zu = top.active %%%s {mode = %d : i32, alpha = %.17e : "
-                  "f64, beta = %.17e : f64} : (tensor<2x3x4xf32>) -> "
-                  "tensor<2x3x4xf32>\n",
-                  i, modes[i].positive ? "p" : "x", modes[i].mode, modes[i].alpha,
-                  modes[i].beta);
+    std::snprintf(
+        line, sizeof line,
+        "  %%r%zu = top.active %%%s {mode = %d : i32, alpha = %.17e : "
+        "f64, beta = %.17e : f64} : (tensor<2x3x4xf32>) -> "
+        "tensor<2x3x4xf32>\n",
+        i, modes[i].positive ? "p" : "x", modes[i].mode, modes[i].alpha,
+        modes[i].beta);
     ir += line;
     results += std::string(i ? ", " : "") + "%r" + std::to_string(i);
   }
@@ -919,7 +946,8 @@ TEST_F(TopInterpreterTest, EvaluateOpChecksOperands) {
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(ir, ParserConfig(&context));
   ASSERT_TRUE(module);
-  Operation *transpose = &module->lookupSymbol<func::FuncOp>("main").front().front();
+  Operation *transpose =
+      &module->lookupSymbol<func::FuncOp>("main").front().front();
   Tensor in{{2, 3}, iota(6)};
   FailureOr<Tensor> out = kiln::interp::evaluateOp(transpose, {&in});
   ASSERT_TRUE(succeeded(out));
@@ -971,9 +999,10 @@ TEST_F(TopInterpreterTest, MatchesPyTorch) {
        b = pseudoRandom(4, 13), fw = pseudoRandom(5 * 36, 14),
        fb = pseudoRandom(5, 15);
 
-  std::string dir = ::testing::TempDir();
-  std::string script = dir + "top_interp_torch.py",
-              in = dir + "top_interp_in.bin", out = dir + "top_interp_out.bin";
+  std::string dir =
+      ::testing::TempDir() + "top_interp_torch_" + std::to_string(getpid());
+  std::string script = dir + ".py", in = dir + "_in.bin",
+              out = dir + "_out.bin";
   std::ofstream(script) << kTorchScript;
   {
     std::ofstream file(in, std::ios::binary);

@@ -1,4 +1,5 @@
-//===- Elementwise.cpp - Reference unary, broadcast binary and batchnorm ---===//
+//===- Elementwise.cpp - Reference unary, broadcast binary and batchnorm
+//---===//
 
 #include "Kernels.h"
 
@@ -163,7 +164,8 @@ static double activate(top::ActiveMode mode, double x, double a, double b) {
 }
 
 FailureOr<Tensor> runActive(top::ActiveOp op, const Tensor &input) {
-  double a = op.getAlpha().convertToDouble(), b = op.getBeta().convertToDouble();
+  double a = op.getAlpha().convertToDouble(),
+         b = op.getBeta().convertToDouble();
   Tensor out{input.shape, {}};
   out.data.reserve(input.data.size());
   for (float x : input.data)

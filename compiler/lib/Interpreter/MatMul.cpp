@@ -56,7 +56,8 @@ FailureOr<Tensor> runMatMul(top::MatMulOp op, const Tensor &input,
       for (int64_t j = 0; j < n; ++j) {
         double acc = 0;
         for (int64_t i = 0; i < k; ++i)
-          acc += double(a[r * k + i]) * (transpose ? b[j * k + i] : b[i * n + j]);
+          acc +=
+              double(a[r * k + i]) * (transpose ? b[j * k + i] : b[i * n + j]);
         out.data.push_back(float(acc));
       }
   });

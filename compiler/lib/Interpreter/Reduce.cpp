@@ -29,9 +29,10 @@ FailureOr<Tensor> runReduce(top::ReduceOp op, const Tensor &input) {
 
   using top::ReduceMode;
   ReduceMode mode = op.getMode();
-  double init = mode == ReduceMode::Max ? -std::numeric_limits<double>::infinity()
-                : mode == ReduceMode::Min ? std::numeric_limits<double>::infinity()
-                                          : 0.0;
+  double init =
+      mode == ReduceMode::Max   ? -std::numeric_limits<double>::infinity()
+      : mode == ReduceMode::Min ? std::numeric_limits<double>::infinity()
+                                : 0.0;
   std::vector<double> acc(outCount, init);
   int64_t flat = 0;
   forEachIndex(input.shape, [&](ArrayRef<int64_t> index) {

@@ -17,7 +17,12 @@ namespace kiln::interp {
 
 namespace {
 /// Firmware-abi's kiln_resize_coord and kiln_resize_nearest values.
-enum Coord { HalfPixel = 0, Asymmetric = 1, AlignCorners = 2, PytorchHalfPixel = 3 };
+enum Coord {
+  HalfPixel = 0,
+  Asymmetric = 1,
+  AlignCorners = 2,
+  PytorchHalfPixel = 3
+};
 enum Nearest { RoundPreferFloor = 0, RoundPreferCeil = 1, Floor = 2, Ceil = 3 };
 } // namespace
 
@@ -89,7 +94,9 @@ FailureOr<Tensor> runResize(top::ResizeOp op, const Tensor &input) {
     const float *plane = input.data.data() + p * ih * iw;
     for (const Taps &r : rows)
       for (const Taps &c : cols) {
-        auto at = [&](int64_t y, int64_t x) { return double(plane[y * iw + x]); };
+        auto at = [&](int64_t y, int64_t x) {
+          return double(plane[y * iw + x]);
+        };
         double top = at(r.first, c.first) * (1 - c.weight) +
                      at(r.first, c.second) * c.weight;
         double bottom = at(r.second, c.first) * (1 - c.weight) +

@@ -74,8 +74,7 @@ FailureOr<Tensor> runTranspose(top::TransposeOp op, const Tensor &input) {
   ArrayRef<int64_t> perm = op.getPerm();
   size_t rank = input.shape.size();
   SmallVector<bool> seen(rank, false);
-  if (perm.size() != rank ||
-      llvm::any_of(perm, [&](int64_t p) {
+  if (perm.size() != rank || llvm::any_of(perm, [&](int64_t p) {
         return p < 0 || p >= (int64_t)rank || std::exchange(seen[p], true);
       }))
     return op.emitOpError("perm [") << perm << "] is not a permutation of "
@@ -106,11 +105,11 @@ FailureOr<Tensor> runSlice(top::SliceOp op, const Tensor &input) {
     int64_t extent = top::sliceExtent(starts[d], ends[d], steps[d]);
     // Every element taken must lie inside the input.
     int64_t last = starts[d] + (extent - 1) * steps[d];
-    if (steps[d] == 0 || (extent > 0 && (starts[d] < 0 ||
-                                         starts[d] >= input.shape[d] ||
-                                         last < 0 || last >= input.shape[d])))
-      return op.emitOpError("dimension ") << d << " slices outside [0, "
-                                          << input.shape[d] << ")";
+    if (steps[d] == 0 ||
+        (extent > 0 && (starts[d] < 0 || starts[d] >= input.shape[d] ||
+                        last < 0 || last >= input.shape[d])))
+      return op.emitOpError("dimension ")
+             << d << " slices outside [0, " << input.shape[d] << ")";
     out.shape.push_back(extent);
   }
   SmallVector<int64_t> inStrides = rowMajorStrides(input.shape);

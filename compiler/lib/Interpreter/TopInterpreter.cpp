@@ -151,9 +151,8 @@ FailureOr<Tensor> kiln::interp::evaluateOp(Operation *op,
   auto in = [&](unsigned i) -> const Tensor & { return *operands[i]; };
   return llvm::TypeSwitch<Operation *, Result>(op)
       .Case([&](top::WeightOp w) { return readWeightTensor(w); })
-      .Case([&](top::ConvOp c) {
-        return runConv(c, in(0), in(1), operands[2]);
-      })
+      .Case(
+          [&](top::ConvOp c) { return runConv(c, in(0), in(1), operands[2]); })
       .Case([&](top::DeconvOp d) {
         return runDeconv(d, in(0), in(1), operands[2]);
       })

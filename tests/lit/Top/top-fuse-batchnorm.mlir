@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -top-fuse-batchnorm -split-input-file -mlir-print-debuginfo | FileCheck %s
+// RUN: kiln-opt %s -top-fuse-batchnorm -split-input-file -verify-diagnostics -mlir-print-debuginfo | FileCheck %s
 
 // conv -> bn folds into the conv's filter and bias; the bn disappears and the
 // conv takes its name. s = 1 / sqrt(3 + 1) = 0.5 scales the filter (1 -> 0.5);
@@ -36,5 +36,34 @@ func.func @standalone(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %m = top.weight {value = dense<0.0> : tensor<2xf32>} : tensor<2xf32>
   %v = top.weight {value = dense<1.0> : tensor<2xf32>} : tensor<2xf32>
   %0 = top.batchnorm %arg0, %g, %b, %m, %v : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Computed parameters: s = gamma * rsqrt(var + eps) and the shift are Top
+// ops, then the same per-channel mul and add.
+// CHECK-LABEL: func.func @computed_params
+// CHECK: %[[VE:.*]] = top.active %arg4 {alpha = 1.000000e+00 : f64, beta = 1.000000e-03 : f64, mode = 20 : i32} : (tensor<2xf32>) -> tensor<2xf32>
+// CHECK: %[[RS:.*]] = top.active %[[VE]] {mode = 7 : i32}
+// CHECK: %[[S:.*]] = top.mul %arg1, %[[RS]]
+// CHECK: %[[MS:.*]] = top.mul %arg3, %[[S]]
+// CHECK: %[[SH:.*]] = top.sub %arg2, %[[MS]]
+// CHECK: %[[SC:.*]] = top.reshape %[[S]] {shape = array<i64: 2, 1, 1>} : (tensor<2xf32>) -> tensor<2x1x1xf32>
+// CHECK: %[[SHC:.*]] = top.reshape %[[SH]] {shape = array<i64: 2, 1, 1>}
+// CHECK: %[[M:.*]] = top.mul %arg0, %[[SC]] : (tensor<1x2x4x4xf32>, tensor<2x1x1xf32>) -> tensor<1x2x4x4xf32>
+// CHECK: top.add %[[M]], %[[SHC]] {{.*}} loc(#[[LOC:.*]])
+// CHECK-NOT: top.batchnorm
+// CHECK: #[[LOC]] = loc("bn2")
+func.func @computed_params(%arg0: tensor<1x2x4x4xf32>, %g: tensor<2xf32>, %b: tensor<2xf32>, %m: tensor<2xf32>, %v: tensor<2xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = top.batchnorm %arg0, %g, %b, %m, %v {epsilon = 1.0e-3 : f64} : (tensor<1x2x4x4xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32> loc("bn2")
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+func.func @bad_params(%arg0: tensor<1x2x4x4xf32>, %g: tensor<3xf32>) -> tensor<1x2x4x4xf32> {
+  // expected-error @+1 {{parameters must have 2 elements, one per channel}}
+  %0 = top.batchnorm %arg0, %g, %g, %g, %g : (tensor<1x2x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x2x4x4xf32>
   return %0 : tensor<1x2x4x4xf32>
 }

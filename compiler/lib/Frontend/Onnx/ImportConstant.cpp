@@ -1,9 +1,10 @@
 //===- ImportConstant.cpp - Constants, shape arithmetic and aliases -------===//
 //
-// Operators that only ever produce compile-time constants (Constant, Shape,
-// ConstantOfShape, Range, Where, Equal, Cast of a constant) or rename a value
-// (Identity, Dropout, Cast between float types), and the native evaluation of
-// data movement on constants that the other files share.
+// Operators that produce compile-time constants (Constant, Shape,
+// ConstantOfShape, Range, Equal, Where and Cast of constants) or rename a
+// value (Identity, Dropout, Cast between float types), Where with a constant
+// condition, and the native evaluation of data movement on constants that the
+// other files share.
 //
 //===----------------------------------------------------------------------===//
 #include "Importer.h"
@@ -99,11 +100,11 @@ TensorData constfold::transpose(const TensorData &in, ArrayRef<int64_t> perm) {
   SmallVector<int64_t> inverse(perm.size());
   for (auto [i, p] : llvm::enumerate(perm))
     inverse[p] = i;
-  return remap(in, shape,
-               sourceIndices(in.shape, shape,
-                             [&](ArrayRef<int64_t> index, size_t d) {
-                               return index[inverse[d]];
-                             }));
+  return remap(
+      in, shape,
+      sourceIndices(in.shape, shape, [&](ArrayRef<int64_t> index, size_t d) {
+        return index[inverse[d]];
+      }));
 }
 
 TensorData constfold::slice(const TensorData &in, ArrayRef<int64_t> starts,
@@ -111,11 +112,11 @@ TensorData constfold::slice(const TensorData &in, ArrayRef<int64_t> starts,
   SmallVector<int64_t> shape;
   for (size_t d = 0; d < in.shape.size(); ++d)
     shape.push_back(top::sliceExtent(starts[d], ends[d], steps[d]));
-  return remap(in, shape,
-               sourceIndices(in.shape, shape,
-                             [&](ArrayRef<int64_t> index, size_t d) {
-                               return starts[d] + index[d] * steps[d];
-                             }));
+  return remap(
+      in, shape,
+      sourceIndices(in.shape, shape, [&](ArrayRef<int64_t> index, size_t d) {
+        return starts[d] + index[d] * steps[d];
+      }));
 }
 
 TensorData constfold::gather(const TensorData &in, int64_t axis,
@@ -142,11 +143,11 @@ TensorData constfold::tile(const TensorData &in, ArrayRef<int64_t> repeats) {
   SmallVector<int64_t> shape;
   for (auto [d, r] : llvm::zip(in.shape, repeats))
     shape.push_back(d * r);
-  return remap(in, shape,
-               sourceIndices(in.shape, shape,
-                             [&](ArrayRef<int64_t> index, size_t d) {
-                               return index[d] % in.shape[d];
-                             }));
+  return remap(
+      in, shape,
+      sourceIndices(in.shape, shape, [&](ArrayRef<int64_t> index, size_t d) {
+        return index[d] % in.shape[d];
+      }));
 }
 
 TensorData constfold::concat(ArrayRef<const TensorData *> inputs,
@@ -294,29 +295,74 @@ static std::vector<int64_t> positions(const TensorData &t,
 }
 
 LogicalResult Importer::importWhere(const Node &node) {
-  if (!allInputsConstant(node))
-    return nodeError(node) << "only constant inputs are supported (input '"
-                           << node.inputs[0] << "', '" << node.inputs[1]
-                           << "' or '" << node.inputs[2] << "' is computed)";
-  const TensorData *cond = constant(node, 0), *x = constant(node, 1),
-                   *y = constant(node, 2);
-  FailureOr<SmallVector<int64_t>> shape =
-      broadcastShapes({cond->shape, x->shape, y->shape});
-  if (failed(shape) || cond->isFloat() || x->isFloat() != y->isFloat())
-    return nodeError(node) << "inputs do not broadcast or differ in type";
-  std::vector<int64_t> pc = positions(*cond, *shape), px = positions(*x, *shape),
-                       py = positions(*y, *shape);
-  TensorData t;
-  t.elemType = x->elemType;
-  t.shape.assign(shape->begin(), shape->end());
-  for (size_t i = 0; i < pc.size(); ++i) {
-    bool c = cond->i64[pc[i]] != 0;
-    if (x->isFloat())
-      t.f32.push_back(c ? x->f32[px[i]] : y->f32[py[i]]);
-    else
-      t.i64.push_back(c ? x->i64[px[i]] : y->i64[py[i]]);
+  const TensorData *cond = constant(node, 0);
+  if (!cond)
+    return nodeError(node) << "input 'condition' ('" << node.inputs[0]
+                           << "') must be a constant; it is computed";
+  if (cond->isFloat())
+    return nodeError(node) << "input 'condition' must be boolean";
+  SmallVector<SmallVector<int64_t>, 3> shapes;
+  for (size_t i = 0; i < 3; ++i) {
+    FailureOr<SmallVector<int64_t>> shape = inputShape(node, i);
+    if (failed(shape))
+      return failure();
+    shapes.push_back(*shape);
   }
-  return setConstant(node, 0, std::move(t));
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes({shapes[0], shapes[1], shapes[2]});
+  if (failed(shape))
+    return nodeError(node) << "inputs " << shapeStr(shapes[0]) << ", "
+                           << shapeStr(shapes[1]) << " and "
+                           << shapeStr(shapes[2]) << " do not broadcast";
+  std::vector<int64_t> pc = positions(*cond, *shape);
+
+  if (allInputsConstant(node)) {
+    const TensorData *x = constant(node, 1), *y = constant(node, 2);
+    if (x->isFloat() != y->isFloat())
+      return nodeError(node) << "X and Y differ in type";
+    std::vector<int64_t> px = positions(*x, *shape), py = positions(*y, *shape);
+    TensorData t;
+    t.elemType = x->elemType;
+    t.shape.assign(shape->begin(), shape->end());
+    for (size_t i = 0; i < pc.size(); ++i) {
+      bool c = cond->i64[pc[i]] != 0;
+      if (x->isFloat())
+        t.f32.push_back(c ? x->f32[px[i]] : y->f32[py[i]]);
+      else
+        t.i64.push_back(c ? x->i64[px[i]] : y->i64[py[i]]);
+    }
+    return setConstant(node, 0, std::move(t));
+  }
+
+  // A computed branch (masked_fill and the like): the selection is data
+  // movement, so it is exact whatever the values. Both branches broadcast
+  // to the result and flattened side by side; element i gathers from X
+  // (index i) or Y (index N + i).
+  int64_t count = 1;
+  for (int64_t d : *shape)
+    count *= d;
+  SmallVector<Value, 2> flat;
+  for (size_t i = 1; i < 3; ++i) {
+    Value v = operand(node, i);
+    if (v && shapes[i] != *shape)
+      v = create<top::ExpandOp>(node,
+                                subLoc(node, i == 1 ? "x_full" : "y_full"), v,
+                                *shape, ArrayRef<int64_t>{});
+    v = reshape(node, subLoc(node, i == 1 ? "x_flat" : "y_flat"), v, {count});
+    if (!v)
+      return failure();
+    flat.push_back(v);
+  }
+  Value both =
+      create<top::ConcatOp>(node, subLoc(node, "both"), flat, uint64_t(0));
+  if (!both)
+    return failure();
+  SmallVector<int64_t> indices;
+  for (int64_t i = 0; i < count; ++i)
+    indices.push_back(cond->i64[pc[i]] != 0 ? i : count + i);
+  return setValue(node, 0,
+                  create<top::GatherOp>(node, nodeLoc(node), both, uint64_t(0),
+                                        indices, *shape));
 }
 
 LogicalResult Importer::importEqual(const Node &node) {
@@ -377,8 +423,7 @@ LogicalResult Importer::importCast(const Node &node) {
     return unsupportedAttr(node, *to);
   if ((int64_t)(in->f32.size() + in->i64.size()) != in->numElements())
     return nodeError(node) << "input '" << node.inputs[0] << "' of type "
-                           << elemTypeName(in->elemType)
-                           << " is not supported";
+                           << elemTypeName(in->elemType) << " is not supported";
   TensorData t;
   t.elemType = type;
   t.shape = in->shape;

@@ -78,8 +78,7 @@ LogicalResult Importer::importBinary(const Node &node) {
             intBinary(opType, acc.i64[pa[j]], rhs.i64[pb[j]]);
         if (!v)
           return nodeError(node) << "cannot evaluate " << acc.i64[pa[j]]
-                                 << " and " << rhs.i64[pb[j]]
-                                 << " on integers";
+                                 << " and " << rhs.i64[pb[j]] << " on integers";
         out.i64.push_back(*v);
       }
       acc = std::move(out);
@@ -96,8 +95,20 @@ LogicalResult Importer::importBinary(const Node &node) {
     Value rhs = operand(node, i, /*castInts=*/opType == "Pow");
     if (!rhs)
       return failure();
-    Location loc = i + 1 == count ? nodeLoc(node)
-                                  : subLoc(node, std::to_string(i));
+    // Before opset 7 a PRelu slope of C values is per channel (dimension 1),
+    // not numpy-broadcast; the version converter leaves it as it was.
+    auto x = cast<RankedTensorType>(acc.getType()).getShape();
+    auto slope = cast<RankedTensorType>(rhs.getType());
+    if (opType == "PRelu" && model.sourceOpset < 7 && x.size() > 2 &&
+        slope.getNumElements() == x[1] && slope.getNumElements() != 1) {
+      SmallVector<int64_t> perChannel(x.size() - 1, 1);
+      perChannel[0] = x[1];
+      rhs = reshape(node, subLoc(node, "slope"), rhs, perChannel);
+      if (!rhs)
+        return failure();
+    }
+    Location loc =
+        i + 1 == count ? nodeLoc(node) : subLoc(node, std::to_string(i));
     if (opType == "Add" || opType == "Sum")
       acc = create<top::AddOp>(node, loc, acc, rhs);
     else if (opType == "Sub")
@@ -244,8 +255,9 @@ LogicalResult Importer::importSoftmax(const Node &node) {
                                       uint64_t(1), log);
   if (!soft)
     return failure();
-  return setValue(node, 0, create<top::ReshapeOp>(node, nodeLoc(node), soft,
-                                                  SmallVector<int64_t>(shape)));
+  return setValue(node, 0,
+                  create<top::ReshapeOp>(node, nodeLoc(node), soft,
+                                         SmallVector<int64_t>(shape)));
 }
 
 LogicalResult Importer::importReduce(const Node &node) {
@@ -293,9 +305,9 @@ LogicalResult Importer::importReduce(const Node &node) {
   if (rank == 0)
     return alias(node, 0, 0);
   bool keepdims = getInt(node, "keepdims", 1) != 0;
-  return setValue(node, 0,
-                  create<top::ReduceOp>(node, nodeLoc(node), input, mode, axes,
-                                        keepdims));
+  return setValue(
+      node, 0,
+      create<top::ReduceOp>(node, nodeLoc(node), input, mode, axes, keepdims));
 }
 
 } // namespace kiln::onnx_frontend

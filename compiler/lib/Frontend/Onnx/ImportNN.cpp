@@ -37,9 +37,9 @@ static void to2D(SmallVector<int64_t> &kernel, SmallVector<int64_t> &strides,
   pads = {0, pads[0], 0, pads[1]};
 }
 
-FailureOr<Importer::Window>
-Importer::readWindow(const Node &node, ArrayRef<int64_t> spatial,
-                     ArrayRef<int64_t> kernelDflt) {
+FailureOr<Importer::Window> Importer::readWindow(const Node &node,
+                                                 ArrayRef<int64_t> spatial,
+                                                 ArrayRef<int64_t> kernelDflt) {
   size_t rank = spatial.size();
   Window w;
   w.kernel = getInts(node, "kernel_shape", kernelDflt);
@@ -83,7 +83,9 @@ static SmallVector<int64_t> with2DSpatial(ArrayRef<int64_t> shape) {
 
 /// Rejects 3-D and other ranks than 1-D and 2-D with the error format for
 /// attributes (the window's extent is what kiln does not take).
-static bool isSupportedSpatialRank(size_t rank) { return rank == 3 || rank == 4; }
+static bool isSupportedSpatialRank(size_t rank) {
+  return rank == 3 || rank == 4;
+}
 
 static std::string spatialOf(ArrayRef<int64_t> filter) {
   return shapeStr(filter.size() > 2 ? filter.drop_front(2) : filter);
@@ -111,12 +113,14 @@ LogicalResult Importer::importConv(const Node &node) {
   if (failed(win))
     return failure();
   SmallVector<int64_t> filter4 = with2DSpatial(w);
-  if (ArrayRef<int64_t>(win->kernel) != ArrayRef<int64_t>(filter4).drop_front(2))
+  if (ArrayRef<int64_t>(win->kernel) !=
+      ArrayRef<int64_t>(filter4).drop_front(2))
     return nodeError(node) << "kernel_shape " << shapeStr(win->kernel)
                            << " does not match the filter " << shapeStr(w);
   int64_t group = getInt(node, "group", 1);
   bool is1D = in.size() == 3;
-  Value input4 = reshape(node, subLoc(node, "input_2d"), input, with2DSpatial(in));
+  Value input4 =
+      reshape(node, subLoc(node, "input_2d"), input, with2DSpatial(in));
   Value filter4d = reshape(node, subLoc(node, "filter_2d"), filter, filter4);
   if (!input4 || !filter4d)
     return failure();
@@ -147,12 +151,14 @@ LogicalResult Importer::importConvTranspose(const Node &node) {
   size_t rank = in.size() - 2;
   ArrayRef<int64_t> spatial = in.drop_front(2);
   SmallVector<int64_t> kernel = getInts(node, "kernel_shape", w.drop_front(2));
-  SmallVector<int64_t> strides = getInts(node, "strides", SmallVector<int64_t>(rank, 1));
+  SmallVector<int64_t> strides =
+      getInts(node, "strides", SmallVector<int64_t>(rank, 1));
   SmallVector<int64_t> dilations =
       getInts(node, "dilations", SmallVector<int64_t>(rank, 1));
   SmallVector<int64_t> outPad =
       getInts(node, "output_padding", SmallVector<int64_t>(rank, 0));
-  SmallVector<int64_t> pads = getInts(node, "pads", SmallVector<int64_t>(2 * rank, 0));
+  SmallVector<int64_t> pads =
+      getInts(node, "pads", SmallVector<int64_t>(2 * rank, 0));
   SmallVector<int64_t> outShape = getInts(node, "output_shape", {});
   if (kernel.size() != rank || strides.size() != rank ||
       dilations.size() != rank || outPad.size() != rank ||
@@ -199,8 +205,10 @@ LogicalResult Importer::importConvTranspose(const Node &node) {
     outPad.insert(outPad.begin(), 0);
   int64_t group = getInt(node, "group", 1);
   bool is1D = rank == 1;
-  Value input4 = reshape(node, subLoc(node, "input_2d"), input, with2DSpatial(in));
-  Value filter4 = reshape(node, subLoc(node, "filter_2d"), filter, with2DSpatial(w));
+  Value input4 =
+      reshape(node, subLoc(node, "input_2d"), input, with2DSpatial(in));
+  Value filter4 =
+      reshape(node, subLoc(node, "filter_2d"), filter, with2DSpatial(w));
   if (!input4 || !filter4)
     return failure();
   Value deconv = create<top::DeconvOp>(
@@ -210,8 +218,8 @@ LogicalResult Importer::importConvTranspose(const Node &node) {
   if (!deconv || !is1D)
     return setValue(node, 0, deconv);
   auto out = cast<RankedTensorType>(deconv.getType()).getShape();
-  return setValue(node, 0, reshape(node, nodeLoc(node), deconv,
-                                   {out[0], out[1], out[3]}));
+  return setValue(
+      node, 0, reshape(node, nodeLoc(node), deconv, {out[0], out[1], out[3]}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -235,17 +243,17 @@ LogicalResult Importer::importPool(const Node &node) {
     return failure();
   auto in = cast<RankedTensorType>(input.getType()).getShape();
   if (!isSupportedSpatialRank(in.size()))
-    return unsupportedAttr(node, "kernel_shape",
-                           shapeStr(getInts(node, "kernel_shape", {})),
-                           "(only 1-D and 2-D pooling, input " + shapeStr(in) +
-                               ")");
+    return unsupportedAttr(
+        node, "kernel_shape", shapeStr(getInts(node, "kernel_shape", {})),
+        "(only 1-D and 2-D pooling, input " + shapeStr(in) + ")");
   FailureOr<Window> win = readWindow(node, in.drop_front(2), {});
   if (failed(win))
     return failure();
   bool ceil = getInt(node, "ceil_mode", 0) != 0;
   bool is1D = in.size() == 3;
   Location loc = is1D ? subLoc(node, "2d") : nodeLoc(node);
-  Value input4 = reshape(node, subLoc(node, "input_2d"), input, with2DSpatial(in));
+  Value input4 =
+      reshape(node, subLoc(node, "input_2d"), input, with2DSpatial(in));
   if (!input4)
     return failure();
   Value pool =
@@ -271,7 +279,8 @@ LogicalResult Importer::importGlobalPool(const Node &node) {
                            << "input " << shapeStr(in);
   bool is1D = in.size() == 3;
   Location loc = is1D ? subLoc(node, "2d") : nodeLoc(node);
-  Value input4 = reshape(node, subLoc(node, "input_2d"), input, with2DSpatial(in));
+  Value input4 =
+      reshape(node, subLoc(node, "input_2d"), input, with2DSpatial(in));
   if (!input4)
     return failure();
   Value pool = node.opType == "GlobalMaxPool"
@@ -279,7 +288,8 @@ LogicalResult Importer::importGlobalPool(const Node &node) {
                    : create<top::GlobalAvgPoolOp>(node, loc, input4);
   if (!pool || !is1D)
     return setValue(node, 0, pool);
-  return setValue(node, 0, reshape(node, nodeLoc(node), pool, {in[0], in[1], 1}));
+  return setValue(node, 0,
+                  reshape(node, nodeLoc(node), pool, {in[0], in[1], 1}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -297,8 +307,9 @@ LogicalResult Importer::importGemm(const Node &node) {
   if (!a)
     return failure();
   if (cast<RankedTensorType>(a.getType()).getRank() != 2)
-    return nodeError(node) << "A must be 2-D, got "
-                           << shapeStr(cast<RankedTensorType>(a.getType()).getShape());
+    return nodeError(node)
+           << "A must be 2-D, got "
+           << shapeStr(cast<RankedTensorType>(a.getType()).getShape());
   if (transA)
     a = create<top::TransposeOp>(node, subLoc(node, "a_t"), a,
                                  ArrayRef<int64_t>{1, 0});
@@ -369,9 +380,9 @@ LogicalResult Importer::importGemm(const Node &node) {
                                           bias ? bias : none(), transB, false));
   // With more ops after it the matmul is an intermediate: give it its own
   // name so per-layer comparisons do not see two ops called `outName`.
-  Value product = create<top::MatMulOp>(
-      node, nameLoc((outName + "_matmul").str()), a, b, bias ? bias : none(),
-      transB, false);
+  Value product =
+      create<top::MatMulOp>(node, nameLoc((outName + "_matmul").str()), a, b,
+                            bias ? bias : none(), transB, false);
   if (product && scaleProduct)
     product = active(node, addend ? subLoc(node, "scaled") : nodeLoc(node),
                      product, top::ActiveMode::Scale, alpha, 0.0);
@@ -411,8 +422,8 @@ LogicalResult Importer::importMatMul(const Node &node) {
     shape.pop_back();
   if (rowVector)
     shape.erase(shape.end() - (columnVector ? 1 : 2));
-  return setValue(node, 0, create<top::ReshapeOp>(node, nodeLoc(node),
-                                                  product, shape));
+  return setValue(node, 0,
+                  create<top::ReshapeOp>(node, nodeLoc(node), product, shape));
 }
 
 //===----------------------------------------------------------------------===//
@@ -436,10 +447,9 @@ LogicalResult Importer::importBatchNorm(const Node &node) {
   }
   double epsilon = getFloat(node, "epsilon", 1e-5f);
   return setValue(node, 0,
-                  create<top::BatchNormOp>(node, nodeLoc(node), operands[0],
-                                           operands[1], operands[2],
-                                           operands[3], operands[4],
-                                           APFloat(epsilon)));
+                  create<top::BatchNormOp>(
+                      node, nodeLoc(node), operands[0], operands[1],
+                      operands[2], operands[3], operands[4], APFloat(epsilon)));
 }
 
 LogicalResult Importer::importInstanceNorm(const Node &node) {
@@ -466,18 +476,17 @@ LogicalResult Importer::importInstanceNorm(const Node &node) {
   Value centered =
       mean ? create<top::SubOp>(node, subLoc(node, "centered"), x, mean, false)
            : Value();
-  Value square = active(node, subLoc(node, "square"), centered,
-                        ActiveMode::Square);
+  Value square =
+      active(node, subLoc(node, "square"), centered, ActiveMode::Square);
   Value var = square ? create<top::ReduceOp>(node, subLoc(node, "var"), square,
                                              ReduceMode::Mean, axes, true)
                      : Value();
-  Value varEps =
-      active(node, subLoc(node, "var_eps"), var, ActiveMode::Scale, 1.0, epsilon);
+  Value varEps = active(node, subLoc(node, "var_eps"), var, ActiveMode::Scale,
+                        1.0, epsilon);
   Value rstd = active(node, subLoc(node, "rstd"), varEps, ActiveMode::Rsqrt);
-  Value normalized =
-      rstd ? create<top::MulOp>(node, subLoc(node, "normalized"), centered,
-                                rstd, false)
-           : Value();
+  Value normalized = rstd ? create<top::MulOp>(node, subLoc(node, "normalized"),
+                                               centered, rstd, false)
+                          : Value();
   Value scale4 = reshape(node, subLoc(node, "scale_c11"), scale, perChannel);
   Value bias4 = reshape(node, subLoc(node, "bias_c11"), bias, perChannel);
   Value scaled = normalized && scale4
@@ -486,8 +495,8 @@ LogicalResult Importer::importInstanceNorm(const Node &node) {
                      : Value();
   if (!scaled || !bias4)
     return failure();
-  return setValue(node, 0, create<top::AddOp>(node, nodeLoc(node), scaled,
-                                              bias4, false));
+  return setValue(
+      node, 0, create<top::AddOp>(node, nodeLoc(node), scaled, bias4, false));
 }
 
 } // namespace kiln::onnx_frontend

@@ -49,10 +49,11 @@ LogicalResult Importer::importReshape(const Node &node) {
       resolved.push_back(1);
       continue;
     }
-    if (d <= 0)
-      return nodeError(node) << "shape " << shapeStr(*shape)
-                             << " is not supported for input "
-                             << shapeStr(*in) << " (empty or invalid)";
+    // Empty tensors exist only as constants (a shape with no entries).
+    if (d < 0 || (d == 0 && !constant(node, 0)))
+      return nodeError(node)
+             << "shape " << shapeStr(*shape) << " is not supported for input "
+             << shapeStr(*in) << " (empty or invalid)";
     known *= d;
     resolved.push_back(d);
   }
@@ -83,9 +84,9 @@ LogicalResult Importer::importFlatten(const Node &node) {
   if (axis < 0)
     axis += rank;
   if (axis < 0 || axis > rank)
-    return unsupportedAttr(node, "axis", std::to_string(getInt(node, "axis", 1)),
-                           "(out of range for rank " + std::to_string(rank) +
-                               ")");
+    return unsupportedAttr(
+        node, "axis", std::to_string(getInt(node, "axis", 1)),
+        "(out of range for rank " + std::to_string(rank) + ")");
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < rank; ++i)
     (i < axis ? outer : inner) *= (*in)[i];
@@ -129,7 +130,8 @@ LogicalResult Importer::importSqueeze(const Node &node) {
       shape.push_back((*in)[i]);
   if (const TensorData *data = constant(node, 0))
     return setConstant(node, 0, constfold::reshape(*data, shape));
-  return setValue(node, 0, reshape(node, nodeLoc(node), operand(node, 0), shape));
+  return setValue(node, 0,
+                  reshape(node, nodeLoc(node), operand(node, 0), shape));
 }
 
 LogicalResult Importer::importUnsqueeze(const Node &node) {
@@ -170,8 +172,9 @@ LogicalResult Importer::importTranspose(const Node &node) {
     return failure();
   int64_t rank = in->size();
   // The default reverses the dimensions.
-  SmallVector<int64_t> perm = getInts(
-      node, "perm", llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank))));
+  SmallVector<int64_t> perm =
+      getInts(node, "perm",
+              llvm::to_vector(llvm::reverse(llvm::seq<int64_t>(0, rank))));
   SmallVector<bool> seen(rank, false);
   for (int64_t &p : perm)
     if (!normalizeAxis(p, rank) || seen[p] || perm.size() != (size_t)rank)
@@ -200,9 +203,9 @@ LogicalResult Importer::importConcat(const Node &node) {
   int64_t rank = first->size();
   int64_t axis = getInt(node, "axis", 0);
   if (!normalizeAxis(axis, rank))
-    return unsupportedAttr(node, "axis", std::to_string(getInt(node, "axis", 0)),
-                           "(out of range for rank " + std::to_string(rank) +
-                               ")");
+    return unsupportedAttr(
+        node, "axis", std::to_string(getInt(node, "axis", 0)),
+        "(out of range for rank " + std::to_string(rank) + ")");
   if (allInputsConstant(node)) {
     SmallVector<const TensorData *> inputs;
     for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -212,9 +215,9 @@ LogicalResult Importer::importConcat(const Node &node) {
       for (int64_t d = 0; same && d < rank; ++d)
         same = d == axis || t->shape[d] == (*first)[d];
       if (!same)
-        return nodeError(node) << "input " << shapeStr(t->shape)
-                               << " does not match " << shapeStr(*first)
-                               << " outside axis " << axis;
+        return nodeError(node)
+               << "input " << shapeStr(t->shape) << " does not match "
+               << shapeStr(*first) << " outside axis " << axis;
       inputs.push_back(t);
     }
     return setConstant(node, 0, constfold::concat(inputs, axis));
@@ -231,9 +234,9 @@ LogicalResult Importer::importConcat(const Node &node) {
   }
   if (inputs.size() == 1)
     return setValue(node, 0, inputs.front());
-  return setValue(node, 0,
-                  create<top::ConcatOp>(node, nodeLoc(node), inputs,
-                                        uint64_t(axis)));
+  return setValue(
+      node, 0,
+      create<top::ConcatOp>(node, nodeLoc(node), inputs, uint64_t(axis)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -251,8 +254,7 @@ LogicalResult Importer::splitInto(const Node &node, size_t inputIndex,
     return failure();
   int64_t offset = 0;
   for (auto [i, size] : llvm::enumerate(sizes)) {
-    SmallVector<int64_t> starts(in->size(), 0), ends(*in),
-        steps(in->size(), 1);
+    SmallVector<int64_t> starts(in->size(), 0), ends(*in), steps(in->size(), 1);
     starts[axis] = offset;
     ends[axis] = offset += size;
     if (data) {
@@ -284,7 +286,8 @@ LogicalResult Importer::importSplit(const Node &node) {
     return failure();
   int64_t axis = getInt(node, "axis", 0);
   if (!normalizeAxis(axis, in->size()))
-    return unsupportedAttr(node, "axis", std::to_string(getInt(node, "axis", 0)),
+    return unsupportedAttr(node, "axis",
+                           std::to_string(getInt(node, "axis", 0)),
                            "(out of range for input " + shapeStr(*in) + ")");
   // Sizes: the 'split' attribute before opset 13, an optional input from
   // 13; without either, equal parts, one per output.
@@ -312,7 +315,8 @@ LogicalResult Importer::importSplit(const Node &node) {
   return splitInto(node, 0, axis, sizes);
 }
 
-LogicalResult Importer::normalizeSlice(const Node &node, ArrayRef<int64_t> shape,
+LogicalResult Importer::normalizeSlice(const Node &node,
+                                       ArrayRef<int64_t> shape,
                                        SmallVector<int64_t> &starts,
                                        SmallVector<int64_t> &ends,
                                        SmallVector<int64_t> &steps) {
@@ -347,9 +351,9 @@ LogicalResult Importer::normalizeSlice(const Node &node, ArrayRef<int64_t> shape
   for (size_t k = 0; k < axes.size(); ++k) {
     int64_t axis = axes[k];
     if (!normalizeAxis(axis, rank) || seen[axis])
-      return nodeError(node) << "axes " << shapeStr(axes)
-                             << " are out of range or repeated for rank "
-                             << rank;
+      return nodeError(node)
+             << "axes " << shapeStr(axes)
+             << " are out of range or repeated for rank " << rank;
     seen[axis] = true;
     if (step[k] == 0)
       return nodeError(node) << "steps must not be 0";
@@ -396,9 +400,9 @@ LogicalResult Importer::importSlice(const Node &node) {
   Value input = operand(node, 0);
   if (!input)
     return failure();
-  return setValue(node, 0,
-                  create<top::SliceOp>(node, nodeLoc(node), input, starts,
-                                       ends, steps));
+  return setValue(
+      node, 0,
+      create<top::SliceOp>(node, nodeLoc(node), input, starts, ends, steps));
 }
 
 LogicalResult Importer::importGather(const Node &node) {
@@ -407,7 +411,8 @@ LogicalResult Importer::importGather(const Node &node) {
     return failure();
   int64_t axis = getInt(node, "axis", 0);
   if (!normalizeAxis(axis, in->size()))
-    return unsupportedAttr(node, "axis", std::to_string(getInt(node, "axis", 0)),
+    return unsupportedAttr(node, "axis",
+                           std::to_string(getInt(node, "axis", 0)),
                            "(out of range for input " + shapeStr(*in) + ")");
   FailureOr<SmallVector<int64_t>> indices = intsInput(node, 1, "indices");
   if (failed(indices))
@@ -422,8 +427,8 @@ LogicalResult Importer::importGather(const Node &node) {
       index += extent;
   }
   if (const TensorData *data = constant(node, 0))
-    return setConstant(node, 0, constfold::gather(*data, axis, *indices,
-                                                  indicesShape));
+    return setConstant(node, 0,
+                       constfold::gather(*data, axis, *indices, indicesShape));
   if (indices->empty())
     return nodeError(node) << "the result is empty, which is not supported";
   Value input = operand(node, 0);
@@ -480,9 +485,9 @@ LogicalResult Importer::importTile(const Node &node) {
   Value input = operand(node, 0);
   if (!input)
     return failure();
-  return setValue(node, 0,
-                  create<top::ExpandOp>(node, nodeLoc(node), input, shape,
-                                        *repeats));
+  return setValue(
+      node, 0,
+      create<top::ExpandOp>(node, nodeLoc(node), input, shape, *repeats));
 }
 
 //===----------------------------------------------------------------------===//
@@ -538,16 +543,18 @@ LogicalResult Importer::importPad(const Node &node) {
   }
   Value result = input;
   if (llvm::any_of(grow, [](int64_t p) { return p > 0; }))
-    result = create<top::PadOp>(node, crop ? subLoc(node, "pad") : nodeLoc(node),
-                                input, grow, mode, APFloat(value));
+    result =
+        create<top::PadOp>(node, crop ? subLoc(node, "pad") : nodeLoc(node),
+                           input, grow, mode, APFloat(value));
   if (result && crop)
-    result = create<top::SliceOp>(node, nodeLoc(node), result, starts, ends,
-                                  steps);
+    result =
+        create<top::SliceOp>(node, nodeLoc(node), result, starts, ends, steps);
   return setValue(node, 0, result);
 }
 
 LogicalResult Importer::emitResize(const Node &node, Value input,
-                                   top::ResizeMode mode, ArrayRef<int64_t> outHW,
+                                   top::ResizeMode mode,
+                                   ArrayRef<int64_t> outHW,
                                    ArrayRef<double> scales, int64_t coordMode,
                                    int64_t nearestMode) {
   return setValue(node, 0,
@@ -558,15 +565,14 @@ LogicalResult Importer::emitResize(const Node &node, Value input,
 
 /// Reads Resize/Upsample scales or sizes for a 4-D input: only H and W may
 /// change. Fills the output H, W and the scales the model gives.
-static LogicalResult resolveResizeSizes(ArrayRef<int64_t> in,
-                                        ArrayRef<float> scales,
-                                        ArrayRef<int64_t> sizes,
-                                        SmallVector<int64_t> &outHW,
-                                        SmallVector<double> &hwScales,
-                                        std::string &why) {
+static LogicalResult
+resolveResizeSizes(ArrayRef<int64_t> in, ArrayRef<float> scales,
+                   ArrayRef<int64_t> sizes, SmallVector<int64_t> &outHW,
+                   SmallVector<double> &hwScales, std::string &why) {
   if (!sizes.empty()) {
     if (sizes.size() != 4 || sizes[0] != in[0] || sizes[1] != in[1]) {
-      why = "sizes " + shapeStr(sizes) + " change N or C of input " + shapeStr(in);
+      why = "sizes " + shapeStr(sizes) + " change N or C of input " +
+            shapeStr(in);
       return failure();
     }
     for (int i = 0; i < 2; ++i) {
@@ -594,8 +600,8 @@ LogicalResult Importer::importResize(const Node &node) {
   std::string modeName = getString(node, "mode", "nearest");
   if (modeName != "nearest" && modeName != "linear")
     return unsupportedAttr(node, "mode", '"' + modeName + '"');
-  top::ResizeMode mode = modeName == "linear" ? top::ResizeMode::Linear
-                                              : top::ResizeMode::Nearest;
+  top::ResizeMode mode =
+      modeName == "linear" ? top::ResizeMode::Linear : top::ResizeMode::Nearest;
   std::string coordName =
       getString(node, "coordinate_transformation_mode", "half_pixel");
   int64_t coordMode = llvm::StringSwitch<int64_t>(coordName)
@@ -607,7 +613,8 @@ LogicalResult Importer::importResize(const Node &node) {
   if (coordMode < 0)
     return unsupportedAttr(node, "coordinate_transformation_mode",
                            '"' + coordName + '"');
-  std::string nearestName = getString(node, "nearest_mode", "round_prefer_floor");
+  std::string nearestName =
+      getString(node, "nearest_mode", "round_prefer_floor");
   int64_t nearestMode = llvm::StringSwitch<int64_t>(nearestName)
                             .Case("round_prefer_floor", 0)
                             .Case("round_prefer_ceil", 1)

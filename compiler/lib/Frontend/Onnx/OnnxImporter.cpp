@@ -210,8 +210,8 @@ Value Importer::operand(const Node &node, size_t i, bool castInts) {
   return {};
 }
 
-FailureOr<SmallVector<int64_t>>
-Importer::intsInput(const Node &node, size_t i, StringRef what) {
+FailureOr<SmallVector<int64_t>> Importer::intsInput(const Node &node, size_t i,
+                                                    StringRef what) {
   if (!hasInput(node, i))
     return nodeError(node) << "input '" << what << "' is missing";
   const TensorData *data = constant(node, i);
@@ -224,8 +224,8 @@ Importer::intsInput(const Node &node, size_t i, StringRef what) {
   return SmallVector<int64_t>(data->i64.begin(), data->i64.end());
 }
 
-FailureOr<SmallVector<float>>
-Importer::floatsInput(const Node &node, size_t i, StringRef what) {
+FailureOr<SmallVector<float>> Importer::floatsInput(const Node &node, size_t i,
+                                                    StringRef what) {
   if (!hasInput(node, i))
     return nodeError(node) << "input '" << what << "' is missing";
   const TensorData *data = constant(node, i);
@@ -267,9 +267,9 @@ LogicalResult Importer::setValue(const Node &node, size_t i, Value v) {
   auto it = model.valueInfo.find(name.str());
   if (it != model.valueInfo.end() && it->second.known &&
       ArrayRef<int64_t>(it->second.shape) != shape)
-    emitWarning(v.getLoc()) << "kiln infers shape " << shapeStr(shape)
-                            << " for '" << name << "', ONNX shape inference "
-                            << shapeStr(it->second.shape);
+    emitWarning(v.getLoc())
+        << "kiln infers shape " << shapeStr(shape) << " for '" << name
+        << "', ONNX shape inference " << shapeStr(it->second.shape);
   // A folded result is a constant like any other: later nodes may need its
   // values (Clip bounds, Resize scales), and it keeps its weight.
   if (auto w = v.getDefiningOp<top::WeightOp>()) {
@@ -343,8 +343,8 @@ Value Importer::weight(const TensorData &data, StringRef name) {
 
 Value Importer::derivedWeight(ArrayRef<int64_t> shape, ArrayRef<float> data,
                               StringRef name) {
-  auto op = top::createWeight(constantBuilder(), nameLoc(name), shape, data,
-                              name);
+  auto op =
+      top::createWeight(constantBuilder(), nameLoc(name), shape, data, name);
   lastConstant = op;
   return op.getOutput();
 }
@@ -448,8 +448,7 @@ Importer::NodeImporter Importer::lookupImporter(StringRef opType) {
       .Case("Conv", &Importer::importConv)
       .Case("ConvTranspose", &Importer::importConvTranspose)
       .Cases("MaxPool", "AveragePool", &Importer::importPool)
-      .Cases("GlobalAveragePool", "GlobalMaxPool",
-             &Importer::importGlobalPool)
+      .Cases("GlobalAveragePool", "GlobalMaxPool", &Importer::importGlobalPool)
       .Case("Gemm", &Importer::importGemm)
       .Case("MatMul", &Importer::importMatMul)
       .Case("BatchNormalization", &Importer::importBatchNorm)
@@ -512,8 +511,7 @@ static bool isScalar(Value v, double expected) {
 }
 
 /// The operand of binary `op` other than a scalar weight `c`, or null.
-template <typename OpTy>
-static Value otherThanScalar(Operation *op, double c) {
+template <typename OpTy> static Value otherThanScalar(Operation *op, double c) {
   auto binary = dyn_cast_or_null<OpTy>(op);
   if (!binary || binary.getDoRelu())
     return {};
@@ -556,7 +554,8 @@ static void fuseGelu(Block &body) {
     if (!outer || outer.getDoRelu())
       continue;
     Value onePlusErf = addOp->getResult(0);
-    Value other = outer.getLhs() == onePlusErf ? outer.getRhs() : outer.getLhs();
+    Value other =
+        outer.getLhs() == onePlusErf ? outer.getRhs() : outer.getLhs();
     // Either (x * (1 + erf)) * 0.5 or (x * 0.5) * (1 + erf).
     top::MulOp last, inner;
     if (other == x && outer->hasOneUse()) {

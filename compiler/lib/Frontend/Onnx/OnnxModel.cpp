@@ -509,19 +509,28 @@ void load(const std::string &path,
   if (opset > kMaxOpset)
     fail("opset ", opset, " is newer than kiln supports (", kMinOpset, " to ",
          kMaxOpset, ")");
+  if (!inputShapes.empty())
+    applyInputShapes(model, inputShapes);
+
+  int64_t sourceOpset = opset;
   if (opset < kMinOpset) {
+    // Some adapters (broadcasting ones) need the shapes of their inputs; a
+    // model the converter cannot type still fails below with its message.
+    try {
+      onnx::shape_inference::InferShapes(model);
+    } catch (const std::exception &) {
+    }
     try {
       model = onnx::version_conversion::ConvertVersion(model, kMinOpset);
     } catch (const std::exception &e) {
       fail("cannot convert the model from opset ", opset, " to ", kMinOpset,
            ": ", e.what());
     }
+    // Inferred again below, with the converted operators.
+    model.mutable_graph()->clear_value_info();
     keepOldResizeSemantics(model);
     opset = kMinOpset;
   }
-
-  if (!inputShapes.empty())
-    applyInputShapes(model, inputShapes);
 
   try {
     onnx::ShapeInferenceOptions options(/*check_type=*/false,
@@ -537,6 +546,7 @@ void load(const std::string &path,
   const onnx::GraphProto &g = model.graph();
   out = Model();
   out.opset = opset;
+  out.sourceOpset = sourceOpset;
   for (const auto &t : g.initializer())
     out.initializers.emplace(t.name(), convertTensor(t, modelDir));
   for (const auto &v : g.input()) {

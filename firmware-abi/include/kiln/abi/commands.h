@@ -80,7 +80,7 @@ typedef enum kiln_resize_mode { KILN_RESIZE_NEAREST = 0, KILN_RESIZE_LINEAR = 1 
 typedef enum kiln_resize_coord {
   KILN_COORD_HALF_PIXEL = 0,        /* (o + 0.5) / scale - 0.5 */
   KILN_COORD_ASYMMETRIC = 1,        /* o / scale */
-  KILN_COORD_ALIGN_CORNERS = 2,     /* o * (in - 1) / (out - 1) */
+  KILN_COORD_ALIGN_CORNERS = 2,     /* o * (in - 1) / (in * scale - 1), as ONNX */
   KILN_COORD_PYTORCH_HALF_PIXEL = 3 /* out > 1 ? (o + 0.5) / scale - 0.5 : 0 */
 } kiln_resize_coord;
 typedef enum kiln_resize_nearest {

@@ -2,9 +2,12 @@
 //
 // Imports an ONNX model as a module with one `func.func @main` of Top ops.
 // Graph input/output names are kept as `kiln.name` argument/result attributes;
-// every op is located at NameLoc(<its first ONNX output name>) and every
+// the op producing an ONNX value is located at NameLoc(<its name>), helper ops
+// of a decomposition at NameLoc(<node's first output>_<role>), and every
 // weight at NameLoc(<initializer name>), so diagnostics and per-layer
-// comparisons speak the model's names.
+// comparisons speak the model's names. Every all-constant subgraph is
+// evaluated at import (integer shape arithmetic natively, float ops with the
+// Top interpreter), so only computations on the inputs remain.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_FRONTEND_ONNX_ONNXIMPORTER_H

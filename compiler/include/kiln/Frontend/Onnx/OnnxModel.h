@@ -92,6 +92,9 @@ struct ValueInfo {
 struct Model {
   /// The version of the default (ai.onnx) opset, after any conversion.
   int64_t opset = 0;
+  /// The version the model was written for (before conversion), for the
+  /// few semantics the converter does not carry over (PRelu before 7).
+  int64_t sourceOpset = 0;
   /// Graph inputs that are not initializers, in graph order.
   std::vector<ValueInfo> inputs, outputs;
   std::map<std::string, TensorData> initializers;

@@ -63,7 +63,8 @@ WeightOp kiln::top::createWeight(OpBuilder &b, Location loc,
   auto type = RankedTensorType::get(shape, b.getF32Type());
   ArrayRef<char> bytes(reinterpret_cast<const char *>(data.data()),
                        data.size() * sizeof(float));
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float));
+  auto blob =
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float));
   auto attr =
       DenseResourceElementsAttr::get(type, resourceKey(name), std::move(blob));
   return b.create<WeightOp>(loc, type, attr);
@@ -95,12 +96,14 @@ static int64_t windowOut(int64_t in, int64_t k, int64_t s, int64_t d,
 
 static LogicalResult inferWindow(Operation *op, Value input, Value output,
                                  int64_t channels, ArrayRef<int64_t> kernel,
-                                 ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                                 ArrayRef<int64_t> strides,
+                                 ArrayRef<int64_t> pads,
                                  ArrayRef<int64_t> dilations, bool ceil) {
   auto in = shapeOf(input);
   if (in.size() != 4 || kernel.size() != 2 || strides.size() != 2 ||
       pads.size() != 4 || dilations.size() != 2)
-    return op->emitOpError("expects a 4-D NCHW input with 2-D window attributes");
+    return op->emitOpError(
+        "expects a 4-D NCHW input with 2-D window attributes");
   int64_t oh = windowOut(in[2], kernel[0], strides[0], dilations[0], pads[0],
                          pads[2], ceil);
   int64_t ow = windowOut(in[3], kernel[1], strides[1], dilations[1], pads[1],
@@ -132,23 +135,25 @@ LogicalResult ConvOp::inferShapes() {
 }
 
 static LogicalResult inferPool(Operation *op, Value input, Value output,
-                               ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                               ArrayRef<int64_t> kernel,
+                               ArrayRef<int64_t> strides,
                                ArrayRef<int64_t> pads, bool ceil) {
   auto in = shapeOf(input);
   if (in.size() != 4)
     return op->emitOpError("expects a 4-D NCHW input");
   int64_t dil[2] = {1, 1};
-  return inferWindow(op, input, output, in[1], kernel, strides, pads, dil, ceil);
+  return inferWindow(op, input, output, in[1], kernel, strides, pads, dil,
+                     ceil);
 }
 
 LogicalResult MaxPoolOp::inferShapes() {
-  return inferPool(*this, getInput(), getOutput(), getKernelShape(), getStrides(),
-                   getPads(), getCeilMode());
+  return inferPool(*this, getInput(), getOutput(), getKernelShape(),
+                   getStrides(), getPads(), getCeilMode());
 }
 
 LogicalResult AvgPoolOp::inferShapes() {
-  return inferPool(*this, getInput(), getOutput(), getKernelShape(), getStrides(),
-                   getPads(), getCeilMode());
+  return inferPool(*this, getInput(), getOutput(), getKernelShape(),
+                   getStrides(), getPads(), getCeilMode());
 }
 
 LogicalResult GlobalAvgPoolOp::inferShapes() {
@@ -164,7 +169,9 @@ static LogicalResult inferSame(Value input, Value output) {
   return success();
 }
 
-LogicalResult ReluOp::inferShapes() { return inferSame(getInput(), getOutput()); }
+LogicalResult ReluOp::inferShapes() {
+  return inferSame(getInput(), getOutput());
+}
 LogicalResult BatchNormOp::inferShapes() {
   return inferSame(getInput(), getOutput());
 }
@@ -221,8 +228,8 @@ LogicalResult ActiveOp::inferShapes() {
 static FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis,
                                         int64_t rank) {
   if (axis < -rank || axis >= rank)
-    return op->emitOpError("axis ") << axis << " is out of range for rank "
-                                    << rank;
+    return op->emitOpError("axis ")
+           << axis << " is out of range for rank " << rank;
   return axis < 0 ? axis + rank : axis;
 }
 
@@ -239,8 +246,8 @@ LogicalResult ReduceOp::inferShapes() {
     return emitOpError("expects at least one axis");
   for (auto [i, axis] : llvm::enumerate(axes)) {
     if (axis < 0 || axis >= (int64_t)in.size())
-      return emitOpError("axis ") << axis << " is out of range for rank "
-                                  << in.size();
+      return emitOpError("axis ")
+             << axis << " is out of range for rank " << in.size();
     if (i > 0 && axis <= axes[i - 1])
       return emitOpError("axes must be sorted and unique");
   }
@@ -259,8 +266,8 @@ LogicalResult TransposeOp::inferShapes() {
   auto in = shapeOf(getInput());
   ArrayRef<int64_t> perm = getPerm();
   if (perm.size() != in.size())
-    return emitOpError("perm has ") << perm.size() << " entries for rank "
-                                    << in.size();
+    return emitOpError("perm has ")
+           << perm.size() << " entries for rank " << in.size();
   SmallVector<bool> seen(in.size(), false);
   SmallVector<int64_t> out;
   for (int64_t p : perm) {
@@ -289,15 +296,14 @@ LogicalResult SliceOp::inferShapes() {
   for (size_t i = 0; i < in.size(); ++i) {
     int64_t start = starts[i], end = ends[i], step = steps[i];
     // The normalized form the importer produces (see the op description).
-    bool valid = step > 0 ? start >= 0 && start <= in[i] && end >= 0 &&
-                                end <= in[i]
-                 : step < 0 ? start >= 0 && start < in[i] && end >= -1 &&
-                                  end < in[i]
-                            : false;
+    bool valid =
+        step > 0   ? start >= 0 && start <= in[i] && end >= 0 && end <= in[i]
+        : step < 0 ? start >= 0 && start < in[i] && end >= -1 && end < in[i]
+                   : false;
     if (!valid)
       return emitOpError("dimension ")
-             << i << ": start " << start << ", end " << end << ", step "
-             << step << " are not normalized for extent " << in[i];
+             << i << ": start " << start << ", end " << end << ", step " << step
+             << " are not normalized for extent " << in[i];
     out.push_back(sliceExtent(start, end, step));
     if (out.back() == 0)
       return emitOpError("dimension ") << i << " of the result is empty";
@@ -310,8 +316,8 @@ LogicalResult GatherOp::inferShapes() {
   auto in = shapeOf(getInput());
   int64_t axis = getAxis();
   if (axis < 0 || axis >= (int64_t)in.size())
-    return emitOpError("axis ") << axis << " is out of range for rank "
-                                << in.size();
+    return emitOpError("axis ")
+           << axis << " is out of range for rank " << in.size();
   ArrayRef<int64_t> indices = getIndices(), indicesShape = getIndicesShape();
   int64_t count = 1;
   for (int64_t d : indicesShape)
@@ -321,8 +327,8 @@ LogicalResult GatherOp::inferShapes() {
            << count << " indices for indices_shape, got " << indices.size();
   for (int64_t index : indices)
     if (index < 0 || index >= in[axis])
-      return emitOpError("index ") << index << " is out of range for extent "
-                                   << in[axis];
+      return emitOpError("index ")
+             << index << " is out of range for extent " << in[axis];
   SmallVector<int64_t> out(in.begin(), in.begin() + axis);
   out.append(indicesShape.begin(), indicesShape.end());
   out.append(in.begin() + axis + 1, in.end());
@@ -417,9 +423,8 @@ LogicalResult DeconvOp::inferShapes() {
   int64_t ic = getFilterReordered() ? filter[1] * group : filter[0];
   int64_t oc = getFilterReordered() ? filter[0] : filter[1] * group;
   if (in[1] != ic || ic % group != 0 || oc % group != 0)
-    return emitOpError("input channels ")
-           << in[1] << " do not match filter [" << filter << "] with group "
-           << group;
+    return emitOpError("input channels ") << in[1] << " do not match filter ["
+                                          << filter << "] with group " << group;
   int64_t out[2];
   for (int i = 0; i < 2; ++i) {
     out[i] = (in[2 + i] - 1) * strides[i] - pads[i] - pads[i + 2] +
@@ -494,8 +499,8 @@ LogicalResult ReshapeOp::inferShapes() {
   for (int64_t d : out)
     outTotal *= d;
   if (outTotal != total)
-    return emitOpError("cannot reshape ") << total << " elements to "
-                                          << outTotal;
+    return emitOpError("cannot reshape ")
+           << total << " elements to " << outTotal;
   setResultShape(getOutput(), out);
   return success();
 }

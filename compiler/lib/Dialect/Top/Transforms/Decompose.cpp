@@ -29,8 +29,8 @@ LogicalResult decomposeSoftmax(SoftmaxOp op) {
   int64_t rank = type.getRank();
   int64_t axis = op.getAxis();
   if (axis < -rank || axis >= rank)
-    return op.emitOpError("axis ") << axis << " is out of range for rank "
-                                   << rank;
+    return op.emitOpError("axis ")
+           << axis << " is out of range for rank " << rank;
   if (axis < 0)
     axis += rank;
   SmallVector<int64_t> reducedShape(type.getShape());
@@ -41,16 +41,17 @@ LogicalResult decomposeSoftmax(SoftmaxOp op) {
   Value x = op.getInput();
   auto max = b.create<ReduceOp>(helperLoc(op, "_max"), reduced, x,
                                 ReduceMode::Max, ArrayRef<int64_t>{axis}, true);
-  auto shifted = b.create<SubOp>(helperLoc(op, "_shifted"), type, x, max, false);
+  auto shifted =
+      b.create<SubOp>(helperLoc(op, "_shifted"), type, x, max, false);
   auto exp = b.create<ActiveOp>(helperLoc(op, "_exp"), type, shifted,
                                 ActiveMode::Exp, APFloat(0.0), APFloat(0.0));
   auto sum = b.create<ReduceOp>(helperLoc(op, "_sum"), reduced, exp,
                                 ReduceMode::Sum, ArrayRef<int64_t>{axis}, true);
   Value result;
   if (op.getLog()) {
-    auto logSum = b.create<ActiveOp>(helperLoc(op, "_log_sum"), reduced, sum,
-                                     ActiveMode::Log, APFloat(0.0),
-                                     APFloat(0.0));
+    auto logSum =
+        b.create<ActiveOp>(helperLoc(op, "_log_sum"), reduced, sum,
+                           ActiveMode::Log, APFloat(0.0), APFloat(0.0));
     result = b.create<SubOp>(op.getLoc(), type, shifted, logSum, false);
   } else {
     result = b.create<DivOp>(op.getLoc(), type, exp, sum, false);
@@ -60,8 +61,7 @@ LogicalResult decomposeSoftmax(SoftmaxOp op) {
   return success();
 }
 
-struct DecomposePass
-    : public kiln::top::impl::TopDecomposeBase<DecomposePass> {
+struct DecomposePass : public kiln::top::impl::TopDecomposeBase<DecomposePass> {
   void runOnOperation() override {
     SmallVector<SoftmaxOp> softmaxes;
     getOperation().walk([&](SoftmaxOp op) { softmaxes.push_back(op); });

@@ -106,6 +106,51 @@ static void lowerToMulAdd(BatchNormOp bn, const BatchNormParams &p) {
   bn.erase();
 }
 
+/// A batch norm whose parameters are computed: the same arithmetic as Top
+/// ops, x * s + (beta - mean * s) with s = gamma * rsqrt(var + eps), the
+/// per-channel values reshaped to broadcast along dimension 1.
+static LogicalResult lowerComputed(BatchNormOp bn) {
+  auto type = cast<RankedTensorType>(bn.getType());
+  int64_t rank = type.getRank();
+  if (rank < 2)
+    return bn.emitOpError("expects an [N, C, ...] input");
+  int64_t c = type.getDimSize(1);
+  for (Value param :
+       {bn.getScale(), bn.getBias(), bn.getMean(), bn.getVariance()}) {
+    auto shape = cast<RankedTensorType>(param.getType()).getShape();
+    if (shape.size() != 1 || shape[0] != c)
+      return bn.emitOpError("parameters must have ")
+             << c << " elements, one per channel";
+  }
+  OpBuilder b(bn);
+  Location loc = bn.getLoc();
+  auto sub = [&](StringRef suffix) {
+    return NameLoc::get(b.getStringAttr(nameOf(loc, suffix)));
+  };
+  auto vec = RankedTensorType::get({c}, type.getElementType());
+  SmallVector<int64_t> perChannel(rank - 1, 1);
+  perChannel[0] = c;
+  auto chan = RankedTensorType::get(perChannel, type.getElementType());
+  double eps = bn.getEpsilon().convertToDouble();
+  Value varEps =
+      b.create<ActiveOp>(sub("_var_eps"), vec, bn.getVariance(),
+                         ActiveMode::Scale, APFloat(1.0), APFloat(eps));
+  Value rstd = b.create<ActiveOp>(sub("_rstd"), vec, varEps, ActiveMode::Rsqrt,
+                                  APFloat(0.0), APFloat(0.0));
+  Value scale = b.create<MulOp>(sub("_scale"), vec, bn.getScale(), rstd, false);
+  Value meanScaled =
+      b.create<MulOp>(sub("_mean_scaled"), vec, bn.getMean(), scale, false);
+  Value shift =
+      b.create<SubOp>(sub("_shift"), vec, bn.getBias(), meanScaled, false);
+  Value scaleC = b.create<ReshapeOp>(sub("_scale_c"), chan, scale, perChannel);
+  Value shiftC = b.create<ReshapeOp>(sub("_shift_c"), chan, shift, perChannel);
+  Value mul = b.create<MulOp>(sub("_mul"), type, bn.getInput(), scaleC, false);
+  auto add = b.create<AddOp>(loc, type, mul, shiftC, false);
+  bn.getOutput().replaceAllUsesWith(add.getOutput());
+  bn.erase();
+  return success();
+}
+
 struct FuseBatchNormPass
     : public kiln::top::impl::TopFuseBatchNormBase<FuseBatchNormPass> {
   void runOnOperation() override {
@@ -114,8 +159,9 @@ struct FuseBatchNormPass
     for (BatchNormOp bn : bns) {
       auto params = readParams(bn);
       if (!params) {
-        bn.emitError("batch norm parameters must be constants of one value per channel");
-        return signalPassFailure();
+        if (failed(lowerComputed(bn)))
+          return signalPassFailure();
+        continue;
       }
       if (!foldIntoConv(bn, *params))
         lowerToMulAdd(bn, *params);

@@ -70,8 +70,7 @@ struct ReorderDeconvFilterPass
     SmallVector<DeconvOp> deconvs;
     getOperation().walk([&](DeconvOp op) {
       // Weights are reordered by the lowering at compile time.
-      if (!op.getFilterReordered() &&
-          !op.getFilter().getDefiningOp<WeightOp>())
+      if (!op.getFilterReordered() && !op.getFilter().getDefiningOp<WeightOp>())
         deconvs.push_back(op);
     });
     for (DeconvOp op : deconvs) {

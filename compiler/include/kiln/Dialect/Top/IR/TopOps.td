@@ -221,7 +221,10 @@ def Top_ResizeOp : Top_Op<"resize"> {
     model gives (out / in; when the model gives sizes, out / in). coord_mode
     and nearest_mode take firmware-abi's kiln_resize_coord / kiln_resize_nearest
     values: 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel;
-    0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil.
+    0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil. As in ONNX,
+    align_corners maps output o to o * (in - 1) / (in * scale - 1): the
+    resized length is in * scale, not the (floored) output extent. Linear
+    clamps the source coordinate into the input; nearest clamps the index.
   }];
   let arguments = (ins AnyRankedTensor:$input, Top_ResizeMode:$mode,
                    DenseI64ArrayAttr:$out_hw, DenseF64ArrayAttr:$scales,

@@ -32,7 +32,9 @@ def TopFuseBatchNorm : Pass<"top-fuse-batchnorm", "mlir::func::FuncOp"> {
     conv(x, W, b) -> batchnorm becomes conv(x, W * s, (b - mean) * s + beta)
     with s = gamma / sqrt(var + eps), when the conv's filter and bias are
     weights and the batch norm is the conv's only user. Any other batch norm
-    becomes a per-channel mul and add.
+    with weight parameters becomes a per-channel mul and add; one with
+    computed parameters computes s and the shift with Top ops
+    (var + eps, rsqrt, mul, sub) before the same mul and add.
   }];
   let constructor = "kiln::top::createFuseBatchNormPass()";
   let dependentDialects = ["kiln::top::TopDialect"];

@@ -28,15 +28,8 @@ struct TransposeLowering : public OpRewritePattern<top::TransposeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(top::TransposeOp op,
                                 PatternRewriter &rewriter) const override {
-    auto in = shapeOf(op.getInput());
-    auto inStrides = tpu::contiguousStrides(in);
-    SmallVector<int64_t> shape, src;
-    for (int64_t p : op.getPerm()) {
-      shape.push_back(in[p]);
-      src.push_back(inStrides[p]);
-    }
     DmaProgram program;
-    program.copy(0, 0, 0, shape, src, tpu::contiguousStrides(shape));
+    program.transpose(shapeOf(op.getInput()), op.getPerm());
     replaceWithDma(rewriter, op, op.getInput(), program);
     return success();
   }
@@ -135,14 +128,7 @@ struct ExpandLowering : public OpRewritePattern<top::ExpandOp> {
       }
       program.copy(0, 0, 0, shape, src, dst);
     } else {
-      // Broadcast: size-1 input dimensions repeat with stride 0.
-      SmallVector<int64_t> padded(out.size() - in.size(), 1);
-      padded.append(in.begin(), in.end());
-      auto inStrides = tpu::contiguousStrides(padded);
-      SmallVector<int64_t> src;
-      for (size_t i = 0; i < out.size(); ++i)
-        src.push_back(padded[i] == out[i] ? inStrides[i] : 0);
-      program.copy(0, 0, 0, out, src, outStrides);
+      program.broadcast(in, out);
     }
     replaceWithDma(rewriter, op, op.getInput(), program);
     return success();

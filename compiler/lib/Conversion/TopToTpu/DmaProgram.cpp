@@ -30,6 +30,26 @@ void DmaProgram::fill(int64_t dstOff, ArrayRef<int64_t> shape,
   emit(kDmaFill, 0, dstOff, shape, zeros, dstStrides, bits);
 }
 
+void DmaProgram::transpose(ArrayRef<int64_t> inShape, ArrayRef<int64_t> perm) {
+  auto inStrides = contiguousStrides(inShape);
+  SmallVector<int64_t> shape, src;
+  for (int64_t p : perm) {
+    shape.push_back(inShape[p]);
+    src.push_back(inStrides[p]);
+  }
+  copy(0, 0, 0, shape, src, contiguousStrides(shape));
+}
+
+void DmaProgram::broadcast(ArrayRef<int64_t> inShape, ArrayRef<int64_t> outShape) {
+  SmallVector<int64_t> padded(outShape.size() - inShape.size(), 1);
+  padded.append(inShape.begin(), inShape.end());
+  auto inStrides = contiguousStrides(padded);
+  SmallVector<int64_t> src;
+  for (size_t i = 0; i < outShape.size(); ++i)
+    src.push_back(padded[i] == outShape[i] ? inStrides[i] : 0);
+  copy(0, 0, 0, outShape, src, contiguousStrides(outShape));
+}
+
 void DmaProgram::emit(int64_t src, int64_t srcOff, int64_t dstOff,
                       ArrayRef<int64_t> shape, ArrayRef<int64_t> srcStrides,
                       ArrayRef<int64_t> dstStrides, uint32_t fillBits) {

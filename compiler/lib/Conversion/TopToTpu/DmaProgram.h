@@ -30,6 +30,12 @@ public:
   void fill(int64_t dstOff, llvm::ArrayRef<int64_t> shape,
             llvm::ArrayRef<int64_t> dstStrides, float value);
 
+  /// The whole of source 0 ([inShape]) permuted: output dim i is input dim
+  /// perm[i].
+  void transpose(llvm::ArrayRef<int64_t> inShape, llvm::ArrayRef<int64_t> perm);
+  /// Source 0 broadcast (numpy rules, size-1 dimensions repeat) to outShape.
+  void broadcast(llvm::ArrayRef<int64_t> inShape, llvm::ArrayRef<int64_t> outShape);
+
   llvm::ArrayRef<int64_t> records() const { return records_; }
 
 private:

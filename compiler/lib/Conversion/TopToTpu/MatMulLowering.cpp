@@ -33,8 +33,8 @@ Value conv1x1(PatternRewriter &rewriter, Location loc, Value in, Value filter,
 Value transposeLast2(PatternRewriter &rewriter, Location loc, Value x, int64_t b,
                      int64_t r, int64_t c) {
   tpu::DmaProgram program;
-  int64_t shape[3] = {b, c, r}, src[3] = {r * c, 1, c}, dst[3] = {r * c, r, 1};
-  program.copy(0, 0, 0, shape, src, dst);
+  int64_t shape[3] = {b, r, c}, perm[3] = {0, 2, 1};
+  program.transpose(shape, perm);
   auto type = RankedTensorType::get({b, c, r}, rewriter.getF32Type());
   return rewriter.create<tpu::DmaOp>(loc, type, x, program.records());
 }
@@ -47,14 +47,8 @@ Value expandBatch(PatternRewriter &rewriter, Location loc, Value x,
   full.append({s[s.size() - 2], s.back()});
   if (s == ArrayRef<int64_t>(full))
     return x;
-  SmallVector<int64_t> padded(full.size() - s.size(), 1);
-  padded.append(s.begin(), s.end());
-  auto strides = tpu::contiguousStrides(padded);
-  SmallVector<int64_t> src;
-  for (size_t i = 0; i < full.size(); ++i)
-    src.push_back(padded[i] == full[i] ? strides[i] : 0);
   tpu::DmaProgram program;
-  program.copy(0, 0, 0, full, src, tpu::contiguousStrides(full));
+  program.broadcast(s, full);
   return rewriter.create<tpu::DmaOp>(loc, RankedTensorType::get(full, rewriter.getF32Type()),
                                      x, program.records());
 }

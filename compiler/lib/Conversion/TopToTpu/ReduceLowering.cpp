@@ -56,14 +56,10 @@ struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
     bool squares = mode == top::ReduceMode::L2 || mode == top::ReduceMode::SumSquare;
     if (!llvm::equal(perm, llvm::seq<int64_t>(0, in.size()))) {
       SmallVector<int64_t> shape;
-      auto strides = tpu::contiguousStrides(in);
-      SmallVector<int64_t> src;
-      for (int64_t p : perm) {
+      for (int64_t p : perm)
         shape.push_back(in[p]);
-        src.push_back(strides[p]);
-      }
       tpu::DmaProgram program;
-      program.copy(0, 0, 0, shape, src, tpu::contiguousStrides(shape));
+      program.transpose(in, perm);
       x = rewriter.create<tpu::DmaOp>(
           loc, RankedTensorType::get(shape, inType.getElementType()), x,
           program.records());

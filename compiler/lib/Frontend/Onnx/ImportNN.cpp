@@ -95,13 +95,20 @@ static std::string spatialOf(ArrayRef<int64_t> filter) {
 // Convolution
 //===----------------------------------------------------------------------===//
 
-LogicalResult Importer::importConv(const Node &node) {
-  Value input = operand(node, 0);
-  Value filter = input ? operand(node, 1) : Value();
+/// Conv and ConvTranspose: X, W and the optional bias (top.none if absent).
+LogicalResult Importer::convOperands(const Node &node, Value &input,
+                                     Value &filter, Value &bias) {
+  input = operand(node, 0);
+  filter = input ? operand(node, 1) : Value();
   if (!filter)
     return failure();
-  Value bias = hasInput(node, 2) ? operand(node, 2) : none();
-  if (!bias)
+  bias = hasInput(node, 2) ? operand(node, 2) : none();
+  return success(bias != nullptr);
+}
+
+LogicalResult Importer::importConv(const Node &node) {
+  Value input, filter, bias;
+  if (failed(convOperands(node, input, filter, bias)))
     return failure();
   auto in = cast<RankedTensorType>(input.getType()).getShape();
   auto w = cast<RankedTensorType>(filter.getType()).getShape();
@@ -135,12 +142,8 @@ LogicalResult Importer::importConv(const Node &node) {
 }
 
 LogicalResult Importer::importConvTranspose(const Node &node) {
-  Value input = operand(node, 0);
-  Value filter = input ? operand(node, 1) : Value();
-  if (!filter)
-    return failure();
-  Value bias = hasInput(node, 2) ? operand(node, 2) : none();
-  if (!bias)
+  Value input, filter, bias;
+  if (failed(convOperands(node, input, filter, bias)))
     return failure();
   auto in = cast<RankedTensorType>(input.getType()).getShape();
   auto w = cast<RankedTensorType>(filter.getType()).getShape();

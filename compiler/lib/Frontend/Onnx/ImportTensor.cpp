@@ -596,6 +596,20 @@ resolveResizeSizes(ArrayRef<int64_t> in, ArrayRef<float> scales,
   return success();
 }
 
+/// Input 0 of a resize, which must be a 4-D NCHW tensor; null after an error.
+Value Importer::nchwInput(const Node &node) {
+  Value input = operand(node, 0);
+  if (!input)
+    return input;
+  auto in = cast<RankedTensorType>(input.getType()).getShape();
+  if (in.size() != 4) {
+    nodeError(node) << "only a 4-D NCHW input is supported, got "
+                    << shapeStr(in);
+    return Value();
+  }
+  return input;
+}
+
 LogicalResult Importer::importResize(const Node &node) {
   std::string modeName = getString(node, "mode", "nearest");
   if (modeName != "nearest" && modeName != "linear")
@@ -624,13 +638,10 @@ LogicalResult Importer::importResize(const Node &node) {
   if (nearestMode < 0)
     return unsupportedAttr(node, "nearest_mode", '"' + nearestName + '"');
 
-  Value input = operand(node, 0);
+  Value input = nchwInput(node);
   if (!input)
     return failure();
   auto in = cast<RankedTensorType>(input.getType()).getShape();
-  if (in.size() != 4)
-    return nodeError(node) << "only a 4-D NCHW input is supported, got "
-                           << shapeStr(in);
   // Inputs: X, roi (tf_crop_and_resize only), scales, sizes; an empty
   // tensor or name means absent.
   SmallVector<float> scales;
@@ -664,13 +675,10 @@ LogicalResult Importer::importUpsample(const Node &node) {
   std::string modeName = getString(node, "mode", "nearest");
   if (modeName != "nearest" && modeName != "linear" && modeName != "bilinear")
     return unsupportedAttr(node, "mode", '"' + modeName + '"');
-  Value input = operand(node, 0);
+  Value input = nchwInput(node);
   if (!input)
     return failure();
   auto in = cast<RankedTensorType>(input.getType()).getShape();
-  if (in.size() != 4)
-    return nodeError(node) << "only a 4-D NCHW input is supported, got "
-                           << shapeStr(in);
   SmallVector<float> scales;
   if (const OnnxAttr *a = node.attr("scales")) {
     scales.assign(a->floats.begin(), a->floats.end());

@@ -195,6 +195,11 @@ private:
   //===--------------------------------------------------------------------===//
 
   mlir::LogicalResult importNode(const Node &node);
+  /// Conv/ConvTranspose inputs X, W and bias (top.none when absent).
+  mlir::LogicalResult convOperands(const Node &node, mlir::Value &input,
+                                   mlir::Value &filter, mlir::Value &bias);
+  /// Input 0 if it is a 4-D NCHW tensor; else an error and null.
+  mlir::Value nchwInput(const Node &node);
 
   // ImportRandom.cpp
   static bool isRandomOp(llvm::StringRef opType);

@@ -71,7 +71,7 @@ struct BinaryLowering : public OpRewritePattern<TopOp> {
     Value rhs = tpu::reshapeTo(rewriter, loc, op.getRhs(), (*shapes)[1]);
     auto type4 = RankedTensorType::get((*shapes)[2], outType.getElementType());
     Value result = rewriter.create<tpu::EltwiseOp>(loc, type4, lhs, rhs, Kind,
-                                                   op.getDoRelu());
+                                                   op.getDoRelu(), DenseI64ArrayAttr());
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, result, outType.getShape()));
     return success();
   }
@@ -110,7 +110,7 @@ struct ActiveLowering : public OpRewritePattern<top::ActiveOp> {
     Value in = tpu::reshapeTo(rewriter, loc, op.getInput(), unary4D(type.getShape()));
     // Top's ActiveMode values are firmware-abi's kiln_active_kind.
     Value result = rewriter.create<tpu::ActiveOp>(
-        loc, in.getType(), in,
+        loc, in.getType(), in, Value(),
         rewriter.getI64IntegerAttr(static_cast<int64_t>(op.getMode())),
         op.getAlphaAttr(), op.getBetaAttr());
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, result, type.getShape()));

@@ -129,7 +129,7 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
       Value flat = tpu::reshapeTo(rewriter, loc, out, out4);
       Value sum = rewriter.create<tpu::EltwiseOp>(
           loc, RankedTensorType::get(out4, rewriter.getF32Type()), flat, b4,
-          tpu::EltwiseKind::Add, op.getDoRelu());
+          tpu::EltwiseKind::Add, op.getDoRelu(), DenseI64ArrayAttr());
       out = tpu::reshapeTo(rewriter, loc, sum, outShape);
     }
     rewriter.replaceOp(op, out);

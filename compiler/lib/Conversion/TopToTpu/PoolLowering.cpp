@@ -22,7 +22,8 @@ struct PoolLowering : public OpRewritePattern<TopPool> {
     }
     rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(
         op, op.getType(), op.getInput(), Kind, op.getKernelShape(),
-        op.getStrides(), pads, op.getCountIncludePad(), false);
+        op.getStrides(), pads, op.getCountIncludePad(), false,
+        DenseI64ArrayAttr());
     return success();
   }
 };
@@ -37,7 +38,7 @@ struct GlobalAvgPoolLowering : public OpRewritePattern<top::GlobalAvgPoolOp> {
     int64_t pads[4] = {0, 0, 0, 0};
     rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(
         op, op.getType(), op.getInput(), tpu::PoolKind::Avg, kernel, strides,
-        pads, false, false);
+        pads, false, false, DenseI64ArrayAttr());
     return success();
   }
 };

@@ -47,7 +47,7 @@ struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
     Value x = op.getInput();
     auto mode = op.getMode();
     auto active = [&](Value v, int64_t kind) -> Value {
-      return rewriter.create<tpu::ActiveOp>(loc, v.getType(), v,
+      return rewriter.create<tpu::ActiveOp>(loc, v.getType(), v, Value(),
                                             rewriter.getI64IntegerAttr(kind),
                                             rewriter.getF64FloatAttr(0.0),
                                             rewriter.getF64FloatAttr(0.0));
@@ -81,7 +81,8 @@ struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
     int64_t kernel[2] = {kh, kw}, strides[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
     auto pooledType = RankedTensorType::get({n, c, 1, 1}, inType.getElementType());
     Value pooled = rewriter.create<tpu::Pool2DOp>(loc, pooledType, x, kind, kernel,
-                                                  strides, pads, false, false);
+                                                  strides, pads, false, false,
+                                                  DenseI64ArrayAttr());
     if (mode == top::ReduceMode::L2)
       pooled = active(pooled, KILN_ACT_SQRT);
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, pooled,
@@ -98,7 +99,7 @@ struct GlobalMaxPoolLowering : public OpRewritePattern<top::GlobalMaxPoolOp> {
     int64_t kernel[2] = {in[2], in[3]}, strides[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
     rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(op, op.getType(), op.getInput(),
                                                tpu::PoolKind::Max, kernel, strides,
-                                               pads, false, false);
+                                               pads, false, false, DenseI64ArrayAttr());
     return success();
   }
 };

@@ -10,11 +10,16 @@ def Tpu_Dialect : Dialect {
   let name = "tpu";
   let summary = "BM1684X chip ops";
   let description = [{
-    Ops the TIU and GDMA engines run, with dtypes in their tensor types. Ops
-    inside a tpu.group carry their LMEM placement as discardable attributes
-    `lmem_addr` and `lmem_pong` (per-lane byte offsets of the two buffers).
+    Ops the TIU and GDMA engines run, with dtypes in their tensor types: f32,
+    f16, bf16, i32 (requantization tables) and, for INT8,
+    !quant.uniform<i8:f32, scale:zero_point> (per-tensor activations) or
+    !quant.uniform<i8:f32:0, {scales}> (per-channel weights). Ops inside a
+    tpu.group carry their LMEM placement as discardable attributes `lmem_addr`
+    and `lmem_pong` (per-lane byte offsets of the two buffers).
+    docs/precision.md has the INT8 conventions.
   }];
   let cppNamespace = "::kiln::tpu";
+  let dependentDialects = ["::mlir::quant::QuantizationDialect"];
 }
 
 def Tpu_PoolKind : I32EnumAttr<"PoolKind", "pooling kind", [
@@ -41,6 +46,8 @@ def Tpu_Conv2DOp : Tpu_Op<"conv2d", [Pure]> {
   let description = [{
     filter [oc, ic/group, kh, kw]; pads [top, left, bottom, right]. The filter
     may be a weight or a dynamic value; either way a layer group loads it whole.
+    In INT8 `bias` is the requantization table tensor<oc x 3 x i32> (bias at
+    input scale * filter scale, multiplier, right shift) and is always present.
   }];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$filter,
                    AnyTensorOrNone:$bias,
@@ -53,18 +60,27 @@ def Tpu_Conv2DOp : Tpu_Op<"conv2d", [Pure]> {
 
 def Tpu_Pool2DOp : Tpu_Op<"pool2d", [Pure]> {
   let summary = "2-D max or average pooling on the TIU";
+  let description = [{
+    INT8 avg and sum carry `quant` = [multiplier, 0, rshift] (docs/precision.md);
+    max and min keep their input's quantization.
+  }];
   let arguments = (ins AnyRankedTensor:$input, Tpu_PoolKind:$kind,
                    DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
                    DenseI64ArrayAttr:$pads, BoolAttr:$count_include_pad,
-                   BoolAttr:$do_relu);
+                   BoolAttr:$do_relu, OptionalAttr<DenseI64ArrayAttr>:$quant);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
 def Tpu_EltwiseOp : Tpu_Op<"eltwise", [Pure]> {
   let summary = "Binary elementwise op with broadcasting on the TIU";
+  let description = [{
+    INT8 (add, sub, mul, max, min) carries `quant` = [multiplier0,
+    multiplier1, rshift] (docs/precision.md).
+  }];
   let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
-                   Tpu_EltwiseKind:$kind, BoolAttr:$do_relu);
+                   Tpu_EltwiseKind:$kind, BoolAttr:$do_relu,
+                   OptionalAttr<DenseI64ArrayAttr>:$quant);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
@@ -80,9 +96,26 @@ def Tpu_ActiveOp : Tpu_Op<"active", [Pure]> {
   let summary = "Unary function on the TIU";
   let description = [{
     `mode` is firmware-abi's kiln_active_kind; alpha and beta its parameters.
+    In INT8 `table` is the 256-entry lookup table (tensor<256x!quant...> or
+    i8, indexed by the input's bits as uint8) that computes the function from
+    the input's quantization to the output's.
   }];
-  let arguments = (ins AnyRankedTensor:$input, I64Attr:$mode, F64Attr:$alpha,
-                   F64Attr:$beta);
+  let arguments = (ins AnyRankedTensor:$input, Optional<AnyRankedTensor>:$table,
+                   I64Attr:$mode, F64Attr:$alpha, F64Attr:$beta);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def Tpu_CastOp : Tpu_Op<"cast", [Pure]> {
+  let summary = "Dtype conversion on the TIU";
+  let description = [{
+    Converts between the input's and the result's element types: float to
+    float (round to nearest even when narrowing), float to INT8 (quantize:
+    round half to even of x / scale, plus zero point, saturated), INT8 to
+    float (dequantize) and INT8 to INT8 (requantize with `quant` =
+    [multiplier, 0, rshift]).
+  }];
+  let arguments = (ins AnyRankedTensor:$input, OptionalAttr<DenseI64ArrayAttr>:$quant);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
@@ -92,7 +125,7 @@ def Tpu_Deconv2DOp : Tpu_Op<"deconv2d", [Pure]> {
   let description = [{
     filter [oc, ic/group, kh, kw] (chip order); pads [top, left, bottom,
     right] crop the full transposed-conv output; the result type includes
-    ONNX's output_padding.
+    ONNX's output_padding. INT8 as tpu.conv2d.
   }];
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$filter,
                    AnyTensorOrNone:$bias,

@@ -4,6 +4,7 @@
 #include "kiln/abi/cmd_check.h"
 #include "kiln/abi/commands.h"
 #include "kiln/abi/cost.h"
+#include "kiln/abi/quant.h"
 #include "kiln/abi/regs.h"
 #include "kiln/abi/status.h"
 #include "kiln/abi/version.h"

@@ -9,21 +9,23 @@
 
 namespace kiln::cmodel {
 
-// Offsets into the whole LMEM array (lane-major, KILN_LMEM_BYTES_PER_LANE per
-// lane) of the elements of an [N, C, H, W] tensor laid out as in chip.h, or
-// of a window of rows of it: plane_rows is the rows its planes hold.
+// Offsets into the whole LMEM array (lane-major, lane_bytes per lane: the
+// chip's KILN_LMEM_BYTES_PER_LANE on the device, more in the compiler's
+// interpreter) of the elements of an [N, C, H, W] tensor laid out as in
+// chip.h, or of a window of rows of it: plane_rows is the rows its planes hold.
 class LmemLayout {
 public:
-  LmemLayout(uint64_t addr, uint32_t c, uint32_t plane_rows, uint32_t w, uint32_t dsize)
+  LmemLayout(uint64_t addr, uint32_t c, uint32_t plane_rows, uint32_t w, uint32_t dsize,
+             uint64_t lane_bytes = KILN_LMEM_BYTES_PER_LANE)
       : addr_(addr), w_(w), dsize_(dsize), plane_(kiln_lmem_plane_stride(plane_rows, w, dsize)),
-        c_groups_((uint64_t{c} + KILN_NPU_NUM - 1) / KILN_NPU_NUM) {}
+        c_groups_((uint64_t{c} + KILN_NPU_NUM - 1) / KILN_NPU_NUM), lane_bytes_(lane_bytes) {}
   uint64_t offset(uint64_t n, uint64_t c, uint64_t h, uint64_t w) const {
-    return c % KILN_NPU_NUM * KILN_LMEM_BYTES_PER_LANE + addr_ +
+    return c % KILN_NPU_NUM * lane_bytes_ + addr_ +
            (n * c_groups_ + c / KILN_NPU_NUM) * plane_ + (h * w_ + w) * dsize_;
   }
 
 private:
-  uint64_t addr_, w_, dsize_, plane_, c_groups_;
+  uint64_t addr_, w_, dsize_, plane_, c_groups_, lane_bytes_;
 };
 
 // The part of DDR a submission may touch (the net's window), already checked
@@ -39,7 +41,8 @@ struct GdmaTraffic {
 };
 
 // Each returns nullptr on success, or why the device faults (nothing has been
-// written then).
+// written then). runTiu is runTiuRecord (kiln/cmodel/tiu_kernels.h) on the
+// chip's LMEM.
 const char *runTiu(const kiln_tiu_cmd &cmd, uint8_t *lmem);
 const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lmem,
                     GdmaTraffic *traffic);

@@ -1,10 +1,14 @@
-// TIU kernels: exact semantics on the LMEM layout of chip.h.
+// TIU kernels: exact semantics on the LMEM layout of chip.h, in the dtypes of
+// docs/precision.md.
 //
-// Kernels are templates over an element codec (how a dtype's bits become the
-// float a kernel computes in and back). F32 is the only codec so far; f16 and
-// bf16 slot in as codecs with round-to-nearest-even stores, int8 as kernels of
-// their own (integer accumulation and requantization). The scalar functions
-// (eltwiseOp, activeOp, the resize taps) compute in float whatever the codec.
+// Float kernels are templates over an element codec (how a dtype's bits
+// become the f32 a kernel computes in and back): F32, and F16/BF16, which
+// load exactly and store rounded to nearest even. INT8 has kernels of its own
+// (integer accumulation and the requantization of kiln/abi/quant.h). The
+// scalar functions (eltwiseOp, activeOp, the resize taps) compute in f32
+// whatever the codec.
+#include "kiln/cmodel/tiu_kernels.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -12,11 +16,21 @@
 
 #include "engines.h"
 #include "kiln/abi/cmd_check.h"
+#include "kiln/abi/quant.h"
 
 namespace kiln::cmodel {
 namespace {
 
+// The LMEM a record runs on: KILN_NPU_NUM lanes of lane_bytes, lane-major.
+struct Lmem {
+  uint8_t *base;
+  uint64_t lane_bytes;
+};
+
+// Codecs: Value is what a kernel computes with; fromBits decodes a constant
+// operand (commands.h: the value's bits in the low bytes of addr).
 struct F32 {
+  using Value = float;
   static constexpr uint32_t kBytes = 4;
   static float load(const uint8_t *p) {
     float v;
@@ -24,29 +38,72 @@ struct F32 {
     return v;
   }
   static void store(uint8_t *p, float v) { std::memcpy(p, &v, sizeof v); }
-  static float fromBits(uint32_t bits) {
-    float v;
-    std::memcpy(&v, &bits, sizeof v);
+  static float fromBits(uint32_t bits) { return kiln_f32_from_bits(bits); }
+};
+
+uint16_t loadU16(const uint8_t *p) {
+  uint16_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+void storeU16(uint8_t *p, uint16_t v) { std::memcpy(p, &v, sizeof v); }
+
+struct F16 {
+  using Value = float;
+  static constexpr uint32_t kBytes = 2;
+  static float load(const uint8_t *p) { return kiln_f16_to_f32(loadU16(p)); }
+  static void store(uint8_t *p, float v) { storeU16(p, kiln_f32_to_f16(v)); }
+  static float fromBits(uint32_t bits) { return kiln_f16_to_f32(uint16_t(bits)); }
+};
+
+struct BF16 {
+  using Value = float;
+  static constexpr uint32_t kBytes = 2;
+  static float load(const uint8_t *p) { return kiln_bf16_to_f32(loadU16(p)); }
+  static void store(uint8_t *p, float v) { storeU16(p, kiln_f32_to_bf16(v)); }
+  static float fromBits(uint32_t bits) { return kiln_bf16_to_f32(uint16_t(bits)); }
+};
+
+// Kernels store only values already saturated to int8.
+struct I8 {
+  using Value = int32_t;
+  static constexpr uint32_t kBytes = 1;
+  static int32_t load(const uint8_t *p) { return int8_t(*p); }
+  static void store(uint8_t *p, int32_t v) { *p = uint8_t(int8_t(v)); }
+  static int32_t fromBits(uint32_t bits) { return int8_t(uint8_t(bits)); }
+};
+
+struct I32 {
+  using Value = int32_t;
+  static constexpr uint32_t kBytes = 4;
+  static int32_t load(const uint8_t *p) {
+    int32_t v;
+    std::memcpy(&v, p, sizeof v);
     return v;
   }
+  static void store(uint8_t *p, int32_t v) { std::memcpy(p, &v, sizeof v); }
+  static int32_t fromBits(uint32_t bits) { return int32_t(bits); }
 };
 
 // An operand of a record: an LMEM tensor, or a constant whose bits are in addr.
 template <class E>
 class Operand {
 public:
-  Operand(uint8_t *lmem, const kiln_tiu_operand &o)
-      : lmem_(lmem), o_(o), layout_(o.addr, o.c, o.plane_h ? o.plane_h : o.h, o.w, E::kBytes),
+  using Value = typename E::Value;
+
+  Operand(Lmem lmem, const kiln_tiu_operand &o)
+      : lmem_(lmem.base), o_(o),
+        layout_(o.addr, o.c, o.plane_h ? o.plane_h : o.h, o.w, E::kBytes, lmem.lane_bytes),
         is_const_(o.flags & KILN_OPND_CONST), value_(E::fromBits(o.addr)) {}
 
-  float get(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
+  Value get(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
     return is_const_ ? value_ : E::load(lmem_ + layout_.offset(n, c, h, w));
   }
   // Eltwise read: a dimension of 1 repeats along the output's.
-  float broadcastGet(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
+  Value broadcastGet(uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
     return get(o_.n == 1 ? 0 : n, o_.c == 1 ? 0 : c, o_.h == 1 ? 0 : h, o_.w == 1 ? 0 : w);
   }
-  void set(uint32_t n, uint32_t c, uint32_t h, uint32_t w, float v) {
+  void set(uint32_t n, uint32_t c, uint32_t h, uint32_t w, Value v) {
     E::store(lmem_ + layout_.offset(n, c, h, w), v);
   }
   const kiln_tiu_operand &shape() const { return o_; }
@@ -56,7 +113,25 @@ private:
   kiln_tiu_operand o_;
   LmemLayout layout_;
   bool is_const_;
-  float value_;
+  Value value_;
+};
+
+// The INT8 quantization fields of a record (commands.h).
+struct Quant {
+  int32_t m0, m1;
+  uint32_t shift;
+  int32_t zp_in0, zp_in1, zp_out;
+  bool relu;
+
+  explicit Quant(const kiln_tiu_cmd &cmd)
+      : m0(int32_t(cmd.aux[0])), m1(int32_t(cmd.aux[1])), shift(cmd.aux[3]),
+        zp_in0(kiln_zero_point(cmd.aux[2], 0)), zp_in1(kiln_zero_point(cmd.aux[2], 1)),
+        zp_out(kiln_zero_point(cmd.aux[2], 2)), relu(cmd.flags & KILN_TIU_FLAG_RELU) {}
+
+  // sat8(rshift_round(v * m, shift) + zp_out), then the RELU flag's
+  // max(out, zp_out).
+  int32_t requant(int64_t v, int32_t m) const { return finish(kiln_requant_i8(v, m, shift, zp_out)); }
+  int32_t finish(int32_t q) const { return relu && q < zp_out ? zp_out : q; }
 };
 
 // Keeps NaN (a NaN input is not "less than zero").
@@ -94,56 +169,39 @@ int64_t deconvOutputCoord(uint32_t in, uint32_t k, uint32_t stride, uint32_t pad
 
 // ---- conv and deconv ---------------------------------------------------------
 
-// Weight in1 is [1, oc, ic/groups, kh*kw]; padding reads as zero.
-template <class E>
-void conv(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
-  Operand<E> in(lmem, cmd.in0), weight(lmem, cmd.in1), bias(lmem, cmd.in2), out(lmem, cmd.out);
+// Calls mac(x, w) for every tap of output (n, oc, oy, ox) that reads the
+// input: weight in1 is [1, oc, ic/groups, kh*kw] and padding contributes
+// nothing.
+template <class In, class W, class F>
+void forEachConvTap(const kiln_tiu_cmd &cmd, const Operand<In> &in, const Operand<W> &weight,
+                    uint32_t n, uint32_t oc, uint32_t oy, uint32_t ox, F mac) {
   const uint32_t ic_per_group = cmd.in0.c / cmd.groups;
-  const uint32_t oc_per_group = cmd.out.c / cmd.groups;
-  const bool has_bias = cmd.flags & KILN_TIU_FLAG_HAS_BIAS;
-  forEachElement(cmd.out, [&](uint32_t n, uint32_t oc, uint32_t oy, uint32_t ox) {
-    const uint32_t ic_base = oc / oc_per_group * ic_per_group;
-    float acc = 0.0f;
-    for (uint32_t i = 0; i < ic_per_group; ++i)
-      for (uint32_t ky = 0; ky < cmd.kh; ++ky) {
-        int64_t iy = inputCoord(oy, ky, cmd.stride_h, cmd.pad_top, cmd.dil_h);
-        if (iy < 0 || iy >= cmd.in0.h)
+  const uint32_t ic_base = oc / (cmd.out.c / cmd.groups) * ic_per_group;
+  for (uint32_t i = 0; i < ic_per_group; ++i)
+    for (uint32_t ky = 0; ky < cmd.kh; ++ky) {
+      int64_t iy = inputCoord(oy, ky, cmd.stride_h, cmd.pad_top, cmd.dil_h);
+      if (iy < 0 || iy >= cmd.in0.h)
+        continue;
+      for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
+        int64_t ix = inputCoord(ox, kx, cmd.stride_w, cmd.pad_left, cmd.dil_w);
+        if (ix < 0 || ix >= cmd.in0.w)
           continue;
-        for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
-          int64_t ix = inputCoord(ox, kx, cmd.stride_w, cmd.pad_left, cmd.dil_w);
-          if (ix < 0 || ix >= cmd.in0.w)
-            continue;
-          acc += in.get(n, ic_base + i, uint32_t(iy), uint32_t(ix)) *
-                 weight.get(0, oc, i, ky * cmd.kw + kx);
-        }
+        mac(in.get(n, ic_base + i, uint32_t(iy), uint32_t(ix)),
+            weight.get(0, oc, i, ky * cmd.kw + kx));
       }
-    if (has_bias)
-      acc += bias.get(0, oc, 0, 0);
-    out.set(n, oc, oy, ox, applyFlags(cmd, acc));
-  });
+    }
 }
 
-// Scatter form (commands.h): the output starts as the bias (or zero), then
-// every input element times every tap adds to the output it reaches, if that
-// lies inside. Sums are kept in float and stored once, so a narrower dtype
-// rounds only the result and an output overlapping the input is written
-// after every read.
-template <class E>
-void deconv(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
-  Operand<E> in(lmem, cmd.in0), weight(lmem, cmd.in1), bias(lmem, cmd.in2), out(lmem, cmd.out);
+// Calls f(n, oc, oy, ox, x, w) for every input element x times every tap w
+// of the deconv, where the output it reaches lies inside out.
+template <class In, class W, class F>
+void forEachDeconvTap(const kiln_tiu_cmd &cmd, const Operand<In> &in, const Operand<W> &weight,
+                      F f) {
   const kiln_tiu_operand &os = cmd.out;
   const uint32_t ic_per_group = cmd.in0.c / cmd.groups;
   const uint32_t oc_per_group = os.c / cmd.groups;
-  const bool has_bias = cmd.flags & KILN_TIU_FLAG_HAS_BIAS;
-  auto index = [&](uint32_t n, uint32_t c, uint64_t h, uint64_t w) {
-    return ((size_t{n} * os.c + c) * os.h + h) * os.w + w;
-  };
-  std::vector<float> acc(size_t{os.n} * os.c * os.h * os.w);
-  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
-    acc[index(n, c, h, w)] = has_bias ? bias.get(0, c, 0, 0) : 0.0f;
-  });
   forEachElement(cmd.in0, [&](uint32_t n, uint32_t ic, uint32_t iy, uint32_t ix) {
-    const float v = in.get(n, ic, iy, ix);
+    const auto v = in.get(n, ic, iy, ix);
     const uint32_t i = ic % ic_per_group, oc_base = ic / ic_per_group * oc_per_group;
     for (uint32_t oc = oc_base; oc < oc_base + oc_per_group; ++oc)
       for (uint32_t ky = 0; ky < cmd.kh; ++ky) {
@@ -154,14 +212,115 @@ void deconv(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
           int64_t ox = deconvOutputCoord(ix, kx, cmd.stride_w, cmd.pad_left, cmd.dil_w);
           if (ox < 0 || ox >= os.w)
             continue;
-          acc[index(n, oc, uint64_t(oy), uint64_t(ox))] +=
-              v * weight.get(0, oc, i, ky * cmd.kw + kx);
+          f(n, oc, uint32_t(oy), uint32_t(ox), v, weight.get(0, oc, i, ky * cmd.kw + kx));
         }
       }
   });
-  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
-    out.set(n, c, h, w, applyFlags(cmd, acc[index(n, c, h, w)]));
+}
+
+// Index of an output element in a dense NCHW scratch buffer.
+size_t denseIndex(const kiln_tiu_operand &o, uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+  return ((size_t{n} * o.c + c) * o.h + h) * o.w + w;
+}
+
+// Float conv: products of the loaded (narrow) values, accumulated in f32;
+// the bias B may be wider than E (an F32 bias in an F16 conv).
+template <class E, class B>
+void conv(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<E> in(lmem, cmd.in0), weight(lmem, cmd.in1), out(lmem, cmd.out);
+  Operand<B> bias(lmem, cmd.in2);
+  const bool has_bias = cmd.flags & KILN_TIU_FLAG_HAS_BIAS;
+  forEachElement(cmd.out, [&](uint32_t n, uint32_t oc, uint32_t oy, uint32_t ox) {
+    float acc = 0.0f;
+    forEachConvTap(cmd, in, weight, n, oc, oy, ox, [&](float x, float w) { acc += x * w; });
+    if (has_bias)
+      acc += bias.get(0, oc, 0, 0);
+    out.set(n, oc, oy, ox, applyFlags(cmd, acc));
   });
+}
+
+// Scatter form (commands.h): the output starts as the bias (or zero), then
+// every input element times every tap adds to the output it reaches, if that
+// lies inside. Sums are kept in f32 and stored once, so a narrower dtype
+// rounds only the result and an output overlapping the input is written
+// after every read.
+template <class E, class B>
+void deconv(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<E> in(lmem, cmd.in0), weight(lmem, cmd.in1), out(lmem, cmd.out);
+  Operand<B> bias(lmem, cmd.in2);
+  const kiln_tiu_operand &os = cmd.out;
+  const bool has_bias = cmd.flags & KILN_TIU_FLAG_HAS_BIAS;
+  std::vector<float> acc(size_t{os.n} * os.c * os.h * os.w);
+  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    acc[denseIndex(os, n, c, h, w)] = has_bias ? bias.get(0, c, 0, 0) : 0.0f;
+  });
+  forEachDeconvTap(cmd, in, weight,
+                   [&](uint32_t n, uint32_t oc, uint32_t oy, uint32_t ox, float x, float w) {
+                     acc[denseIndex(os, n, oc, oy, ox)] += x * w;
+                   });
+  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    out.set(n, c, h, w, applyFlags(cmd, acc[denseIndex(os, n, c, h, w)]));
+  });
+}
+
+// The INT8 requant table in2 [1, oc, 1, 3] = (bias, multiplier, rshift).
+struct RequantRow {
+  int32_t bias, multiplier;
+  uint32_t shift;
+};
+
+// Reads the table up front so a bad shift faults before anything is written.
+const char *readRequantTable(const kiln_tiu_cmd &cmd, Lmem lmem, std::vector<RequantRow> *rows) {
+  Operand<I32> table(lmem, cmd.in2);
+  rows->resize(cmd.out.c);
+  for (uint32_t oc = 0; oc < cmd.out.c; ++oc) {
+    RequantRow r{table.get(0, oc, 0, 0), table.get(0, oc, 0, 1), uint32_t(table.get(0, oc, 0, 2))};
+    if (r.shift > 63)
+      return "INT8 requant shift outside 0..63";
+    (*rows)[oc] = r;
+  }
+  return nullptr;
+}
+
+// acc = sum of (x - zp_in0) * w + bias in int64, requantized per channel.
+const char *convI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  std::vector<RequantRow> table;
+  if (const char *why = readRequantTable(cmd, lmem, &table))
+    return why;
+  Operand<I8> in(lmem, cmd.in0), weight(lmem, cmd.in1), out(lmem, cmd.out);
+  const Quant q(cmd);
+  forEachElement(cmd.out, [&](uint32_t n, uint32_t oc, uint32_t oy, uint32_t ox) {
+    int64_t acc = table[oc].bias;
+    forEachConvTap(cmd, in, weight, n, oc, oy, ox,
+                   [&](int32_t x, int32_t w) { acc += int64_t{x - q.zp_in0} * w; });
+    out.set(n, oc, oy, ox,
+            q.finish(kiln_requant_i8(acc, table[oc].multiplier, table[oc].shift, q.zp_out)));
+  });
+  return nullptr;
+}
+
+// The scatter of deconv in int64; outputs no tap reaches requantize the bias.
+const char *deconvI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  std::vector<RequantRow> table;
+  if (const char *why = readRequantTable(cmd, lmem, &table))
+    return why;
+  Operand<I8> in(lmem, cmd.in0), weight(lmem, cmd.in1), out(lmem, cmd.out);
+  const Quant q(cmd);
+  const kiln_tiu_operand &os = cmd.out;
+  std::vector<int64_t> acc(size_t{os.n} * os.c * os.h * os.w);
+  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    acc[denseIndex(os, n, c, h, w)] = table[c].bias;
+  });
+  forEachDeconvTap(cmd, in, weight,
+                   [&](uint32_t n, uint32_t oc, uint32_t oy, uint32_t ox, int32_t x, int32_t w) {
+                     acc[denseIndex(os, n, oc, oy, ox)] += int64_t{x - q.zp_in0} * w;
+                   });
+  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    out.set(n, c, h, w,
+            q.finish(kiln_requant_i8(acc[denseIndex(os, n, c, h, w)], table[c].multiplier,
+                                     table[c].shift, q.zp_out)));
+  });
+  return nullptr;
 }
 
 // ---- pool ----------------------------------------------------------------------
@@ -185,31 +344,72 @@ float poolStep(uint16_t kind, float acc, float v) {
   }
 }
 
+// Calls f(iy, ix) for every tap of pool output (oy, ox) inside the input;
+// returns their count.
+template <class F>
+uint32_t forEachPoolTap(const kiln_tiu_cmd &cmd, uint32_t oy, uint32_t ox, F f) {
+  uint32_t valid = 0;
+  for (uint32_t ky = 0; ky < cmd.kh; ++ky) {
+    int64_t iy = inputCoord(oy, ky, cmd.stride_h, cmd.pad_top, cmd.dil_h);
+    if (iy < 0 || iy >= cmd.in0.h)
+      continue;
+    for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
+      int64_t ix = inputCoord(ox, kx, cmd.stride_w, cmd.pad_left, cmd.dil_w);
+      if (ix < 0 || ix >= cmd.in0.w)
+        continue;
+      f(uint32_t(iy), uint32_t(ix));
+      ++valid;
+    }
+  }
+  return valid;
+}
+
+// What avg divides by: the valid taps, or the whole kernel with
+// COUNT_INCLUDE_PAD.
+uint32_t poolDivisor(const kiln_tiu_cmd &cmd, uint32_t valid) {
+  return (cmd.flags & KILN_TIU_FLAG_COUNT_INCLUDE_PAD) ? uint32_t{cmd.kh} * cmd.kw : valid;
+}
+
 template <class E>
-void pool(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
+void pool(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<E> in(lmem, cmd.in0), out(lmem, cmd.out);
   const uint16_t kind = cmd.subop;
-  const bool include_pad = cmd.flags & KILN_TIU_FLAG_COUNT_INCLUDE_PAD;
   forEachElement(cmd.out, [&](uint32_t n, uint32_t c, uint32_t oy, uint32_t ox) {
     float acc = poolIdentity(kind);
-    uint32_t valid = 0;
-    for (uint32_t ky = 0; ky < cmd.kh; ++ky) {
-      int64_t iy = inputCoord(oy, ky, cmd.stride_h, cmd.pad_top, cmd.dil_h);
-      if (iy < 0 || iy >= cmd.in0.h)
-        continue;
-      for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
-        int64_t ix = inputCoord(ox, kx, cmd.stride_w, cmd.pad_left, cmd.dil_w);
-        if (ix < 0 || ix >= cmd.in0.w)
-          continue;
-        acc = poolStep(kind, acc, in.get(n, c, uint32_t(iy), uint32_t(ix)));
-        ++valid;
-      }
-    }
+    uint32_t valid = forEachPoolTap(cmd, oy, ox, [&](uint32_t iy, uint32_t ix) {
+      acc = poolStep(kind, acc, in.get(n, c, iy, ix));
+    });
     if (kind == KILN_POOL_AVG) {
-      uint32_t divisor = include_pad ? uint32_t{cmd.kh} * cmd.kw : valid;
+      uint32_t divisor = poolDivisor(cmd, valid);
       acc = divisor ? acc / float(divisor) : 0.0f;
     }
     out.set(n, c, oy, ox, applyFlags(cmd, acc));
+  });
+}
+
+// Max/min pick a q (the output shares the input's quantization); sum and avg
+// add q - zp_in0 and requantize, avg after dividing by the count (rounded
+// half away from zero).
+void poolI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<I8> in(lmem, cmd.in0), out(lmem, cmd.out);
+  const Quant q(cmd);
+  const uint16_t kind = cmd.subop;
+  forEachElement(cmd.out, [&](uint32_t n, uint32_t c, uint32_t oy, uint32_t ox) {
+    int32_t best = kind == KILN_POOL_MAX ? -128 : 127;
+    int64_t sum = 0;
+    uint32_t valid = forEachPoolTap(cmd, oy, ox, [&](uint32_t iy, uint32_t ix) {
+      int32_t v = in.get(n, c, iy, ix);
+      best = kind == KILN_POOL_MAX ? (v > best ? v : best) : (v < best ? v : best);
+      sum += v - q.zp_in0;
+    });
+    int32_t result;
+    if (kind == KILN_POOL_MAX || kind == KILN_POOL_MIN)
+      result = q.finish(best);
+    else if (kind == KILN_POOL_SUM)
+      result = q.requant(sum, q.m0);
+    else // KILN_POOL_AVG
+      result = q.requant(kiln_div_round(kiln_mul_sat_i64(sum, q.m0), poolDivisor(cmd, valid)), 1);
+    out.set(n, c, oy, ox, result);
   });
 }
 
@@ -229,11 +429,34 @@ float eltwiseOp(uint16_t subop, float a, float b) {
 }
 
 template <class E>
-void eltwise(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
+void eltwise(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<E> a(lmem, cmd.in0), b(lmem, cmd.in1), out(lmem, cmd.out);
   forEachElement(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
     float v = eltwiseOp(cmd.subop, a.broadcastGet(n, c, h, w), b.broadcastGet(n, c, h, w));
     out.set(n, c, h, w, applyFlags(cmd, v));
+  });
+}
+
+// Each input is rescaled to a common integer scale ((q - zp) * m), combined,
+// and the result requantized; mul multiplies the centred values and then
+// scales by m0. DIV, POW and PRELU never get here (cmd_check.h).
+int64_t eltwiseI8Op(uint16_t subop, const Quant &q, int32_t a, int32_t b) {
+  const int64_t x = int64_t{a - q.zp_in0}, y = int64_t{b - q.zp_in1};
+  switch (subop) {
+  case KILN_ELT_ADD: return x * q.m0 + y * q.m1;
+  case KILN_ELT_SUB: return x * q.m0 - y * q.m1;
+  case KILN_ELT_MAX: return x * q.m0 > y * q.m1 ? x * q.m0 : y * q.m1;
+  case KILN_ELT_MIN: return x * q.m0 < y * q.m1 ? x * q.m0 : y * q.m1;
+  default: return x * y * q.m0; // KILN_ELT_MUL
+  }
+}
+
+void eltwiseI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<I8> a(lmem, cmd.in0), b(lmem, cmd.in1), out(lmem, cmd.out);
+  const Quant q(cmd);
+  forEachElement(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    int64_t v = eltwiseI8Op(cmd.subop, q, a.broadcastGet(n, c, h, w), b.broadcastGet(n, c, h, w));
+    out.set(n, c, h, w, q.requant(v, 1));
   });
 }
 
@@ -269,11 +492,21 @@ float activeOp(uint16_t kind, float x, float a, float b) {
 }
 
 template <class E>
-void active(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
+void active(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<E> in(lmem, cmd.in0), out(lmem, cmd.out);
   forEachElement(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
     float v = activeOp(cmd.subop, in.get(n, c, h, w), cmd.param[0], cmd.param[1]);
     out.set(n, c, h, w, applyFlags(cmd, v));
+  });
+}
+
+// INT8: the compiler tabulated the function for every q; the table in1
+// [1, 1, 1, 256] is read at (uint8)q.
+void activeI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<I8> in(lmem, cmd.in0), table(lmem, cmd.in1), out(lmem, cmd.out);
+  const Quant q(cmd);
+  forEachElement(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    out.set(n, c, h, w, q.finish(table.get(0, 0, 0, uint8_t(in.get(n, c, h, w)))));
   });
 }
 
@@ -350,8 +583,9 @@ bool axisTaps(uint32_t subop, float scale, uint32_t in_full, uint32_t out_full,
 
 // W is always whole; H may be a slice (commands.h: aux = full input height,
 // full output height, first output row, first input row; all 0 = whole).
-template <class E>
-const char *resize(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
+// finish turns the f32 result into what E stores.
+template <class E, class Finish>
+const char *resize(const kiln_tiu_cmd &cmd, Lmem lmem, Finish finish) {
   const bool slice = cmd.aux[0] != 0;
   const uint32_t in_h = slice ? cmd.aux[0] : cmd.in0.h, out_h = slice ? cmd.aux[1] : cmd.out.h;
   std::vector<ResizeTap> rows, cols;
@@ -367,24 +601,107 @@ const char *resize(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
     const ResizeTap &r = rows[oy], &k = cols[ox];
     float v;
     if (linear) { // along W within each source row, then along H, as ONNX and PyTorch
-      float top = (1.0f - k.l) * in.get(n, c, r.i0, k.i0) + k.l * in.get(n, c, r.i0, k.i1);
-      float bottom = (1.0f - k.l) * in.get(n, c, r.i1, k.i0) + k.l * in.get(n, c, r.i1, k.i1);
+      auto at = [&](uint32_t y, uint32_t x) { return float(in.get(n, c, y, x)); };
+      float top = (1.0f - k.l) * at(r.i0, k.i0) + k.l * at(r.i0, k.i1);
+      float bottom = (1.0f - k.l) * at(r.i1, k.i0) + k.l * at(r.i1, k.i1);
       v = (1.0f - r.l) * top + r.l * bottom;
     } else {
-      v = in.get(n, c, r.i0, k.i0);
+      v = float(in.get(n, c, r.i0, k.i0));
     }
-    out.set(n, c, oy, ox, applyFlags(cmd, v));
+    out.set(n, c, oy, ox, finish(v));
   });
   return nullptr;
 }
 
+template <class E>
+const char *resize(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  return resize<E>(cmd, lmem, [&](float v) { return applyFlags(cmd, v); });
+}
+
+// INT8 shares one quantization between in and out: nearest copies q, linear
+// rounds its blend of q half away from zero (no RELU, cmd_check.h).
+const char *resizeI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  return resize<I8>(cmd, lmem, [](float v) { return int32_t(kiln_sat_i8(int64_t(std::round(v)))); });
+}
+
+// ---- cast --------------------------------------------------------------------------
+
+// float -> float: loads exactly, stores rounded to nearest even.
+template <class In, class Out>
+void castFloat(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<In> in(lmem, cmd.in0);
+  Operand<Out> out(lmem, cmd.out);
+  forEachElement(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    out.set(n, c, h, w, applyFlags(cmd, in.get(n, c, h, w)));
+  });
+}
+
+// float -> INT8 with the output's scale param[0] and zp_out (ONNX QuantizeLinear).
+template <class In>
+void quantize(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<In> in(lmem, cmd.in0);
+  Operand<I8> out(lmem, cmd.out);
+  const Quant q(cmd);
+  forEachElement(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    out.set(n, c, h, w, q.finish(kiln_quantize_f32(in.get(n, c, h, w), cmd.param[0], q.zp_out)));
+  });
+}
+
+// INT8 -> float with the input's scale param[0] and zp_in0, in f32, then
+// stored in out's dtype.
+template <class Out>
+void dequantize(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<I8> in(lmem, cmd.in0);
+  Operand<Out> out(lmem, cmd.out);
+  const Quant q(cmd);
+  forEachElement(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    float v = kiln_dequantize_i8(in.get(n, c, h, w), cmd.param[0], q.zp_in0);
+    out.set(n, c, h, w, applyFlags(cmd, v));
+  });
+}
+
+void requantize(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<I8> in(lmem, cmd.in0), out(lmem, cmd.out);
+  const Quant q(cmd);
+  forEachElement(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    out.set(n, c, h, w, q.requant(in.get(n, c, h, w) - q.zp_in0, q.m0));
+  });
+}
+
+// Calls f with the codec of a float dtype (F32, F16 or BF16).
+template <class F>
+void withFloatCodec(uint32_t dtype, F f) {
+  switch (dtype) {
+  case KILN_DTYPE_F16: f(F16{}); break;
+  case KILN_DTYPE_BF16: f(BF16{}); break;
+  default: f(F32{}); break; // KILN_DTYPE_F32
+  }
+}
+
+void cast(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  const bool from_i8 = cmd.in0.dtype == KILN_DTYPE_INT8, to_i8 = cmd.out.dtype == KILN_DTYPE_INT8;
+  if (from_i8 && to_i8)
+    requantize(cmd, lmem);
+  else if (from_i8)
+    withFloatCodec(cmd.out.dtype, [&](auto out) { dequantize<decltype(out)>(cmd, lmem); });
+  else if (to_i8)
+    withFloatCodec(cmd.in0.dtype, [&](auto in) { quantize<decltype(in)>(cmd, lmem); });
+  else
+    withFloatCodec(cmd.in0.dtype, [&](auto in) {
+      withFloatCodec(cmd.out.dtype,
+                     [&](auto out) { castFloat<decltype(in), decltype(out)>(cmd, lmem); });
+    });
+}
+
 // ---- dispatch ----------------------------------------------------------------------
 
+// A conv's bias is E, or F32 in a narrower float record.
 template <class E>
-const char *runTyped(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
+const char *runFloat(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  const bool f32_bias = cmd.in2.dtype == KILN_DTYPE_F32;
   switch (cmd.op) {
-  case KILN_TIU_CONV: conv<E>(cmd, lmem); break;
-  case KILN_TIU_DECONV: deconv<E>(cmd, lmem); break;
+  case KILN_TIU_CONV: f32_bias ? conv<E, F32>(cmd, lmem) : conv<E, E>(cmd, lmem); break;
+  case KILN_TIU_DECONV: f32_bias ? deconv<E, F32>(cmd, lmem) : deconv<E, E>(cmd, lmem); break;
   case KILN_TIU_POOL: pool<E>(cmd, lmem); break;
   case KILN_TIU_ELTWISE: eltwise<E>(cmd, lmem); break;
   case KILN_TIU_RESIZE: return resize<E>(cmd, lmem);
@@ -393,30 +710,42 @@ const char *runTyped(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
   return nullptr;
 }
 
-// The one dtype of every operand the record uses, or KILN_DTYPE_COUNT if they
-// differ (no mixed-type kernel exists yet).
-uint32_t recordDtype(const kiln_tiu_cmd &cmd) {
-  const kiln_tiu_operand *operands[] = {&cmd.out, &cmd.in0, &cmd.in1, &cmd.in2};
-  for (const kiln_tiu_operand *o : operands)
-    if ((o->flags & KILN_OPND_USED) && o->dtype != cmd.out.dtype)
-      return KILN_DTYPE_COUNT;
-  return cmd.out.dtype;
+const char *runInt8(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  switch (cmd.op) {
+  case KILN_TIU_CONV: return convI8(cmd, lmem);
+  case KILN_TIU_DECONV: return deconvI8(cmd, lmem);
+  case KILN_TIU_POOL: poolI8(cmd, lmem); break;
+  case KILN_TIU_ELTWISE: eltwiseI8(cmd, lmem); break;
+  case KILN_TIU_RESIZE: return resizeI8(cmd, lmem);
+  default: activeI8(cmd, lmem); break; // KILN_TIU_ACTIVE
+  }
+  return nullptr;
 }
 
 } // namespace
 
-const char *runTiu(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
-  switch (kiln_tiu_cmd_check(&cmd)) {
+// The record checks decide every dtype question: past them, a record is a
+// CAST, an INT8 record or a float record of one codec (commands.h).
+const char *runTiuRecord(const kiln_tiu_cmd &cmd, uint8_t *lmem, uint64_t lane_bytes) {
+  switch (kiln_tiu_cmd_check_in_lane(&cmd, lane_bytes)) {
   case KILN_OK: break;
   case KILN_ERR_OUT_OF_RANGE: return "TIU operand outside LMEM";
   default: return "malformed TIU record";
   }
-  switch (recordDtype(cmd)) {
-  case KILN_DTYPE_F32:
-    return runTyped<F32>(cmd, lmem);
-  default:
-    return "unsupported dtype";
+  const Lmem m{lmem, lane_bytes};
+  if (cmd.op == KILN_TIU_CAST) {
+    cast(cmd, m);
+    return nullptr;
   }
+  if (cmd.out.dtype == KILN_DTYPE_INT8)
+    return runInt8(cmd, m);
+  const char *why = nullptr;
+  withFloatCodec(cmd.out.dtype, [&](auto e) { why = runFloat<decltype(e)>(cmd, m); });
+  return why;
+}
+
+const char *runTiu(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
+  return runTiuRecord(cmd, lmem, KILN_LMEM_BYTES_PER_LANE);
 }
 
 } // namespace kiln::cmodel

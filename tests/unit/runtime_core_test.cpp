@@ -239,8 +239,15 @@ TEST_F(RuntimeCoreTest, TimeoutResetsTheDevice) {
 // the caller, the device is reset, and its reason survives the reset.
 TEST_F(RuntimeCoreTest, DeviceFaultPropagatesAndResets) {
   ModelSpec spec = addReluModel();
+  // A record the verifier accepts but the device cannot run: a resize whose
+  // taps fall outside the rows its window holds.
   kiln_tiu_cmd &add = net(spec).groups[0].tiu[0];
-  add.out.dtype = add.in0.dtype = add.in1.dtype = KILN_DTYPE_F16;
+  add.op = KILN_TIU_RESIZE;
+  add.subop = KILN_RESIZE_NEAREST;
+  add.in1 = kiln_tiu_operand{};
+  add.param[0] = add.param[1] = 1.0f;
+  add.aux[0] = add.aux[1] = 2u * add.in0.h; // full heights
+  add.aux[2] = add.in0.h;                   // reads rows h.. but the window holds 0..h-1
   const auto file = buildBmodel(spec);
   Net net;
   ASSERT_EQ(net.load(runtime, file.data(), file.size()), KILN_OK);
@@ -248,7 +255,7 @@ TEST_F(RuntimeCoreTest, DeviceFaultPropagatesAndResets) {
   EXPECT_EQ(net.run(kTimeout, &stats), KILN_ERR_DEVICE_FAULT);
   EXPECT_EQ(stats.groups_run, 0u);
   EXPECT_EQ(dev.read_reg(KILN_REG_STATUS), KILN_STATUS_IDLE);
-  EXPECT_NE(dev.faultReason().find("unsupported dtype"), std::string::npos) << dev.faultReason();
+  EXPECT_NE(dev.faultReason().find("outside its window"), std::string::npos) << dev.faultReason();
 }
 
 TEST_F(RuntimeCoreTest, ArgumentChecks) {

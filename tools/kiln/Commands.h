@@ -11,6 +11,8 @@ int compileMain(const Args &args);
 int runMain(const Args &args);
 int inspectMain(const Args &args);
 int compareMain(const Args &args);
+int calibrateMain(const Args &args);
+int cutMain(const Args &args);
 /// Prints "kiln: error: MESSAGE" and returns 2 (usage or input error).
 int fail(const std::string &message);
 } // namespace kiln::cli

@@ -1,7 +1,11 @@
 // kiln compile CONFIG.yaml [-o OUT.bmodel] [--emit-top] [--emit-tpu]
 #include "Commands.h"
 
+#include "Precision.h"
+
+#include "kiln/Calibration/CalibrationTable.h"
 #include "kiln/Codegen/Codegen.h"
+#include "kiln/Support/Precision.h"
 #include "kiln/Config/Config.h"
 #include "kiln/Dialect/Top/Transforms/Passes.h"
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
@@ -22,6 +26,7 @@
 
 using namespace mlir;
 using namespace kiln;
+using namespace kiln::cli;
 
 namespace {
 struct Options {
@@ -32,7 +37,7 @@ struct Options {
 std::string dtypeName(config::DType d) { return config::toString(d); }
 
 void printSummary(const codegen::NetCode &net, size_t ops, double ms,
-                  const std::string &out) {
+                  const std::string &out, const std::string &dtype) {
   uint64_t tiu = 0, gdma = 0, sliced = 0;
   for (const auto &g : net.groups) {
     tiu += g.tiu.size();
@@ -40,14 +45,67 @@ void printSummary(const codegen::NetCode &net, size_t ops, double ms,
     sliced += g.nSlices * g.hSlices > 1;
   }
   std::printf("compiled %s -> %s\n", net.name.c_str(), out.c_str());
-  std::printf("  ops %zu, layer groups %zu (%llu sliced), dtype f32\n", ops,
-              net.groups.size(), (unsigned long long)sliced);
+  std::printf("  ops %zu, layer groups %zu (%llu sliced), dtype %s\n", ops,
+              net.groups.size(), (unsigned long long)sliced, dtype.c_str());
   std::printf("  coefficients %llu bytes, activations %llu bytes\n",
               (unsigned long long)net.coeffSize, (unsigned long long)net.neuronSize);
   std::printf("  commands: %llu TIU, %llu GDMA; modelled cycles %llu\n",
               (unsigned long long)tiu, (unsigned long long)gdma,
               (unsigned long long)net.modelledCycles());
   std::printf("  compile time %.1f ms\n", ms);
+}
+PipelineOptions pipelineOptionsOf(const config::DeployConfig &cfg) {
+  PipelineOptions p;
+  p.layerGroups = cfg.layer_group_enabled;
+  p.precision = dtypeName(cfg.quantize);
+  for (const auto &[name, dtype] : cfg.qtable)
+    p.qtable.push_back(name + "=" + dtypeName(dtype));
+  p.asymmetric = cfg.calibration.asymmetric;
+  return p;
+}
+
+bool hasQdq(ModuleOp module) {
+  bool found = false;
+  module.walk([&](top::QuantizeLinearOp) { found = true; });
+  return found;
+}
+
+/// Calibrated ranges onto the Top IR: from the calibration table, or, for
+/// float modes without one, from one interpreter run (the policy then sees
+/// real magnitudes). INT8 needs a table unless the model brings its own
+/// quantization (QDQ).
+int annotateModule(const config::DeployConfig &cfg, ModuleOp module,
+                   const PipelineOptions &pipeline) {
+  std::string table = calibrationTablePath(cfg);
+  std::map<std::string, Range> ranges;
+  if (llvm::sys::fs::exists(table)) {
+    std::map<std::string, calib::TensorRange> read;
+    if (auto err = calib::readCalibrationTable(table, read); !err.empty()) {
+      std::fprintf(stderr, "%s\n", err.c_str());
+      return 2;
+    }
+    for (const auto &[name, r] : read)
+      ranges[name] = Range{r.threshold, r.min, r.max};
+  } else if (pipeline.precision == "int8" && !hasQdq(module)) {
+    return fail(cfg.config_path + ": quantize: int8 needs a calibration table and " + table +
+                " does not exist; run `kiln calibrate " + cfg.config_path + "` first");
+  } else if (pipeline.precision != "int8") {
+    auto observed = observeRanges(cfg, module);
+    if (!observed)
+      return 1;
+    ranges = std::move(*observed);
+  }
+  module.walk([&](func::FuncOp func) { kiln::annotateRanges(func, ranges); });
+  return 0;
+}
+
+void printPrecisionReport(ModuleOp module) {
+  std::vector<std::string> lines = readPrecisionReport(module);
+  if (lines.empty())
+    return;
+  std::printf("  precision decisions (%zu):\n", lines.size());
+  for (const std::string &line : lines)
+    std::printf("    %s\n", line.c_str());
 }
 } // namespace
 
@@ -74,9 +132,6 @@ int kiln::cli::compileMain(const Args &args) {
     std::fprintf(stderr, "%s\n", err.c_str());
     return 2;
   }
-  if (cfg.quantize != config::DType::F32)
-    return fail(opt.config + ": quantize: " + dtypeName(cfg.quantize) +
-                " is not supported yet; use f32");
   if (!opt.output.empty())
     cfg.output = opt.output;
 
@@ -104,10 +159,18 @@ int kiln::cli::compileMain(const Args &args) {
     ops += isa<top::TopDialect>(op->getDialect()) && !isa<top::WeightOp, top::NoneOp>(op);
   });
 
+  PassManager topPm(&ctx);
+  addTopPipeline(topPm);
+  if (failed(topPm.run(*module)))
+    return 1;
+  PipelineOptions pipeline = pipelineOptionsOf(cfg);
+  if (!pipeline.isF32()) {
+    if (int rc = annotateModule(cfg, *module, pipeline); rc != 0)
+      return rc;
+  }
   PassManager pm(&ctx);
-  PipelineOptions pipeline;
-  pipeline.layerGroups = cfg.layer_group_enabled;
-  addCompilePipeline(pm, pipeline);
+  addPrecisionPipeline(pm, pipeline);
+  addTpuPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;
   if (opt.emitTpu) {
@@ -125,6 +188,7 @@ int kiln::cli::compileMain(const Args &args) {
   double ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - start)
                   .count();
-  printSummary(*net, ops, ms, cfg.output);
+  printSummary(*net, ops, ms, cfg.output, dtypeName(cfg.quantize));
+  printPrecisionReport(*module);
   return 0;
 }

@@ -38,11 +38,33 @@ std::string names(const StrVec *v) {
   return out + "]";
 }
 
+bool quantized(const fb::Tensor *t) {
+  return t->dtype() == fb::DType::INT8 || t->dtype() == fb::DType::UINT8;
+}
+
 std::string tensor(const fb::Tensor *t) {
+  std::string quant;
+  if (quantized(t)) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, ", \"scale\": %.9g, \"zero_point\": %d", t->scale(),
+                  t->zero_point());
+    quant = buf;
+  }
   return "{\"name\": " + q(t->name()) + ", \"dtype\": \"" +
-         fb::EnumNameDType(t->dtype()) + "\", \"shape\": " + arr(t->shape()) +
+         fb::EnumNameDType(t->dtype()) + "\"" + quant + ", \"shape\": " + arr(t->shape()) +
          ", \"ddr_offset\": " + std::to_string(t->ddr_offset()) +
          ", \"size\": " + std::to_string(t->size()) + "}";
+}
+
+/// The dtype as text: F32, F16, ..., INT8 with its quantization.
+std::string dtypeText(const fb::Tensor *t) {
+  std::string out = fb::EnumNameDType(t->dtype());
+  if (quantized(t)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "(scale %.6g, zp %d)", t->scale(), t->zero_point());
+    out += buf;
+  }
+  return out;
 }
 
 template <typename V, typename F> std::string list(const V *v, F f, const char *ind) {
@@ -143,11 +165,11 @@ void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
                 (unsigned long long)net->macs());
     std::printf("  %s\n", memoryText(file, index++).c_str());
     for (const fb::Tensor *t : *net->inputs())
-      std::printf("  input  %s %s @%llu\n", t->name()->c_str(), arr(t->shape()).c_str(),
-                  (unsigned long long)t->ddr_offset());
+      std::printf("  input  %s %s %s @%llu\n", t->name()->c_str(), dtypeText(t).c_str(),
+                  arr(t->shape()).c_str(), (unsigned long long)t->ddr_offset());
     for (const fb::Tensor *t : *net->outputs())
-      std::printf("  output %s %s @%llu\n", t->name()->c_str(), arr(t->shape()).c_str(),
-                  (unsigned long long)t->ddr_offset());
+      std::printf("  output %s %s %s @%llu\n", t->name()->c_str(), dtypeText(t).c_str(),
+                  arr(t->shape()).c_str(), (unsigned long long)t->ddr_offset());
     for (const fb::LayerGroup *g : *net->groups()) {
       std::printf("  group %u: %u ops, slices %u (N) x %u (H), %u TIU + %u GDMA commands, "
                   "%llu cycles\n    ops: %s\n",

@@ -12,7 +12,10 @@ static const char *kUsage =
     "  compile CONFIG.yaml [-o OUT.bmodel] [--emit-top] [--emit-tpu]\n"
     "  run MODEL.bmodel --input IN.npz --output OUT.npz [--stats STATS.json]\n"
     "  inspect MODEL.bmodel [--json]\n"
-    "  compare A.npz B.npz [--tolerance COS,EUCLID]\n";
+    "  compare A.npz B.npz [--tolerance COS,EUCLID]\n"
+    "  calibrate CONFIG.yaml [-o TABLE] [--samples N]\n"
+    "  cut MODEL.onnx --from T1[,T2..] --to T3[,T4..] -o SUB.onnx "
+    "[--values RUN.npz]\n";
 
 int kiln::cli::fail(const std::string &message) {
   std::fprintf(stderr, "kiln: error: %s\n", message.c_str());
@@ -34,6 +37,10 @@ int main(int argc, char **argv) {
     return inspectMain(args);
   if (cmd == "compare")
     return compareMain(args);
+  if (cmd == "calibrate")
+    return calibrateMain(args);
+  if (cmd == "cut")
+    return cutMain(args);
   std::fputs(kUsage, stderr);
   return fail("unknown command '" + cmd + "'");
 }

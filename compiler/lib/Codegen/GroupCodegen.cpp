@@ -13,7 +13,9 @@
 
 #include "Internal.h"
 
+#include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/LayerGroup/Slicing.h"
 #include "kiln/abi/chip.h"
 
@@ -28,8 +30,6 @@ using lg::Slice;
 
 namespace {
 
-constexpr uint32_t kF32Bytes = 4;
-
 struct GroupEmitter {
   tpu::GroupOp group;
   GroupGraph g;
@@ -40,6 +40,8 @@ struct GroupEmitter {
   std::vector<std::array<uint32_t, 2>> lmem;
   std::vector<bool> held;
   std::vector<uint64_t> ddr;
+  // Per node: the record of the whole op (fillTiuRecord); slices place it.
+  std::vector<kiln_tiu_cmd> records;
 
   GroupEmitter(tpu::GroupOp group)
       : group(group), buffers(group.getBuffers()) {
@@ -73,22 +75,28 @@ struct GroupEmitter {
 
   const std::array<int64_t, 4> &shape(int v) const { return g.vals[v].lmemShape; }
 
-  /// Rows `rows` of value v, which holds `holding` in LMEM at `base`.
-  kiln_tiu_operand operand(int v, uint32_t base, Slice holding, Slice rows) const {
+  uint32_t dsize(int v) const { return g.vals[v].dsize; }
+  uint8_t dtype(int v) const { return tpu::dtypeOrF32(g.vals[v].value); }
+
+  /// LMEM address of rows `rows` of value v, which holds `holding` at `base`.
+  uint32_t rowsAddr(int v, uint32_t base, Slice holding, Slice rows) const {
     auto &sh = shape(v);
     uint64_t cgroups = (sh[1] + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
-    uint64_t plane = kiln_lmem_plane_stride(holding.h.len, sh[3], kF32Bytes);
-    kiln_tiu_operand o{};
-    o.addr = base + (rows.n.idx - holding.n.idx) * cgroups * plane +
-             (rows.h.idx - holding.h.idx) * sh[3] * kF32Bytes;
+    uint64_t plane = kiln_lmem_plane_stride(holding.h.len, sh[3], dsize(v));
+    return base + (rows.n.idx - holding.n.idx) * cgroups * plane +
+           (rows.h.idx - holding.h.idx) * sh[3] * dsize(v);
+  }
+
+  /// Places a record operand (dtype and flags already filled) on rows `rows`
+  /// of value v, which holds `holding` in LMEM at `base`.
+  void place(kiln_tiu_operand &o, int v, uint32_t base, Slice holding, Slice rows) const {
+    auto &sh = shape(v);
+    o.addr = rowsAddr(v, base, holding, rows);
     o.n = rows.n.len;
     o.c = sh[1];
     o.h = rows.h.len;
     o.w = sh[3];
-    o.dtype = KILN_DTYPE_F32;
-    o.flags = KILN_OPND_USED;
     o.plane_h = holding.h.len;
-    return o;
   }
 
   kiln_gdma_cmd transfer(int v, uint32_t lmemAddr, Slice holding, Slice rows,
@@ -97,23 +105,23 @@ struct GroupEmitter {
     kiln_gdma_cmd c{};
     c.cmd_id = code.gdma.size() + 1;
     c.dir = toLmem ? KILN_GDMA_DDR_TO_LMEM : KILN_GDMA_LMEM_TO_DDR;
-    c.dtype = KILN_DTYPE_F32;
+    c.dtype = dtype(v);
     c.n = rows.n.len;
     c.c = sh[1];
     c.h = rows.h.len;
     c.w = sh[3];
-    kiln_tiu_operand window = operand(v, lmemAddr, holding, rows);
+    uint32_t window = rowsAddr(v, lmemAddr, holding, rows);
     uint64_t ddrAddr =
-        ddr[v] + ((rows.n.idx * sh[1] * sh[2]) + rows.h.idx * 1) * sh[3] * kF32Bytes;
+        ddr[v] + ((rows.n.idx * sh[1] * sh[2]) + rows.h.idx * 1) * sh[3] * dsize(v);
     uint32_t strides[4] = {(uint32_t)(sh[1] * sh[2] * sh[3]),
                            (uint32_t)(sh[2] * sh[3]), (uint32_t)sh[3], 1};
     c.lmem_plane_h = holding.h.len;
     if (toLmem) {
       c.src_addr = ddrAddr;
-      c.dst_addr = window.addr;
+      c.dst_addr = window;
       std::memcpy(c.src_stride, strides, sizeof(strides));
     } else {
-      c.src_addr = window.addr;
+      c.src_addr = window;
       c.dst_addr = ddrAddr;
       std::memcpy(c.dst_stride, strides, sizeof(strides));
     }
@@ -126,81 +134,26 @@ struct GroupEmitter {
     if (out.empty())
       return success();
     const auto &reads = s.reads[n][slice];
-    kiln_tiu_cmd c{};
+    kiln_tiu_cmd c = records[n];
     c.cmd_id = code.tiu.size() + 1;
-    c.out = operand(node.result, bufferAddr(node.result, ordinal), out, out);
+    place(c.out, node.result, bufferAddr(node.result, ordinal), out, out);
     c.out.plane_h = 0;
-    auto in = [&](size_t i) {
-      int v = node.operands[i];
-      return operand(v, bufferAddr(v, ordinal), s.hold[v][slice], reads[i].rows);
-    };
-    auto window = [&](ArrayRef<int64_t> k, ArrayRef<int64_t> st,
-                      ArrayRef<int64_t> pads) {
-      c.kh = k[0];
-      c.kw = k[1];
-      c.stride_h = st[0];
-      c.stride_w = st[1];
-      c.dil_h = c.dil_w = 1;
-      c.pad_top = reads[0].padTop;
-      c.pad_bottom = reads[0].padBottom;
-      c.pad_left = pads[1];
-      c.pad_right = pads[3];
-    };
+    for (auto [i, v] : llvm::enumerate(node.operands))
+      if (v >= 0)
+        place(*tiuOperandSlot(c, i), v, bufferAddr(v, ordinal), s.hold[v][slice],
+              reads[i].rows);
+    // The slice's own pads: rows outside its loaded input are padding.
     Operation *op = node.op;
-    bool relu = false;
-    if (auto conv = dyn_cast<tpu::Conv2DOp>(op)) {
-      c.op = KILN_TIU_CONV;
-      c.in0 = in(0);
-      c.in1 = in(1);
-      window(conv.getKernelShape(), conv.getStrides(), conv.getPads());
-      c.dil_h = conv.getDilations()[0];
-      c.dil_w = conv.getDilations()[1];
-      c.groups = conv.getGroup();
-      if (node.operands[2] >= 0) {
-        c.in2 = in(2);
-        c.flags |= KILN_TIU_FLAG_HAS_BIAS;
-      }
-      relu = conv.getDoRelu();
+    if (isa<tpu::Conv2DOp, tpu::Pool2DOp, tpu::Deconv2DOp>(op)) {
+      c.pad_top = reads[0].padTop;
+      if (!isa<tpu::Deconv2DOp>(op))
+        c.pad_bottom = reads[0].padBottom;
+    }
+    if (isa<tpu::Conv2DOp>(op)) {
       int64_t span = c.in0.h + c.pad_top + c.pad_bottom - c.dil_h * (c.kh - 1) - 1;
       if (span < 0 || span / c.stride_h + 1 != c.out.h)
         return op->emitError("internal error: slice rows do not match the conv window");
-    } else if (auto pool = dyn_cast<tpu::Pool2DOp>(op)) {
-      c.op = KILN_TIU_POOL;
-      // PoolKind values are firmware-abi's kiln_pool_kind.
-      c.subop = static_cast<uint16_t>(pool.getKind());
-      c.in0 = in(0);
-      window(pool.getKernelShape(), pool.getStrides(), pool.getPads());
-      if (pool.getCountIncludePad())
-        c.flags |= KILN_TIU_FLAG_COUNT_INCLUDE_PAD;
-      relu = pool.getDoRelu();
-    } else if (auto elt = dyn_cast<tpu::EltwiseOp>(op)) {
-      c.op = KILN_TIU_ELTWISE;
-      c.subop = static_cast<uint16_t>(elt.getKind());
-      c.in0 = in(0);
-      c.in1 = in(1);
-      relu = elt.getDoRelu();
-    } else if (auto deconv = dyn_cast<tpu::Deconv2DOp>(op)) {
-      c.op = KILN_TIU_DECONV;
-      c.in0 = in(0);
-      c.in1 = in(1);
-      window(deconv.getKernelShape(), deconv.getStrides(), deconv.getPads());
-      c.pad_bottom = 0;
-      c.pad_right = 0;
-      c.dil_h = deconv.getDilations()[0];
-      c.dil_w = deconv.getDilations()[1];
-      c.groups = deconv.getGroup();
-      if (node.operands[2] >= 0) {
-        c.in2 = in(2);
-        c.flags |= KILN_TIU_FLAG_HAS_BIAS;
-      }
-      relu = deconv.getDoRelu();
-    } else if (auto resize = dyn_cast<tpu::ResizeOp>(op)) {
-      c.op = KILN_TIU_RESIZE;
-      c.subop = resize.getMode() | resize.getCoordMode() << 4 |
-                resize.getNearestMode() << 8;
-      c.in0 = in(0);
-      c.param[0] = resize.getScales()[0];
-      c.param[1] = resize.getScales()[1];
+    } else if (isa<tpu::ResizeOp>(op)) {
       int64_t fullIn = shape(node.operands[0])[2], fullOut = shape(node.result)[2];
       if (out.h.len != fullOut) {
         c.aux[0] = fullIn;
@@ -208,21 +161,7 @@ struct GroupEmitter {
         c.aux[2] = out.h.idx;
         c.aux[3] = reads[0].rows.h.idx;
       }
-    } else if (auto active = dyn_cast<tpu::ActiveOp>(op)) {
-      c.op = KILN_TIU_ACTIVE;
-      c.subop = active.getMode();
-      c.in0 = in(0);
-      c.param[0] = active.getAlpha().convertToDouble();
-      c.param[1] = active.getBeta().convertToDouble();
-    } else if (isa<tpu::ReluOp>(op)) {
-      c.op = KILN_TIU_ACTIVE;
-      c.subop = KILN_ACT_RELU;
-      c.in0 = in(0);
-    } else {
-      return op->emitError("codegen: not a TIU op");
     }
-    if (relu)
-      c.flags |= KILN_TIU_FLAG_RELU;
     code.tiu.push_back(c);
     return success();
   }
@@ -242,8 +181,12 @@ struct GroupEmitter {
     auto &vals = g.vals;
     code.nSlices = s.nSlices;
     code.hSlices = s.hSlices;
-    for (const auto &node : g.nodes)
+    for (const auto &node : g.nodes) {
       code.ops.push_back(nameOf(node.op));
+      records.emplace_back();
+      if (failed(fillTiuRecord(node.op, records.back())))
+        return failure();
+    }
 
     // Prologue: values held for the whole group are loaded once.
     Timestep prologue;
@@ -366,6 +309,7 @@ struct GroupEmitter {
       r.ddrOffset = ddr[v];
       r.lmemAddr = lmem[v][0];
       r.lmemSize = size;
+      r.dtype = dtype(v);
       r.group = code.id;
       r.firstStep = 0;
       r.lastStep = lastStep;
@@ -389,6 +333,8 @@ GroupCode codegen::generateDma(tpu::DmaOp dma, uint32_t id) {
   code.id = id;
   code.ops.push_back(nameOf(dma.getOperation()));
   uint64_t dst = ddrAddrOf(dma.getOutput());
+  uint8_t dtype = tpu::dtypeOrF32(dma.getOutput());
+  uint32_t bytes = kiln_dtype_bytes(dtype);
   auto program = dma.getProgram();
   for (size_t r = 0; r + tpu::DmaOp::kDmaRecord <= program.size();
        r += tpu::DmaOp::kDmaRecord) {
@@ -396,16 +342,16 @@ GroupCode codegen::generateDma(tpu::DmaOp dma, uint32_t id) {
     kiln_gdma_cmd c{};
     c.cmd_id = code.gdma.size() + 1;
     c.dir = KILN_GDMA_DDR_TO_DDR;
-    c.dtype = KILN_DTYPE_F32;
+    c.dtype = dtype;
     int64_t src = rec[0];
     uint64_t srcBase = src >= 0 ? ddrAddrOf(dma.getInputs()[src]) : dst;
     if (src == -1) {
       c.flags = KILN_GDMA_FLAG_FILL;
       c.src_addr = (uint32_t)rec[15];
     } else {
-      c.src_addr = srcBase + rec[1] * kF32Bytes;
+      c.src_addr = srcBase + rec[1] * bytes;
     }
-    c.dst_addr = dst + rec[2] * kF32Bytes;
+    c.dst_addr = dst + rec[2] * bytes;
     c.n = rec[3];
     c.c = rec[4];
     c.h = rec[5];
@@ -433,18 +379,20 @@ GroupCode codegen::generateConcat(tpu::ConcatOp concat, uint32_t id) {
   for (size_t i = axis + 1; i < outShape.size(); ++i)
     inner *= outShape[i];
   uint64_t dst = ddrAddrOf(concat.getOutput()), offset = 0;
+  uint8_t dtype = tpu::dtypeOrF32(concat.getOutput());
+  uint32_t bytes = kiln_dtype_bytes(dtype);
   for (Value in : concat.getInputs()) {
     uint64_t mid = cast<RankedTensorType>(in.getType()).getShape()[axis];
     kiln_gdma_cmd c{};
     c.cmd_id = code.gdma.size() + 1;
     c.dir = KILN_GDMA_DDR_TO_DDR;
-    c.dtype = KILN_DTYPE_F32;
+    c.dtype = dtype;
     c.n = outer;
     c.c = 1;
     c.h = mid;
     c.w = inner;
     c.src_addr = ddrAddrOf(in);
-    c.dst_addr = dst + offset * inner * kF32Bytes;
+    c.dst_addr = dst + offset * inner * bytes;
     uint32_t src[4] = {(uint32_t)(mid * inner), (uint32_t)(mid * inner), (uint32_t)inner, 1};
     uint32_t dstS[4] = {(uint32_t)(outShape[axis] * inner),
                         (uint32_t)(outShape[axis] * inner), (uint32_t)inner, 1};

@@ -2,7 +2,9 @@
 
 #include "Internal.h"
 
+#include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cost.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -67,11 +69,27 @@ static TensorDesc describe(Value v, std::string name) {
   auto type = cast<RankedTensorType>(v.getType());
   TensorDesc d;
   d.name = std::move(name);
-  d.dtype = KILN_DTYPE_F32;
+  d.dtype = tpu::dtypeOrF32(type);
   d.shape.assign(type.getShape().begin(), type.getShape().end());
   d.ddrOffset = ddrAddrOf(v);
-  d.size = elementsOf(v) * 4;
+  d.size = tpu::tensorBytes(type);
+  tpu::QuantParams q = tpu::quantParamsOf(type);
+  d.scale = q.scale;
+  d.zeroPoint = q.zeroPoint;
   return d;
+}
+
+/// Whether a byte-moving op's inputs hold their values as its result does.
+static bool movesSameStorage(Operation *op) {
+  Type out = op->getResult(0).getType();
+  tpu::QuantParams qo = tpu::quantParamsOf(out);
+  for (Value in : op->getOperands()) {
+    tpu::QuantParams qi = tpu::quantParamsOf(in.getType());
+    if (tpu::dtypeOf(in.getType()) != tpu::dtypeOf(out) || qi.scale != qo.scale ||
+        qi.zeroPoint != qo.zeroPoint)
+      return false;
+  }
+  return true;
 }
 
 static uint64_t convMacs(tpu::Conv2DOp conv) {
@@ -95,12 +113,24 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
   net.neuronSize = neuronSize.getInt();
   net.coeff.assign(net.coeffSize, 0);
 
+  bool badWeight = false;
   func.walk([&](top::WeightOp w) {
-    std::vector<float> data = top::readWeight(w);
+    FailureOr<std::vector<uint8_t>> data = weightBytes(w);
+    if (failed(data)) {
+      badWeight = true;
+      return;
+    }
     uint64_t at = ddrAddrOf(w.getOutput());
-    std::memcpy(net.coeff.data() + at, data.data(), data.size() * sizeof(float));
-    net.minDdrBytes += data.size() * sizeof(float);
+    if (at + data->size() > net.coeff.size()) {
+      w.emitError("codegen: weight lies outside the coefficient region");
+      badWeight = true;
+      return;
+    }
+    std::memcpy(net.coeff.data() + at, data->data(), data->size());
+    net.minDdrBytes += data->size();
   });
+  if (badWeight)
+    return failure();
   func.walk([&](tpu::Conv2DOp conv) { net.macs += convMacs(conv); });
   func.walk([&](tpu::Deconv2DOp deconv) {
     auto in = cast<RankedTensorType>(deconv.getInput().getType()).getShape();
@@ -120,6 +150,10 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
       if (failed(code))
         return failure();
       net.groups.push_back(std::move(*code));
+    } else if (isa<tpu::ConcatOp, tpu::DmaOp>(op) && !movesSameStorage(&op)) {
+      op.emitError("codegen: copies bytes, so every input needs the result's dtype and "
+                   "quantization (requantize with tpu.cast first)");
+      return failure();
     } else if (auto concat = dyn_cast<tpu::ConcatOp>(op)) {
       net.groups.push_back(generateConcat(concat, net.groups.size()));
     } else if (auto dma = dyn_cast<tpu::DmaOp>(op)) {

@@ -458,13 +458,18 @@ private:
     if (!expectMapping(node, "calibration"))
       return false;
     return forEachKey(
-        node, "calibration", {"samples", "method", "percentile"},
+        node, "calibration",
+        {"samples", "method", "percentile", "table", "asymmetric"},
         [&](const std::string &key, yaml_node_t *, yaml_node_t *value) {
           if (key == "samples")
             return getPath(value, key, out.samples) &&
                    checkSamplesExist(value, out.samples);
           if (key == "method")
             return getEnum(value, key, kCalibMethods, out.method);
+          if (key == "table")
+            return getPath(value, key, out.table);
+          if (key == "asymmetric")
+            return getBool(value, "calibration.asymmetric", out.asymmetric);
           if (!getDouble(value, "'percentile'", out.percentile))
             return false;
           if (out.percentile <= 0 || out.percentile > 100)

@@ -91,6 +91,12 @@ mlir::FailureOr<Tensor> runPad(top::PadOp op, const Tensor &input);
 // Resize.cpp
 mlir::FailureOr<Tensor> runResize(top::ResizeOp op, const Tensor &input);
 
+// Quant.cpp (quantized values are held as floats)
+mlir::FailureOr<Tensor> runQuantizeLinear(top::QuantizeLinearOp op,
+                                          const Tensor &input);
+mlir::FailureOr<Tensor> runDequantizeLinear(top::DequantizeLinearOp op,
+                                            const Tensor &input);
+
 } // namespace kiln::interp
 
 #endif // KILN_LIB_INTERPRETER_KERNELS_H

@@ -67,10 +67,13 @@ static std::string nameOr(StringAttr name, StringRef prefix, unsigned index) {
 static FailureOr<Tensor> readWeightTensor(top::WeightOp op) {
   auto type = cast<RankedTensorType>(op.getOutput().getType());
   ElementsAttr value = op.getValue();
-  // readWeight understands f32 dense and dense resource attributes only.
+  // readWeight understands f32 and 8-bit integer (QDQ models' INT8 weights,
+  // read as their integer values) dense and dense resource attributes only.
+  Type elem = value.getElementType();
   if (!isa<DenseElementsAttr, DenseResourceElementsAttr>(value) ||
-      !value.getElementType().isF32())
-    return op.emitOpError("expects f32 dense or dense resource data");
+      !(elem.isF32() || elem.isInteger(8)))
+    return op.emitOpError(
+        "expects f32 or 8-bit integer dense or dense resource data");
   if (!type.hasStaticShape())
     return op.emitOpError("expects a static shape");
   Tensor out{type.getShape().vec(), top::readWeight(op)};
@@ -181,6 +184,12 @@ FailureOr<Tensor> kiln::interp::evaluateOp(Operation *op,
       .Case([&](top::ExpandOp e) { return runExpand(e, in(0)); })
       .Case([&](top::PadOp p) { return runPad(p, in(0)); })
       .Case([&](top::ResizeOp r) { return runResize(r, in(0)); })
+      .Case([&](top::QuantizeLinearOp q) {
+        return runQuantizeLinear(q, in(0));
+      })
+      .Case([&](top::DequantizeLinearOp d) {
+        return runDequantizeLinear(d, in(0));
+      })
       .Default([](Operation *op) -> Result {
         return op->emitOpError("is not supported by the Top interpreter");
       });

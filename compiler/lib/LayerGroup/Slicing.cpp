@@ -4,6 +4,7 @@
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
+#include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/commands.h"
 
@@ -38,7 +39,7 @@ uint64_t lg::alignLmem(uint64_t bytes) {
   return (bytes + KILN_EU_BYTES - 1) / KILN_EU_BYTES * KILN_EU_BYTES;
 }
 
-static std::array<int64_t, 4> nchw(Value v) {
+std::array<int64_t, 4> lg::nchwOf(Value v) {
   auto shape = cast<RankedTensorType>(v.getType()).getShape();
   std::array<int64_t, 4> out = {1, 1, 1, 1};
   size_t off = 4 - std::min<size_t>(shape.size(), 4);
@@ -47,23 +48,46 @@ static std::array<int64_t, 4> nchw(Value v) {
   return out;
 }
 
-/// Filters are laid out [1, oc, ic/group, kh*kw] and biases [1, oc, 1, 1] so
-/// output channel o sits on lane o % 64 beside the outputs it produces. Only
-/// uses by convs of this group count: elsewhere the value is an activation.
+bool lg::isWholeOperand(Operation *op, unsigned operandNumber) {
+  if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(op))
+    return operandNumber >= 1;
+  if (isa<tpu::ActiveOp>(op))
+    return operandNumber == 1;
+  return false;
+}
+
+/// Filters are laid out [1, oc, ic/group, kh*kw] and biases [1, oc, 1, 1]
+/// (INT8 requant tables [1, oc, 1, 3]) so output channel o sits on lane o % 64
+/// beside the outputs it produces.
+std::array<int64_t, 4> lg::lmemShapeOf(Operation *op, int operandNumber) {
+  if (operandNumber < 0)
+    return nchwOf(op->getResult(0));
+  Value v = op->getOperand(operandNumber);
+  if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(op) && operandNumber >= 1) {
+    auto shape = cast<RankedTensorType>(v.getType()).getShape();
+    if (operandNumber == 1)
+      return {1, shape[0], shape[1], shape[2] * shape[3]};
+    int64_t rest = 1;
+    for (int64_t d : shape.drop_front())
+      rest *= d;
+    return {1, shape[0], 1, rest};
+  }
+  return nchwOf(v);
+}
+
+/// Only whole-operand uses by ops of this group count: elsewhere the value is
+/// an activation.
 static std::array<int64_t, 4>
 lmemShapeFor(Value v, const llvm::SmallPtrSetImpl<Operation *> &members,
              bool &wholeOnly) {
   for (OpOperand &use : v.getUses()) {
-    if (!isa<tpu::Conv2DOp, tpu::Deconv2DOp>(use.getOwner()) ||
-        use.getOperandNumber() == 0 || !members.contains(use.getOwner()))
+    if (!members.contains(use.getOwner()) ||
+        !isWholeOperand(use.getOwner(), use.getOperandNumber()))
       continue;
     wholeOnly = true;
-    auto shape = cast<RankedTensorType>(v.getType()).getShape();
-    if (use.getOperandNumber() == 1)
-      return {1, shape[0], shape[1], shape[2] * shape[3]};
-    return {1, shape[0], 1, 1};
+    return lmemShapeOf(use.getOwner(), use.getOperandNumber());
   }
-  return nchw(v);
+  return nchwOf(v);
 }
 
 GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
@@ -77,6 +101,7 @@ GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
     val.value = v;
     val.external = external;
     val.lmemShape = lmemShapeFor(v, members, val.wholeOnly);
+    val.dsize = tpu::elementBytes(v.getType());
     for (Operation *user : v.getUsers())
       if (!members.contains(user))
         val.escaping = !external;
@@ -207,8 +232,15 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
     reads[0].rows = {out.n, resizeRows(resize, out.h)};
     return reads;
   }
-  // Elementwise: same rows, except broadcast dimensions of size 1.
+  // Elementwise: same rows, except broadcast dimensions of size 1 and
+  // operands read whole (tables).
   for (auto [i, val] : llvm::enumerate(node.operands)) {
+    if (val < 0)
+      continue;
+    if (isWholeOperand(node.op, i)) {
+      reads[i].rows = whole(val);
+      continue;
+    }
     auto &s = g.vals[val].lmemShape;
     reads[i].rows = {s[0] == 1 ? Range{0, 1} : out.n,
                      s[2] == 1 ? Range{0, 1} : out.h};
@@ -281,7 +313,7 @@ uint64_t GroupSlicing::laneBytes(const GroupGraph &g, int val) const {
   for (const Slice &s : hold[val])
     if (!s.empty())
       most = std::max(most, kiln_lmem_lane_bytes(s.n.len, shape[1], s.h.len,
-                                                 shape[3], 4));
+                                                 shape[3], g.vals[val].dsize));
   return alignLmem(most);
 }
 

@@ -14,8 +14,28 @@ void kiln::addTopPipeline(PassManager &pm) {
   pm.addNestedPass<func::FuncOp>(top::createReorderDeconvFilterPass());
 }
 
-void kiln::addTpuPipeline(PassManager &pm, const PipelineOptions &options) {
+void kiln::addPrecisionPipeline(PassManager &pm, const PipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(top::createFoldQuantizeConstantsPass());
+  if (options.precision == "int8")
+    pm.addNestedPass<func::FuncOp>(top::createAbsorbQdqPass());
+  if (options.isF32())
+    return;
+  top::TopAssignPrecisionOptions assign;
+  assign.mode = options.precision;
+  assign.qtable = options.qtable;
+  pm.addNestedPass<func::FuncOp>(top::createTopAssignPrecision(assign));
+}
+
+void kiln::addTpuLoweringPipeline(PassManager &pm, const PipelineOptions &options) {
   pm.addPass(tpu::createConvertTopToTpuPass());
+  tpu::TpuApplyPrecisionOptions apply;
+  apply.asymmetric = options.asymmetric;
+  pm.addNestedPass<func::FuncOp>(tpu::createTpuApplyPrecision(apply));
+  pm.addNestedPass<func::FuncOp>(tpu::createTpuFuseCasts());
+}
+
+void kiln::addTpuPipeline(PassManager &pm, const PipelineOptions &options) {
+  addTpuLoweringPipeline(pm, options);
   pm.addNestedPass<func::FuncOp>(
       tpu::createLayerGroupPass(options.maxGroupOps, options.layerGroups));
   pm.addPass(tpu::createAddressAssignPass());
@@ -23,5 +43,6 @@ void kiln::addTpuPipeline(PassManager &pm, const PipelineOptions &options) {
 
 void kiln::addCompilePipeline(PassManager &pm, const PipelineOptions &options) {
   addTopPipeline(pm);
+  addPrecisionPipeline(pm, options);
   addTpuPipeline(pm, options);
 }

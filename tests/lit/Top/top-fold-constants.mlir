@@ -60,3 +60,24 @@ func.func @invalid(%arg0: tensor<2xf32>) -> tensor<2xf32> {
   %c = top.add %a, %b : (tensor<2xf32>, tensor<3xf32>) -> tensor<2xf32>
   return %c : tensor<2xf32>
 }
+
+// -----
+
+// A QDQ model's weight quantization is not folded into a float weight: INT8
+// lowering needs the integers and their scales.
+// CHECK-LABEL: func.func @qdq_weight
+// CHECK: %[[W:.*]] = top.weight {value = dense<[1, -2]> : tensor<2xi8>}
+// CHECK: %[[D:.*]] = top.dequantize_linear %[[W]]
+// CHECK: %[[F:.*]] = top.weight {value = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>}
+// CHECK: %[[Q:.*]] = top.quantize_linear %[[F]]
+// CHECK: top.dequantize_linear %[[Q]]
+func.func @qdq_weight(%arg0: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>) {
+  %w = top.weight {value = dense<[1, -2]> : tensor<2xi8>} : tensor<2xi8>
+  %d = top.dequantize_linear %w {scale = array<f64: 0.5>, zero_point = array<i64: 0>} : (tensor<2xi8>) -> tensor<2xf32>
+  %y = top.add %arg0, %d : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %f = top.weight {value = dense<[1.0, 2.0]> : tensor<2xf32>} : tensor<2xf32>
+  %q = top.quantize_linear %f {scale = array<f64: 0.5>, zero_point = array<i64: 0>} : (tensor<2xf32>) -> tensor<2xi8>
+  %e = top.dequantize_linear %q {scale = array<f64: 0.5>, zero_point = array<i64: 0>} : (tensor<2xi8>) -> tensor<2xf32>
+  %z = top.add %arg0, %e : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %y, %z : tensor<2xf32>, tensor<2xf32>
+}

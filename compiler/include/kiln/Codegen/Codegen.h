@@ -21,7 +21,9 @@ struct TensorDesc {
   std::string name;
   uint8_t dtype = 0; // kiln_dtype
   std::vector<int64_t> shape;
-  uint64_t ddrOffset = 0, size = 0;
+  uint64_t ddrOffset = 0, size = 0; // size in bytes of its dtype
+  float scale = 1.f;                // INT8: per-tensor quantization
+  int32_t zeroPoint = 0;
 };
 
 struct SliceTable {
@@ -49,6 +51,7 @@ struct Resident {
   std::string producer;
   std::vector<std::string> consumers;
   std::vector<int64_t> shape;
+  uint8_t dtype = 0; // kiln_dtype
   uint64_t ddrOffset = 0;
   uint32_t lmemAddr = 0, lmemSize = 0;
   uint32_t group = 0, firstStep = 0, lastStep = 0;

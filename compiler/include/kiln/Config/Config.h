@@ -27,6 +27,10 @@ struct Calibration {
   std::string samples; // glob, resolved relative to the config
   CalibMethod method = CalibMethod::MinMax;
   double percentile = 99.99;
+  std::string table;       // calibration table path, resolved relative to the
+                           // config; empty if not given (`kiln calibrate`
+                           // then writes <config dir>/out/<name>.calib)
+  bool asymmetric = false; // int8 activations with a zero point (min/max)
 };
 
 struct Verify {
@@ -53,7 +57,7 @@ struct DeployConfig {
 };
 
 // Loads and checks a config. Paths in it (model, output, verify.reference,
-// calibration.samples) are resolved relative to the config file's directory;
+// calibration.samples, calibration.table) are resolved relative to the config file's directory;
 // `name` defaults to the model file's stem and `output` to
 // <config dir>/out/<name>.bmodel. Returns an empty string on success, else
 // "FILE:LINE:COL: error: MESSAGE" with the 1-based position of the offending

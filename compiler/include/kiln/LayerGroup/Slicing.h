@@ -44,7 +44,8 @@ struct GroupGraph {
     std::array<int64_t, 4> lmemShape; ///< [n, c, h, w] as laid out in LMEM
     bool external = false;            ///< loaded from DDR
     bool escaping = false;            ///< stored to DDR
-    bool wholeOnly = false;           ///< filter/bias: always loaded whole
+    bool wholeOnly = false;           ///< filter/bias/table: always loaded whole
+    uint32_t dsize = 4;               ///< bytes per element (its dtype)
   };
   struct Node {
     mlir::Operation *op;
@@ -87,6 +88,19 @@ struct GroupSlicing {
 
 GroupSlicing computeSlicing(const GroupGraph &g, int64_t nSlices,
                             int64_t hSlices);
+
+/// Whether the op reads this operand whole, in a layout of its own, in every
+/// slice: conv/deconv filters and biases (INT8: requant tables), the INT8
+/// lookup table of tpu.active.
+bool isWholeOperand(mlir::Operation *op, unsigned operandNumber);
+
+/// The [n, c, h, w] shape an operand (or result, operandNumber = -1) of a TIU
+/// op has in LMEM: filters [1, oc, ic/group, kh*kw], biases [1, oc, 1, 1],
+/// INT8 requant tables [1, oc, 1, 3], anything else its shape right-aligned
+/// to 4 dimensions (a tpu.active table [1, 1, 1, 256]).
+std::array<int64_t, 4> lmemShapeOf(mlir::Operation *op, int operandNumber);
+/// The shape right-aligned to [n, c, h, w].
+std::array<int64_t, 4> nchwOf(mlir::Value v);
 
 /// Per-lane LMEM use of a plan with `buffers` copies of every sliced value.
 uint64_t lmemLaneBytes(const GroupGraph &g, const GroupSlicing &s,

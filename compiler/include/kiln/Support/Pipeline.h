@@ -4,16 +4,32 @@
 
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+#include <vector>
+
 namespace kiln {
 struct PipelineOptions {
   bool layerGroups = true;   ///< false: every op is its own group
   unsigned maxGroupOps = 8;
+  std::string precision = "f32";  ///< f32 | f16 | bf16 | int8 (config `quantize`)
+  std::vector<std::string> qtable; ///< "onnx name=dtype" overrides
+  bool asymmetric = false;         ///< INT8 activations with zero points
+
+  bool isF32() const { return precision == "f32" && qtable.empty(); }
 };
 
 /// Top canonicalization: shape inference, constant folding, fusions,
 /// decompositions. Calibration and verification run the Top IR it leaves, so
 /// their tensor names are the ones lowering sees.
 void addTopPipeline(mlir::PassManager &pm);
+
+/// QDQ folding (INT8: absorbing activation QDQ pairs) and the dtype of every
+/// op (top-assign-precision); run after calibrated ranges are annotated.
+void addPrecisionPipeline(mlir::PassManager &pm, const PipelineOptions &options);
+
+/// Lowering to Tpu with the precision applied, without layer groups: the IR
+/// the Tpu interpreter runs.
+void addTpuLoweringPipeline(mlir::PassManager &pm, const PipelineOptions &options);
 
 /// Lowering to Tpu, layer groups and DDR addresses.
 void addTpuPipeline(mlir::PassManager &pm, const PipelineOptions &options);

@@ -1,4 +1,5 @@
 #include "Patterns.h"
+#include "QuantHelpers.h"
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -29,6 +30,40 @@ Value tpu::reshapeTo(PatternRewriter &rewriter, Location loc, Value v,
 }
 
 namespace {
+/// Carries the precision a Top op was given (docs/precision.md) to every op
+/// its lowering creates, and marks the ops that produce its final results
+/// (through reshapes): only those may take its calibrated range.
+class PrecisionCarrier : public RewriterBase::Listener {
+public:
+  void notifyPatternBegin(const Pattern &, Operation *op) override { roots.push_back(op); }
+  void notifyPatternEnd(const Pattern &, LogicalResult) override { roots.pop_back(); }
+
+  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
+    if (roots.empty() || isa<top::WeightOp, top::NoneOp>(op))
+      return;
+    for (StringRef name : kCarried)
+      if (Attribute a = roots.back()->getAttr(name); a && !op->hasAttr(name))
+        op->setAttr(name, a);
+  }
+
+  void notifyOperationReplaced(Operation *op, ValueRange values) override {
+    if (!op->hasAttr("kiln.calib") && !op->hasAttr("kiln.qparams"))
+      return;
+    for (Value v : values) {
+      Operation *def = v.getDefiningOp();
+      while (auto reshape = dyn_cast_or_null<tpu::ReshapeOp>(def))
+        def = reshape.getInput().getDefiningOp();
+      if (def && !isa<top::WeightOp>(def))
+        def->setAttr("kiln.final", UnitAttr::get(op->getContext()));
+    }
+  }
+
+private:
+  static constexpr StringRef kCarried[] = {"kiln.dtype", "kiln.calib", "kiln.qparams",
+                                           "kiln.reason"};
+  SmallVector<Operation *> roots;
+};
+
 struct ConvertTopToTpuPass
     : public tpu::impl::ConvertTopToTpuBase<ConvertTopToTpuPass> {
   void runOnOperation() override {
@@ -42,8 +77,11 @@ struct ConvertTopToTpuPass
     tpu::populateReduceLowering(patterns);
     tpu::populateDeconvLowering(patterns);
     tpu::populateResizeLowering(patterns);
+    tpu::populateQuantLowering(patterns);
+    PrecisionCarrier carrier;
     GreedyRewriteConfig config;
     config.useTopDownTraversal = true;
+    config.listener = &carrier;
     if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
                                             config)))
       return signalPassFailure();

@@ -2,14 +2,17 @@
 //
 // The importer's state and the helpers its per-family files share
 // (OnnxImporter.cpp: values, constants, folding, the module; ImportMath.cpp,
-// ImportNN.cpp, ImportTensor.cpp, ImportConstant.cpp: one function per ONNX
-// operator).
+// ImportNN.cpp, ImportTensor.cpp, ImportConstant.cpp, ImportQuant.cpp: one
+// function per ONNX operator).
 //
 // Every ONNX value is either computed (an SSA value of f32 Top ops) or a
 // compile-time constant (TensorData: an initializer, a Constant, or the result
 // of a node whose inputs are all constants). Integer tensors are always
 // constants: they only describe shapes, indices and axes, and never become
 // Top ops. Float constants become top.weight ops where a Top op reads them.
+// The exception is QDQ models: top.quantize_linear results are i8/ui8 SSA
+// values, and DequantizeLinear of an int8/uint8 initializer reads an i8/ui8
+// top.weight (ImportQuant.cpp).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LIB_FRONTEND_ONNX_IMPORTER_H
@@ -250,6 +253,10 @@ private:
   mlir::LogicalResult importCast(const Node &node);
   mlir::LogicalResult importIdentity(const Node &node);
   mlir::LogicalResult importDropout(const Node &node);
+
+  // ImportQuant.cpp
+  mlir::LogicalResult importQuantizeLinear(const Node &node);
+  mlir::LogicalResult importDequantizeLinear(const Node &node);
 
   //===--------------------------------------------------------------------===//
   // Shared pieces of several operators

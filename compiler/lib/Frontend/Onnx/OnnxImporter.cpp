@@ -478,6 +478,9 @@ Importer::NodeImporter Importer::lookupImporter(StringRef opType) {
       .Case("Cast", &Importer::importCast)
       .Case("Identity", &Importer::importIdentity)
       .Case("Dropout", &Importer::importDropout)
+      // ImportQuant.cpp
+      .Case("QuantizeLinear", &Importer::importQuantizeLinear)
+      .Case("DequantizeLinear", &Importer::importDequantizeLinear)
       // ImportRandom.cpp
       .Cases("RandomNormal", "RandomNormalLike", "RandomUniform",
              "RandomUniformLike", &Importer::importRandom)

@@ -30,7 +30,7 @@ struct Blob {
 flatbuffers::Offset<fb::Tensor> tensor(flatbuffers::FlatBufferBuilder &b,
                                        const codegen::TensorDesc &t) {
   return fb::CreateTensorDirect(b, t.name.c_str(), (fb::DType)t.dtype, &t.shape,
-                                t.ddrOffset, t.size);
+                                t.ddrOffset, t.size, t.scale, t.zeroPoint);
 }
 
 std::vector<flatbuffers::Offset<fb::Tensor>>
@@ -96,7 +96,7 @@ flatbuffers::Offset<fb::Net> net(flatbuffers::FlatBufferBuilder &b,
     auto consumers = strings(b, r.consumers);
     dynamic.push_back(fb::CreateDynamicWeightDirect(
         b, r.tensor.c_str(), r.producer.c_str(), &consumers, &r.shape,
-        fb::DType::F32, fb::Layout::OIHW, fb::Layout::LMEM_NCHW, r.ddrOffset,
+        (fb::DType)r.dtype, fb::Layout::OIHW, fb::Layout::LMEM_NCHW, r.ddrOffset,
         r.lmemAddr, r.lmemSize, r.group, r.firstStep, r.lastStep));
   }
   return fb::CreateNetDirect(b, n.name.c_str(), &inputs, &outputs, &all,

@@ -3,12 +3,18 @@
  * records, and the compiler can check what it emits.
  *
  * A record passes when its op, subop, direction, dtypes and flags are known,
- * its shapes and parameters are consistent (a row window holds at most its
- * planes' rows; kernels, strides and dilations are >= 1; resize scales are
- * finite and > 0 and its slice lies within the full heights), every LMEM
- * operand lies within a lane and every DDR side lies within [0, ddr_size) of
- * the net's window. All math is overflow-checked and integer-only; nothing
- * outside the record is read. */
+ * its operands combine dtypes as commands.h allows (and its INT8
+ * quantization fields are in range, unused ones 0), its shapes and
+ * parameters are consistent (a row window holds at most its planes' rows;
+ * kernels, strides and dilations are >= 1; resize and cast scales are finite
+ * and > 0 and a resize slice lies within the full heights), every LMEM
+ * operand lies within a lane (at its own dtype's size) and every DDR side
+ * lies within [0, ddr_size) of the net's window. All math is
+ * overflow-checked and integer-only; nothing outside the record is read.
+ *
+ * The *_in_lane forms take the lane size: the chip's KILN_LMEM_BYTES_PER_LANE
+ * for records of a bmodel, a bigger one for the compiler's interpreter, which
+ * runs unsliced ops on a roomier LMEM. */
 #ifndef KILN_ABI_CMD_CHECK_H
 #define KILN_ABI_CMD_CHECK_H
 
@@ -20,40 +26,57 @@
 #include "kiln/abi/status.h"
 
 /* Does an [n, c, h, w] LMEM tensor at per-lane address addr, whose planes
- * hold plane_h rows (0: h), fit in a lane? A whole tensor (plane_h 0) takes
- * its aligned planes, kiln_lmem_lane_bytes; a window of rows of a taller
- * tensor ends at its last row, so a window of a buffer that fits also fits.
- * Each factor is bounded before it is multiplied, so no product can wrap. */
-static inline int kiln_lmem_fits(uint64_t addr, uint32_t n, uint32_t c, uint32_t h,
-                                 uint32_t w, uint32_t plane_h, uint32_t dsize) {
-  const uint64_t lane = KILN_LMEM_BYTES_PER_LANE;
+ * hold plane_h rows (0: h), fit in a lane of `lane` bytes? A whole tensor
+ * (plane_h 0) takes its aligned planes, kiln_lmem_lane_bytes; a window of
+ * rows of a taller tensor ends at its last row, so a window of a buffer that
+ * fits also fits. Each factor is bounded by the lane before it is multiplied
+ * and every product is overflow-checked, so nothing can wrap whatever the
+ * lane size. */
+static inline int kiln_lmem_fits_in_lane(uint64_t lane, uint64_t addr, uint32_t n, uint32_t c,
+                                         uint32_t h, uint32_t w, uint32_t plane_h,
+                                         uint32_t dsize) {
   uint32_t rows = plane_h ? plane_h : h;
-  uint64_t plane, groups;
+  uint64_t bytes, plane, groups, span, end;
   if (!n || !c || !h || !w || rows < h)
     return 0;
   if (addr > lane || rows > lane || w > lane || n > lane)
+    return 0;
+  /* rows * w fits in 64 bits (both are 32-bit); times dsize may not. */
+  if (__builtin_mul_overflow((uint64_t)rows * w, dsize, &bytes) || bytes > lane)
     return 0;
   plane = kiln_lmem_plane_stride(rows, w, dsize);
   groups = ((uint64_t)c + KILN_NPU_NUM - 1u) / KILN_NPU_NUM;
   if (plane > lane || groups > lane)
     return 0;
-  if (!plane_h)
-    return kiln_lmem_lane_bytes(n, c, h, w, dsize) <= lane - addr;
-  return (n * groups - 1u) * plane + (uint64_t)h * w * dsize <= lane - addr;
+  /* The last plane starts (n * groups - 1) planes in; a whole tensor's last
+   * plane is a full aligned plane, a window's ends at its last row. */
+  if (__builtin_mul_overflow((uint64_t)n * groups - 1u, plane, &span))
+    return 0;
+  end = plane_h ? (uint64_t)h * w * dsize : plane;
+  return !__builtin_add_overflow(span, end, &end) && end <= lane - addr;
+}
+
+static inline int kiln_lmem_fits(uint64_t addr, uint32_t n, uint32_t c, uint32_t h,
+                                 uint32_t w, uint32_t plane_h, uint32_t dsize) {
+  return kiln_lmem_fits_in_lane(KILN_LMEM_BYTES_PER_LANE, addr, n, c, h, w, plane_h, dsize);
 }
 
 /* ---- TIU ------------------------------------------------------------------ */
 
-static inline kiln_status kiln_tiu_operand_check(const kiln_tiu_operand *o, int may_be_const) {
+/* A constant keeps its value in the low dsize bytes of addr; the rest is 0. */
+static inline kiln_status kiln_tiu_operand_check(const kiln_tiu_operand *o, int may_be_const,
+                                                 uint64_t lane) {
+  uint32_t dsize = kiln_dtype_bytes(o->dtype);
   if (!(o->flags & KILN_OPND_USED) || (o->flags & ~(KILN_OPND_USED | KILN_OPND_CONST)))
     return KILN_ERR_BAD_COMMAND;
-  if (kiln_dtype_bytes(o->dtype) == 0u)
+  if (dsize == 0u)
     return KILN_ERR_BAD_COMMAND;
   if (o->flags & KILN_OPND_CONST)
-    return may_be_const ? KILN_OK : KILN_ERR_BAD_COMMAND;
+    return may_be_const && (dsize >= 4u || !(o->addr >> (8u * dsize))) ? KILN_OK
+                                                                      : KILN_ERR_BAD_COMMAND;
   if (!o->n || !o->c || !o->h || !o->w || (o->plane_h && o->plane_h < o->h))
     return KILN_ERR_BAD_COMMAND;
-  return kiln_lmem_fits(o->addr, o->n, o->c, o->h, o->w, o->plane_h, kiln_dtype_bytes(o->dtype))
+  return kiln_lmem_fits_in_lane(lane, o->addr, o->n, o->c, o->h, o->w, o->plane_h, dsize)
              ? KILN_OK
              : KILN_ERR_OUT_OF_RANGE;
 }
@@ -89,7 +112,7 @@ static inline int kiln_broadcasts_to(const kiln_tiu_operand *in, const kiln_tiu_
 }
 
 /* Shared by conv and deconv: groups, the weight [1, oc, ic/groups, kh*kw]
- * and the bias [1, oc, 1, 1]. */
+ * and the bias [1, oc, 1, 1] (INT8: the requant table [1, oc, 1, 3]). */
 static inline int kiln_conv_operands_ok(const kiln_tiu_cmd *cmd) {
   uint32_t groups = cmd->groups;
   if (cmd->subop != 0u || (cmd->flags & KILN_TIU_FLAG_COUNT_INCLUDE_PAD))
@@ -100,7 +123,8 @@ static inline int kiln_conv_operands_ok(const kiln_tiu_cmd *cmd) {
                        (uint32_t)cmd->kh * cmd->kw))
     return 0;
   return !(cmd->flags & KILN_TIU_FLAG_HAS_BIAS) ||
-         kiln_same_shape(&cmd->in2, 1u, cmd->out.c, 1u, 1u);
+         kiln_same_shape(&cmd->in2, 1u, cmd->out.c, 1u,
+                         cmd->in0.dtype == KILN_DTYPE_INT8 ? 3u : 1u);
 }
 
 static inline kiln_status kiln_conv_check(const kiln_tiu_cmd *cmd) {
@@ -161,30 +185,120 @@ static inline kiln_status kiln_resize_check(const kiln_tiu_cmd *cmd) {
   return KILN_OK;
 }
 
-static inline kiln_status kiln_tiu_cmd_check(const kiln_tiu_cmd *cmd) {
+static inline int kiln_is_float_dtype(uint32_t dtype) {
+  return dtype == KILN_DTYPE_F32 || dtype == KILN_DTYPE_F16 || dtype == KILN_DTYPE_BF16;
+}
+
+/* Does the record combine dtypes as commands.h allows? The record's dtype is
+ * out's (CAST: either side may differ); operands the op does not use are not
+ * looked at. */
+static inline int kiln_tiu_dtypes_ok(const kiln_tiu_cmd *cmd, int uses_in1, int uses_in2) {
+  uint32_t d = cmd->out.dtype;
+  if (cmd->op == KILN_TIU_CAST)
+    return (kiln_is_float_dtype(d) || d == KILN_DTYPE_INT8) &&
+           (kiln_is_float_dtype(cmd->in0.dtype) || cmd->in0.dtype == KILN_DTYPE_INT8);
+  if (!kiln_is_float_dtype(d) && d != KILN_DTYPE_INT8)
+    return 0;
+  if (cmd->in0.dtype != d)
+    return 0;
+  if (d == KILN_DTYPE_INT8) {
+    if (cmd->op == KILN_TIU_ELTWISE && cmd->subop > KILN_ELT_MIN)
+      return 0; /* DIV, POW, PRELU have no INT8 form */
+    if ((cmd->op == KILN_TIU_CONV || cmd->op == KILN_TIU_DECONV) &&
+        (!uses_in2 || cmd->in2.dtype != KILN_DTYPE_INT32))
+      return 0; /* the requant table is not optional */
+  } else if (uses_in2 && cmd->in2.dtype != d && cmd->in2.dtype != KILN_DTYPE_F32) {
+    return 0; /* a narrow float conv's bias may stay F32 */
+  }
+  return !uses_in1 || cmd->in1.dtype == d;
+}
+
+/* aux fields an INT8 record may use (commands.h); all others must be 0. */
+#define KILN_QF_M0 0x01u
+#define KILN_QF_M1 0x02u
+#define KILN_QF_SHIFT 0x04u
+#define KILN_QF_ZP_IN0 0x08u
+#define KILN_QF_ZP_IN1 0x10u
+#define KILN_QF_ZP_OUT 0x20u
+
+static inline uint32_t kiln_tiu_quant_fields(const kiln_tiu_cmd *cmd) {
+  const uint32_t zp0 = cmd->in0.dtype == KILN_DTYPE_INT8 ? KILN_QF_ZP_IN0 : 0u;
+  const uint32_t zpo = cmd->out.dtype == KILN_DTYPE_INT8 ? KILN_QF_ZP_OUT : 0u;
+  if (!zp0 && !zpo) /* no INT8 operand */
+    return 0u;
+  switch (cmd->op) {
+  case KILN_TIU_CONV: case KILN_TIU_DECONV: case KILN_TIU_ACTIVE:
+    return zp0 | zpo;
+  case KILN_TIU_POOL:
+    if (cmd->subop == KILN_POOL_MAX || cmd->subop == KILN_POOL_MIN)
+      return zp0 | zpo;
+    return KILN_QF_M0 | KILN_QF_SHIFT | zp0 | zpo;
+  case KILN_TIU_ELTWISE:
+    if (cmd->subop == KILN_ELT_MUL)
+      return KILN_QF_M0 | KILN_QF_SHIFT | zp0 | KILN_QF_ZP_IN1 | zpo;
+    return KILN_QF_M0 | KILN_QF_M1 | KILN_QF_SHIFT | zp0 | KILN_QF_ZP_IN1 | zpo;
+  case KILN_TIU_CAST:
+    return zp0 && zpo ? KILN_QF_M0 | KILN_QF_SHIFT | zp0 | zpo : zp0 | zpo;
+  default: /* KILN_TIU_RESIZE: aux is its slice */
+    return 0u;
+  }
+}
+
+static inline int kiln_tiu_quant_fields_ok(const kiln_tiu_cmd *cmd) {
+  const uint32_t used = kiln_tiu_quant_fields(cmd);
+  const uint32_t zps = cmd->aux[2];
+  if (cmd->op == KILN_TIU_RESIZE)
+    return 1;
+  if ((!(used & KILN_QF_M0) && cmd->aux[0]) || (!(used & KILN_QF_M1) && cmd->aux[1]))
+    return 0;
+  if ((used & KILN_QF_SHIFT) ? cmd->aux[3] > 63u : cmd->aux[3] != 0u)
+    return 0;
+  return !(zps >> 24) && ((used & KILN_QF_ZP_IN0) || !(zps & 0xffu)) &&
+         ((used & KILN_QF_ZP_IN1) || !(zps >> 8 & 0xffu)) &&
+         ((used & KILN_QF_ZP_OUT) || !(zps >> 16 & 0xffu));
+}
+
+/* Quantize and dequantize divide or multiply by param[0]. */
+static inline kiln_status kiln_cast_check(const kiln_tiu_cmd *cmd) {
+  int quantizes = cmd->in0.dtype == KILN_DTYPE_INT8 || cmd->out.dtype == KILN_DTYPE_INT8;
+  int requantizes = cmd->in0.dtype == KILN_DTYPE_INT8 && cmd->out.dtype == KILN_DTYPE_INT8;
+  if (cmd->subop != 0u || (cmd->flags & ~KILN_TIU_FLAG_RELU))
+    return KILN_ERR_BAD_COMMAND;
+  if (quantizes && !requantizes && !kiln_f32_finite_positive(&cmd->param[0]))
+    return KILN_ERR_BAD_COMMAND;
+  return kiln_same_shape(&cmd->in0, cmd->out.n, cmd->out.c, cmd->out.h, cmd->out.w)
+             ? KILN_OK
+             : KILN_ERR_BAD_COMMAND;
+}
+
+static inline kiln_status kiln_tiu_cmd_check_in_lane(const kiln_tiu_cmd *cmd, uint64_t lane) {
   const uint32_t known_flags =
       KILN_TIU_FLAG_RELU | KILN_TIU_FLAG_HAS_BIAS | KILN_TIU_FLAG_COUNT_INCLUDE_PAD;
   int conv_like = cmd->op == KILN_TIU_CONV || cmd->op == KILN_TIU_DECONV;
   int eltwise = cmd->op == KILN_TIU_ELTWISE;
-  int uses_in1 = conv_like || eltwise;
+  int lut = cmd->op == KILN_TIU_ACTIVE && cmd->in0.dtype == KILN_DTYPE_INT8;
+  int uses_in1 = conv_like || eltwise || lut;
   int uses_in2 = conv_like && (cmd->flags & KILN_TIU_FLAG_HAS_BIAS);
   kiln_status st;
 
   if (cmd->op < KILN_TIU_CONV || cmd->op >= KILN_TIU_OP_END || (cmd->flags & ~known_flags))
     return KILN_ERR_BAD_COMMAND;
-  /* aux is RESIZE's; other ops keep it 0 so it can carry meaning later. */
-  if (cmd->op != KILN_TIU_RESIZE && (cmd->aux[0] | cmd->aux[1] | cmd->aux[2] | cmd->aux[3]))
-    return KILN_ERR_BAD_COMMAND;
-  if ((st = kiln_tiu_operand_check(&cmd->out, 0)) != KILN_OK ||
-      (st = kiln_tiu_operand_check(&cmd->in0, eltwise)) != KILN_OK)
+  if ((st = kiln_tiu_operand_check(&cmd->out, 0, lane)) != KILN_OK ||
+      (st = kiln_tiu_operand_check(&cmd->in0, eltwise, lane)) != KILN_OK)
     return st;
-  if (uses_in1 && (st = kiln_tiu_operand_check(&cmd->in1, eltwise)) != KILN_OK)
+  if (uses_in1 && (st = kiln_tiu_operand_check(&cmd->in1, eltwise, lane)) != KILN_OK)
     return st;
   if (!uses_in1 && (cmd->in1.flags & KILN_OPND_USED))
     return KILN_ERR_BAD_COMMAND;
-  if (uses_in2 && (st = kiln_tiu_operand_check(&cmd->in2, 0)) != KILN_OK)
+  if (uses_in2 && (st = kiln_tiu_operand_check(&cmd->in2, 0, lane)) != KILN_OK)
     return st;
   if (!uses_in2 && (cmd->in2.flags & KILN_OPND_USED))
+    return KILN_ERR_BAD_COMMAND;
+  if (!kiln_tiu_dtypes_ok(cmd, uses_in1, uses_in2) || !kiln_tiu_quant_fields_ok(cmd))
+    return KILN_ERR_BAD_COMMAND;
+  /* INT8 RELU is max(out, zp_out); a resize has no zp_out to give. */
+  if (cmd->op == KILN_TIU_RESIZE && cmd->out.dtype == KILN_DTYPE_INT8 &&
+      (cmd->flags & KILN_TIU_FLAG_RELU))
     return KILN_ERR_BAD_COMMAND;
 
   switch (cmd->op) {
@@ -196,19 +310,28 @@ static inline kiln_status kiln_tiu_cmd_check(const kiln_tiu_cmd *cmd) {
     return kiln_pool_check(cmd);
   case KILN_TIU_RESIZE:
     return kiln_resize_check(cmd);
+  case KILN_TIU_CAST:
+    return kiln_cast_check(cmd);
   case KILN_TIU_ELTWISE:
     if (cmd->subop >= KILN_ELT_END || (cmd->flags & ~KILN_TIU_FLAG_RELU))
       return KILN_ERR_BAD_COMMAND;
     return kiln_broadcasts_to(&cmd->in0, &cmd->out) && kiln_broadcasts_to(&cmd->in1, &cmd->out)
                ? KILN_OK
                : KILN_ERR_BAD_COMMAND;
-  default: /* KILN_TIU_ACTIVE */
+  default: /* KILN_TIU_ACTIVE; INT8 reads its function from the table in1 */
     if (cmd->subop >= KILN_ACT_END || (cmd->flags & ~KILN_TIU_FLAG_RELU))
+      return KILN_ERR_BAD_COMMAND;
+    if (lut && !kiln_same_shape(&cmd->in1, 1u, 1u, 1u, 256u))
       return KILN_ERR_BAD_COMMAND;
     return kiln_same_shape(&cmd->in0, cmd->out.n, cmd->out.c, cmd->out.h, cmd->out.w)
                ? KILN_OK
                : KILN_ERR_BAD_COMMAND;
   }
+}
+
+/* A record of a bmodel: LMEM is the chip's. */
+static inline kiln_status kiln_tiu_cmd_check(const kiln_tiu_cmd *cmd) {
+  return kiln_tiu_cmd_check_in_lane(cmd, KILN_LMEM_BYTES_PER_LANE);
 }
 
 /* ---- GDMA ----------------------------------------------------------------- */

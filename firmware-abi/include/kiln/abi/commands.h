@@ -8,7 +8,11 @@
  * Addresses: LMEM addresses are per-lane byte offsets; tensors in LMEM start on
  * lane 0 and use the layout of chip.h. DDR addresses are byte offsets from the
  * net's DDR base register (regs.h); the device faults on any access outside
- * [base, base + size). All fields are little-endian. */
+ * [base, base + size). All fields are little-endian.
+ *
+ * Dtypes (ABI 1.2, docs/precision.md): a TIU record runs in F32, F16, BF16
+ * or INT8, see "Dtypes of a TIU record" below; the arithmetic helpers are in
+ * quant.h. */
 #ifndef KILN_ABI_COMMANDS_H
 #define KILN_ABI_COMMANDS_H
 
@@ -26,6 +30,7 @@ typedef enum kiln_tiu_op {
   KILN_TIU_ACTIVE = 4,  /* subop: kiln_active_kind, out = f(in0) */
   KILN_TIU_DECONV = 5,  /* transposed conv, see below */
   KILN_TIU_RESIZE = 6,  /* subop: kiln_resize_mode, see below */
+  KILN_TIU_CAST = 7,    /* out = in0 converted to out's dtype, see below (ABI 1.2) */
   KILN_TIU_OP_END
 } kiln_tiu_op;
 
@@ -91,8 +96,9 @@ typedef enum kiln_resize_nearest {
 } kiln_resize_nearest;
 
 /* kiln_tiu_cmd.flags */
-#define KILN_TIU_FLAG_RELU 0x1u              /* apply ReLU to the result */
-#define KILN_TIU_FLAG_HAS_BIAS 0x2u          /* conv, deconv: in2 is a [1, oc, 1, 1] bias */
+#define KILN_TIU_FLAG_RELU 0x1u              /* apply ReLU to the result (INT8: max(out, zp_out)) */
+#define KILN_TIU_FLAG_HAS_BIAS 0x2u          /* conv, deconv: in2 is a [1, oc, 1, 1] bias
+                                              * (INT8: the [1, oc, 1, 3] requant table) */
 #define KILN_TIU_FLAG_COUNT_INCLUDE_PAD 0x4u /* avg pool divides by kh*kw */
 
 /* kiln_tiu_operand.flags */
@@ -103,7 +109,9 @@ typedef enum kiln_resize_nearest {
  * broadcasts against the output. The operand may be a window of rows of a
  * stored tensor whose planes hold plane_h rows (0: plane_h = h): then addr
  * points at the window's first row and the plane stride is
- * kiln_lmem_plane_stride(plane_h, w, dsize). */
+ * kiln_lmem_plane_stride(plane_h, w, dsize). A CONST operand (eltwise
+ * inputs only) holds its value's bits in addr: all 32 for F32, the low 16
+ * for F16/BF16, the low 8 for INT8 (the bits above must be 0). */
 typedef struct kiln_tiu_operand {
   uint32_t addr;
   uint16_t n, c, h, w;
@@ -113,7 +121,7 @@ typedef struct kiln_tiu_operand {
 } kiln_tiu_operand;
 
 /* Conv: in0 [n, ic, ih, iw]; in1 (weight) [1, oc, ic/groups, kh*kw]; in2
- * (bias) [1, oc, 1, 1]; out [n, oc, oh, ow]. Pads are those of this slice:
+ * (bias) [1, oc, 1, 1] (INT8: [1, oc, 1, 3]); out [n, oc, oh, ow]. Pads are those of this slice:
  * rows outside the slice's loaded input are zeros. Pool uses kh/kw, strides
  * and pads likewise; avg pool divides by the count of valid input elements
  * unless COUNT_INCLUDE_PAD.
@@ -129,7 +137,55 @@ typedef struct kiln_tiu_operand {
  * gives them) and aux[0], aux[1] = the full input and output heights when
  * this command covers rows aux[2].. of the output and its in0 starts at
  * input row aux[3] (all 0 when the command covers the whole tensor). Linear
- * clamps source coordinates to the input, as ONNX does. */
+ * clamps source coordinates to the input, as ONNX does.
+ *
+ * Cast (ABI 1.2): out = in0 converted, same shape, subop 0:
+ *   float -> float (F32, F16, BF16 any way): rounds to nearest even when
+ *     narrowing (F16 overflow gives +-Inf);
+ *   float -> INT8: kiln_quantize_f32(x, param[0], zp_out), param[0] the
+ *     output's scale (finite, > 0);
+ *   INT8 -> float: kiln_dequantize_i8(q, param[0], zp_in0), param[0] the
+ *     input's scale (finite, > 0), then stored in out's dtype;
+ *   INT8 -> INT8: kiln_requant_i8(q - zp_in0, m0, rshift, zp_out).
+ *
+ * Dtypes of a TIU record (ABI 1.2; kiln_tiu_cmd_check accepts exactly these):
+ * - F32, F16, BF16: every used operand has the record's dtype, except that
+ *   a CONV/DECONV bias (in2) may be F32 in an F16/BF16 record. Kernels load
+ *   the narrow values as f32, compute in f32 (conv/deconv multiply the
+ *   narrow values and accumulate in f32) and round the result to nearest
+ *   even on store. aux is 0 (RESIZE: its slice fields).
+ * - INT8: every used operand INT8, except the conv/deconv requant table in2
+ *   (INT32) and CAST's float side. The quantization fields are
+ *     aux[0] = m0 (int32 bits), aux[1] = m1 (int32 bits),
+ *     aux[2] = zero points, (uint8)zp_in0 | (uint8)zp_in1 << 8 |
+ *              (uint8)zp_out << 16 (each an int8; kiln_pack_zero_points),
+ *     aux[3] = rshift (0..63);
+ *   fields an op does not use below must be 0, and so must the zero point
+ *   of an operand that is not an INT8 operand of the op. With
+ *   requant(v) = kiln_requant_i8(v, m0, rshift, zp_out) (quant.h):
+ *   CONV, DECONV: HAS_BIAS is required and in2 is INT32 [1, oc, 1, 3] =
+ *     (bias, multiplier, rshift) per output channel; acc = sum of
+ *     (x - zp_in0) * w + bias (int64), out = kiln_requant_i8(acc,
+ *     multiplier, rshift, zp_out) (a table rshift outside 0..63 faults).
+ *     Padding contributes nothing. Uses zp_in0, zp_out.
+ *   POOL MAX/MIN: on q directly (pads never win); uses zp_out for RELU
+ *     (zp_in0 may be given, unused).
+ *   POOL SUM: requant(sum of (q - zp_in0)); POOL AVG:
+ *     kiln_requant_i8(kiln_div_round(sum of (q - zp_in0) * m0, count), 1,
+ *     rshift, zp_out) with count as for floats. Use m0, rshift, zp_in0,
+ *     zp_out.
+ *   ELTWISE ADD/SUB: requant'((a - zp_in0) * m0 +- (b - zp_in1) * m1);
+ *     MAX/MIN: requant'(max/min((a - zp_in0) * m0, (b - zp_in1) * m1));
+ *     MUL: requant((a - zp_in0) * (b - zp_in1)); where requant' is
+ *     requant with multiplier 1 (m0, m1 already applied). DIV, POW and
+ *     PRELU have no INT8 form.
+ *   ACTIVE (every kind): in1 is an INT8 table [1, 1, 1, 256] on lane 0 and
+ *     out = table[(uint8)q]; param is unused (the table holds the function).
+ *   RESIZE: in and out share one quantization: nearest copies q, linear
+ *     blends q in f32 as for floats and rounds half away from zero; aux
+ *     keeps its slice meaning, so no quantization fields and no RELU.
+ *   CAST: as above (INT8 -> INT8 uses m0, rshift, zp_in0, zp_out).
+ *   The RELU flag, where allowed, then gives max(out, zp_out). */
 typedef struct kiln_tiu_cmd {
   uint32_t cmd_id;
   uint32_t wait_gdma_id;
@@ -144,6 +200,16 @@ typedef struct kiln_tiu_cmd {
   float param[2];
   uint32_t aux[4]; /* op-specific, see above (0 otherwise) */
 } kiln_tiu_cmd;
+
+/* INT8 records: the zero points in aux[2] and back. */
+static inline uint32_t kiln_pack_zero_points(int32_t zp_in0, int32_t zp_in1, int32_t zp_out) {
+  return (uint32_t)(uint8_t)zp_in0 | (uint32_t)(uint8_t)zp_in1 << 8 |
+         (uint32_t)(uint8_t)zp_out << 16;
+}
+/* which: 0 = in0, 1 = in1, 2 = out. */
+static inline int32_t kiln_zero_point(uint32_t packed, uint32_t which) {
+  return (int8_t)(uint8_t)(packed >> (8u * which));
+}
 
 KILN_STATIC_ASSERT(sizeof(kiln_tiu_operand) == 16, tiu_operand_size);
 KILN_STATIC_ASSERT(sizeof(kiln_tiu_cmd) == 128, tiu_cmd_size);

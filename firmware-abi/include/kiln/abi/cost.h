@@ -45,13 +45,19 @@ static inline void kiln_conv_tiling(uint32_t dtype, uint32_t *pix, uint32_t *icp
   }
 }
 
-/* n * ceil(c/64) * ceil(h*w / EU elements): one EU pass over a tensor. */
-static inline uint64_t kiln_eu_passes(const kiln_tiu_operand *t) {
-  uint32_t eu = kiln_eu_elems(t->dtype);
+/* n * ceil(c/64) * ceil(h*w / EU elements of dtype): one EU pass over a
+ * tensor's shape at a dtype's rate. */
+static inline uint64_t kiln_eu_passes_as(const kiln_tiu_operand *t, uint32_t dtype) {
+  uint32_t eu = kiln_eu_elems(dtype);
   uint64_t planes = kiln_sat_mul(t->n, kiln_ceil_div(t->c, KILN_NPU_NUM));
   if (eu == 0u) /* unknown dtype: rate of the widest type */
     eu = KILN_EU_BYTES / 4u;
   return kiln_sat_mul(planes, kiln_ceil_div((uint64_t)t->h * t->w, eu));
+}
+
+/* One EU pass over a tensor at its own dtype's rate. */
+static inline uint64_t kiln_eu_passes(const kiln_tiu_operand *t) {
+  return kiln_eu_passes_as(t, t->dtype);
 }
 
 /* RESIZE subop fields (commands.h: mode | coord << 4 | nearest << 8). */
@@ -110,6 +116,11 @@ static inline uint64_t kiln_tiu_cycles(const kiln_tiu_cmd *cmd) {
     work = kiln_eu_passes(out);
     if (kiln_active_is_transcendental(cmd->subop))
       work = kiln_sat_mul(work, KILN_TRANSCENDENTAL_PASSES);
+    break;
+  case KILN_TIU_CAST: /* one pass at the rate of the wider side */
+    work = kiln_eu_passes_as(out, kiln_dtype_bytes(cmd->in0.dtype) > kiln_dtype_bytes(out->dtype)
+                                      ? cmd->in0.dtype
+                                      : out->dtype);
     break;
   case KILN_TIU_RESIZE: /* linear blends two taps per direction: two passes */
     work = kiln_eu_passes(out);

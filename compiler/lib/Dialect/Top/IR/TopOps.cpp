@@ -5,6 +5,8 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kiln::top;
 
@@ -34,10 +36,29 @@ std::vector<float> kiln::top::readWeight(WeightOp op) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob)
       return {};
+    if (auto intType = dyn_cast<IntegerType>(resource.getElementType());
+        intType && intType.getWidth() == 8) {
+      ArrayRef<char> bytes = blob->getData();
+      std::vector<float> out;
+      out.reserve(bytes.size());
+      for (char c : bytes)
+        out.push_back(intType.isUnsigned() ? (float)(uint8_t)c
+                                           : (float)(int8_t)c);
+      return out;
+    }
     ArrayRef<float> data = blob->getDataAs<float>();
     return std::vector<float>(data.begin(), data.end());
   }
   auto dense = cast<DenseElementsAttr>(value);
+  // Integer data (an INT8 weight of a QDQ model): the values as floats.
+  if (auto intType = dyn_cast<IntegerType>(dense.getElementType())) {
+    std::vector<float> out;
+    out.reserve(dense.getNumElements());
+    for (const APInt &v : dense.getValues<APInt>())
+      out.push_back(intType.isUnsigned() ? (float)v.getZExtValue()
+                                         : (float)v.getSExtValue());
+    return out;
+  }
   if (dense.isSplat())
     return std::vector<float>(dense.getNumElements(),
                               dense.getSplatValue<float>());
@@ -65,6 +86,24 @@ WeightOp kiln::top::createWeight(OpBuilder &b, Location loc,
                        data.size() * sizeof(float));
   auto blob =
       HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float));
+  auto attr =
+      DenseResourceElementsAttr::get(type, resourceKey(name), std::move(blob));
+  return b.create<WeightOp>(loc, type, attr);
+}
+
+WeightOp kiln::top::createInt8Weight(OpBuilder &b, Location loc,
+                                     ArrayRef<int64_t> shape,
+                                     ArrayRef<int64_t> data, bool isUnsigned,
+                                     StringRef name) {
+  auto elem = IntegerType::get(b.getContext(), 8,
+                               isUnsigned ? IntegerType::Unsigned
+                                          : IntegerType::Signless);
+  auto type = RankedTensorType::get(shape, elem);
+  std::vector<char> bytes;
+  bytes.reserve(data.size());
+  for (int64_t v : data)
+    bytes.push_back(static_cast<char>(static_cast<uint8_t>(v)));
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, 1);
   auto attr =
       DenseResourceElementsAttr::get(type, resourceKey(name), std::move(blob));
   return b.create<WeightOp>(loc, type, attr);
@@ -526,4 +565,85 @@ LogicalResult ConcatOp::inferShapes() {
   }
   setResultShape(getOutput(), out);
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// QuantizeLinear / DequantizeLinear
+//===----------------------------------------------------------------------===//
+
+float kiln::top::quantizeValue(float x, double scale, int64_t zeroPoint,
+                               bool isUnsigned) {
+  float lo = isUnsigned ? 0.0f : -128.0f, hi = isUnsigned ? 255.0f : 127.0f;
+  // std::nearbyint rounds half to even in the default rounding mode.
+  float q = std::nearbyint(x / static_cast<float>(scale)) +
+            static_cast<float>(zeroPoint);
+  if (std::isnan(q))
+    return static_cast<float>(zeroPoint);
+  return std::min(hi, std::max(lo, q));
+}
+
+float kiln::top::dequantizeValue(float q, double scale, int64_t zeroPoint) {
+  return (q - static_cast<float>(zeroPoint)) * static_cast<float>(scale);
+}
+
+int64_t kiln::top::quantChannel(ArrayRef<int64_t> shape, int64_t axis,
+                                size_t numScales, int64_t flatIndex) {
+  if (numScales <= 1)
+    return 0;
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  return (flatIndex / inner) % shape[axis];
+}
+
+static LogicalResult verifyQuantParams(Operation *op, Value input,
+                                       ArrayRef<double> scale,
+                                       ArrayRef<int64_t> zeroPoint,
+                                       int64_t axis, Type intType) {
+  if (scale.empty() || scale.size() != zeroPoint.size())
+    return op->emitOpError("expects as many zero points as scales (")
+           << scale.size() << " scales, " << zeroPoint.size()
+           << " zero points)";
+  for (double s : scale)
+    if (!(s > 0) || !std::isfinite(s))
+      return op->emitOpError("scales must be positive and finite");
+  auto in = shapeOf(input);
+  if (scale.size() > 1) {
+    if (axis < 0 || axis >= (int64_t)in.size())
+      return op->emitOpError("axis ")
+             << axis << " is out of range for rank " << in.size();
+    if (in[axis] != (int64_t)scale.size())
+      return op->emitOpError("expects ")
+             << in[axis] << " per-axis scales, got " << scale.size();
+  }
+  auto it = dyn_cast<IntegerType>(intType);
+  if (!it || it.getWidth() != 8)
+    return op->emitOpError("expects an 8-bit integer quantized type, got ")
+           << intType;
+  int64_t lo = it.isUnsigned() ? 0 : -128, hi = it.isUnsigned() ? 255 : 127;
+  for (int64_t z : zeroPoint)
+    if (z < lo || z > hi)
+      return op->emitOpError("zero point ")
+             << z << " is out of range for " << intType;
+  return success();
+}
+
+LogicalResult QuantizeLinearOp::verify() {
+  return verifyQuantParams(*this, getInput(), getScale(), getZeroPoint(),
+                           getAxis(),
+                           getOutput().getType().getElementType());
+}
+
+LogicalResult DequantizeLinearOp::verify() {
+  return verifyQuantParams(*this, getInput(), getScale(), getZeroPoint(),
+                           getAxis(),
+                           getInput().getType().getElementType());
+}
+
+LogicalResult QuantizeLinearOp::inferShapes() {
+  return inferSame(getInput(), getOutput());
+}
+
+LogicalResult DequantizeLinearOp::inferShapes() {
+  return inferSame(getInput(), getOutput());
 }

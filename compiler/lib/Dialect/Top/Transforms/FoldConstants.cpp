@@ -23,6 +23,11 @@ bool isFoldable(Operation *op) {
   if (!isa<ShapeInference>(op) || op->getNumOperands() == 0 ||
       op->getNumResults() != 1)
     return false;
+  // A QDQ model's weight quantization stays: INT8 lowering needs the
+  // integers and scales (top-fold-quantize-constants makes the INT8 weight;
+  // F32 lowering dequantizes at compile time).
+  if (isa<QuantizeLinearOp, DequantizeLinearOp>(op))
+    return false;
   return llvm::all_of(op->getOperands(), [](Value v) {
     return v.getDefiningOp<WeightOp>() || v.getDefiningOp<NoneOp>();
   });

@@ -3,6 +3,7 @@
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/abi/chip.h"
 #include "mlir/IR/Builders.h"
 
@@ -20,11 +21,7 @@ uint64_t alignDdr(uint64_t v) {
   return (v + KILN_DDR_ALIGN - 1) / KILN_DDR_ALIGN * KILN_DDR_ALIGN;
 }
 
-uint64_t bytesOf(Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  return type.getNumElements() *
-         std::max<uint64_t>(1, type.getElementTypeBitWidth() / 8);
-}
+uint64_t bytesOf(Value v) { return tpu::tensorBytes(v.getType()); }
 
 struct AddressAssignPass
     : public tpu::impl::TpuAddressAssignBase<AddressAssignPass> {

@@ -18,7 +18,7 @@ namespace {
 
 bool isComputeOp(Operation *op) {
   return isa<tpu::Conv2DOp, tpu::Deconv2DOp, tpu::Pool2DOp, tpu::EltwiseOp,
-             tpu::ReluOp, tpu::ActiveOp, tpu::ResizeOp>(op);
+             tpu::ReluOp, tpu::ActiveOp, tpu::ResizeOp, tpu::CastOp>(op);
 }
 
 /// Moves `ops` into a new tpu.group placed where the last of them was, with
@@ -114,13 +114,13 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
         flush();
         continue;
       }
-      // A filter or bias computed in this group would be in activation
-      // layout; it must reach the conv through DDR, where the load lays it
-      // out as the TIU reads filters.
+      // A filter, bias or table computed in this group would be in activation
+      // layout; it must reach its op through DDR, where the load lays it out
+      // as the TIU reads it.
       bool readsLocalFilter = false;
-      if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(op))
-        for (Value v : op.getOperands().drop_front())
-          readsLocalFilter |= llvm::is_contained(current, v.getDefiningOp());
+      for (OpOperand &use : op.getOpOperands())
+        if (lg::isWholeOperand(&op, use.getOperandNumber()))
+          readsLocalFilter |= llvm::is_contained(current, use.get().getDefiningOp());
       if (enabled && !current.empty() && current.size() < maxGroupOps &&
           !readsLocalFilter) {
         SmallVector<Operation *> candidate(current);

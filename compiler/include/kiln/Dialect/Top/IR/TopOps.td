@@ -308,4 +308,35 @@ def Top_ConcatOp : Top_Op<"concat"> {
   let assemblyFormat = "$inputs attr-dict `:` functional-type(operands, results)";
 }
 
+def Top_QuantizeLinearOp : Top_Op<"quantize_linear"> {
+  let summary = "ONNX QuantizeLinear: saturate(round_half_to_even(x / scale) + zp)";
+  let description = [{
+    `scale` and `zero_point` have one entry (per-tensor) or one per slice of
+    dimension `axis` (per-axis; `axis` is non-negative). The result is an
+    integer tensor: i8, or ui8 for uint8 zero points (the Top interpreter
+    holds the integer values as floats).
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseF64ArrayAttr:$scale,
+                   DenseI64ArrayAttr:$zero_point,
+                   DefaultValuedAttr<I64Attr, "1">:$axis);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Top_DequantizeLinearOp : Top_Op<"dequantize_linear"> {
+  let summary = "ONNX DequantizeLinear: (q - zp) * scale, an f32 result";
+  let description = [{
+    `input` is an i8/ui8 tensor (a top.weight with integer data or a
+    top.quantize_linear result). `scale`/`zero_point`/`axis` as in
+    top.quantize_linear.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, DenseF64ArrayAttr:$scale,
+                   DenseI64ArrayAttr:$zero_point,
+                   DefaultValuedAttr<I64Attr, "1">:$axis);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif

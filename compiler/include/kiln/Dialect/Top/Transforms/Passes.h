@@ -12,6 +12,8 @@ std::unique_ptr<mlir::Pass> createFuseReluPass();
 std::unique_ptr<mlir::Pass> createFoldConstantsPass();
 std::unique_ptr<mlir::Pass> createDecomposePass();
 std::unique_ptr<mlir::Pass> createReorderDeconvFilterPass();
+std::unique_ptr<mlir::Pass> createFoldQuantizeConstantsPass();
+std::unique_ptr<mlir::Pass> createAbsorbQdqPass();
 
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION

@@ -84,4 +84,54 @@ def TopReorderDeconvFilter
   let dependentDialects = ["kiln::top::TopDialect"];
 }
 
+def TopAssignPrecision : Pass<"top-assign-precision", "mlir::func::FuncOp"> {
+  let summary = "Choose the dtype each op runs in (kiln.dtype)";
+  let description = [{
+    Every computing op gets `kiln.dtype`: the `mode`, unless `qtable` names it
+    (ONNX name=dtype), or, in f16, its calibrated range (`kiln.calib`)
+    exceeds `f16-limit` in magnitude: then it stays f32. Each decision other
+    than the mode is recorded as `kiln.reason` on the op and appended to the
+    module's `kiln.precision_report`.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"f32\"",
+           "f32 | f16 | bf16 | int8">,
+    ListOption<"qtable", "qtable", "std::string", "ONNX name=dtype overrides">,
+    Option<"f16Limit", "f16-limit", "double", /*default=*/"32752.0",
+           "Largest magnitude an op may reach in f16 (half of 65504: headroom)">,
+  ];
+  let dependentDialects = ["kiln::top::TopDialect"];
+}
+
+def TopFoldQuantizeConstants
+    : Pass<"top-fold-quantize-constants", "mlir::func::FuncOp"> {
+  let summary = "Quantize weights of QDQ models at compile time";
+  let description = [{
+    quantize_linear(top.weight f32) becomes a top.weight of i8 (ui8 for
+    uint8 zero points) values, round half to even and saturated, per-tensor
+    or per-axis, at the quantize's location. The dequantize_linear that
+    reads it stays, so INT8 lowering sees the integers and their scales;
+    F32 lowering materializes the float weight.
+  }];
+  let constructor = "kiln::top::createFoldQuantizeConstantsPass()";
+  let dependentDialects = ["kiln::top::TopDialect"];
+}
+
+def TopAbsorbQdq : Pass<"top-absorb-qdq", "mlir::func::FuncOp"> {
+  let summary = "Turn QDQ pairs on activations into kiln.qparams (INT8 only)";
+  let description = [{
+    dequantize_linear(quantize_linear(x)) with per-tensor parameters, where x
+    is computed (not a weight), is replaced by x, and x's producer gets
+    `kiln.qparams` = [scale, zero_point] (a function argument gets it as an
+    argument attribute). A uint8 pair becomes int8 with zero_point - 128.
+    When a producer already has different parameters (two pairs on one
+    tensor) the first is kept and a warning names both. Drops the fake
+    quantization's rounding from the float semantics: run it only when
+    compiling to INT8, after the fusions (so the parameters land on the op
+    that finally produces the tensor).
+  }];
+  let constructor = "kiln::top::createAbsorbQdqPass()";
+  let dependentDialects = ["kiln::top::TopDialect"];
+}
+
 #endif

@@ -14,6 +14,34 @@ def ConvertTopToTpu : Pass<"convert-top-to-tpu", "mlir::ModuleOp"> {
   let dependentDialects = ["kiln::tpu::TpuDialect"];
 }
 
+def TpuApplyPrecision : Pass<"tpu-apply-precision", "mlir::func::FuncOp"> {
+  let summary = "Give Tpu ops the types of their kiln.dtype";
+  let description = [{
+    F16/BF16 ops take narrow operands and results (conv biases stay F32),
+    INT8 ops quantized ones (per-channel filters with a requantization table,
+    multipliers for pools and eltwise, lookup tables for active functions);
+    data movement follows its input; tpu.cast goes where types meet and net
+    outputs return to F32. An op INT8 cannot express runs in F16 and is
+    reported in the module's kiln.precision_report. docs/precision.md.
+  }];
+  let options = [
+    Option<"asymmetric", "asymmetric", "bool", /*default=*/"false",
+           "Quantize activations with a zero point (min/max) instead of symmetric">,
+  ];
+  let dependentDialects = ["kiln::tpu::TpuDialect", "kiln::top::TopDialect",
+                           "mlir::quant::QuantizationDialect"];
+}
+
+def TpuFuseCasts : Pass<"tpu-fuse-casts", "mlir::func::FuncOp"> {
+  let summary = "Remove redundant casts";
+  let description = [{
+    A cast to its input's type goes; a cast of an exact widening cast
+    (f16/bf16 to f32) reads the narrow value directly; a quantize of a
+    dequantize becomes one requantization (or nothing with equal parameters);
+    equal casts of one value merge.
+  }];
+}
+
 def TpuLayerGroup : Pass<"tpu-layer-group", "mlir::func::FuncOp"> {
   let summary = "Group chains of ops into LMEM-resident layer groups and slice them";
   let description = [{

@@ -1,0 +1,55 @@
+//===- TpuInterpreter.h - Runs typed Tpu IR on the cmodel's kernels -*- C++ -*-===//
+//
+// Runs a function of Tpu ops (after convert-top-to-tpu, before layer
+// grouping) on the host. Every TIU op becomes the record codegen would emit
+// for the whole unsliced op (codegen::fillTiuRecord), run by the cmodel's TIU
+// kernels (kiln::cmodel::runTiuRecord) on an LMEM of its own; tpu.dma,
+// tpu.concat and tpu.reshape move bytes on the host. So its numerics are the
+// cmodel's by construction: a compiled net can only differ from it through
+// slicing, codegen or synchronization.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_INTERPRETER_TPUINTERPRETER_H
+#define KILN_INTERPRETER_TPUINTERPRETER_H
+
+#include "kiln/Interpreter/TopInterpreter.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace kiln::interp {
+
+/// A tensor as Tpu IR holds it: the little-endian bytes of its dtype
+/// (kiln::tpu::dtypeOf), row-major.
+struct RawTensor {
+  mlir::RankedTensorType type;
+  std::vector<uint8_t> bytes;
+};
+
+/// The values as f32: f16/bf16 exactly, INT8 quant types dequantized as
+/// (q - zp) * scale (per-axis types per channel), plain integers as values.
+Tensor toF32(const RawTensor &t);
+/// `t` in `type`'s dtype: f16/bf16 rounded to nearest even, quant types
+/// quantized (round half to even, saturated), integers rounded and
+/// saturated. Fails (no diagnostic) when the shapes disagree or the type has
+/// no chip dtype.
+mlir::FailureOr<RawTensor> fromF32(const Tensor &t, mlir::RankedTensorType type);
+
+/// Runs `func` (tpu compute ops, tpu.dma, tpu.concat, tpu.reshape,
+/// top.weight, top.none, func.return) on `inputs`, f32 tensors keyed by each
+/// argument's `kiln.name` (fallback "arg<i>") and converted to the argument's
+/// dtype. Fills `outputs`, keyed by each result's `kiln.name` (fallback
+/// "out<i>"), and if `allValues` is non-null the result of every op but
+/// weights keyed by its NameLoc name, all as f32 (toF32). Emits a diagnostic
+/// at the offending op and fails on a missing input, an op it cannot run or a
+/// record the cmodel rejects.
+mlir::LogicalResult runTpu(mlir::func::FuncOp func, const TensorMap &inputs,
+                           TensorMap &outputs, TensorMap *allValues = nullptr);
+
+/// As runTpu, with the results in their own dtypes (no conversion).
+mlir::LogicalResult runTpuRaw(mlir::func::FuncOp func, const TensorMap &inputs,
+                              std::map<std::string, RawTensor> &outputs,
+                              std::map<std::string, RawTensor> *allValues = nullptr);
+
+} // namespace kiln::interp
+
+#endif // KILN_INTERPRETER_TPUINTERPRETER_H

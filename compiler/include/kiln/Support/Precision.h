@@ -1,0 +1,62 @@
+//===- Precision.h - Precision annotations shared by the passes -*- C++ -*-===//
+//
+// The discardable attributes of docs/precision.md and helpers to read and
+// write them. Top passes set them, lowering carries them to Tpu ops,
+// tpu-apply-precision turns them into types.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_SUPPORT_PRECISION_H
+#define KILN_SUPPORT_PRECISION_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln {
+
+inline constexpr llvm::StringLiteral kDTypeAttr = "kiln.dtype";
+inline constexpr llvm::StringLiteral kCalibAttr = "kiln.calib";     // [threshold, min, max]
+inline constexpr llvm::StringLiteral kQParamsAttr = "kiln.qparams"; // [scale, zero point]
+inline constexpr llvm::StringLiteral kReasonAttr = "kiln.reason";
+inline constexpr llvm::StringLiteral kFinalAttr = "kiln.final";
+inline constexpr llvm::StringLiteral kReportAttr = "kiln.precision_report";
+
+/// f32 | f16 | bf16 | int8
+bool isPrecisionName(llvm::StringRef name);
+
+/// A tensor's calibrated range.
+struct Range {
+  double threshold = 0, min = 0, max = 0;
+  double absMax() const;
+};
+
+/// The ONNX name of an op's result (its NameLoc), or "" if it has none.
+std::string opName(mlir::Operation *op);
+
+/// `kiln.calib` of an op, if set.
+std::optional<Range> calibratedRange(mlir::Operation *op);
+
+/// Sets `kiln.calib` on every op (and `kiln.calib` arg attribute on every
+/// argument) whose ONNX name `ranges` holds. Returns how many were set.
+size_t annotateRanges(mlir::func::FuncOp func, const std::map<std::string, Range> &ranges);
+
+/// A real ratio as an INT8 requantization multiplier and right shift:
+/// m / 2^shift ≈ ratio, m in [2^30, 2^31) (docs/precision.md). Ratios below
+/// 2^-32 give m = 0; ratios of 2^31 and more saturate.
+struct Multiplier {
+  int64_t m = 0, shift = 0;
+};
+Multiplier requantMultiplier(double ratio);
+
+/// Appends a line to the module's precision report (what the policy decided
+/// and why); readPrecisionReport returns them in order.
+void appendPrecisionReport(mlir::Operation *anyOp, const std::string &line);
+std::vector<std::string> readPrecisionReport(mlir::ModuleOp module);
+
+} // namespace kiln
+
+#endif

@@ -1,0 +1,226 @@
+//===- Calibrator.cpp - Activation statistics and thresholds --------------===//
+#include "kiln/Calibration/CalibrationTable.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace kiln::calib {
+
+double minmaxThreshold(double min, double max) {
+  return std::max(std::fabs(min), std::fabs(max));
+}
+
+double klDivergence(const std::vector<double> &p,
+                    const std::vector<double> &q) {
+  double sumP = 0, sumQ = 0;
+  for (double v : p)
+    sumP += v;
+  for (double v : q)
+    sumQ += v;
+  if (sumP <= 0 || sumQ <= 0 || p.size() != q.size())
+    return std::numeric_limits<double>::infinity();
+  double kl = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const double pi = p[i] / sumP, qi = q[i] / sumQ;
+    if (pi == 0)
+      continue;
+    if (qi == 0)
+      return std::numeric_limits<double>::infinity();
+    kl += pi * std::log(pi / qi);
+  }
+  return kl;
+}
+
+namespace {
+
+/// MXNet's _smooth_distribution: moves eps of mass onto every zero bin,
+/// taken evenly from the non-zero ones. False when every bin is zero or the
+/// non-zero bins cannot give that much.
+bool smooth(std::vector<double> &d, double eps = 1e-4) {
+  size_t zeros = 0;
+  for (double v : d)
+    zeros += v == 0;
+  const size_t nonZeros = d.size() - zeros;
+  if (nonZeros == 0)
+    return false;
+  const double eps1 = eps * double(zeros) / double(nonZeros);
+  if (eps1 >= 1.0)
+    return false;
+  for (double &v : d)
+    v += v == 0 ? eps : -eps1;
+  return true;
+}
+
+} // namespace
+
+double klThreshold(const std::vector<uint64_t> &hist, double binWidth,
+                   int levels) {
+  const size_t bins = hist.size();
+  const double full = binWidth * double(bins);
+  if (levels <= 0 || bins < size_t(levels))
+    return full;
+  // Counts beyond each candidate, from the top down.
+  std::vector<double> above(bins + 1, 0.0);
+  for (size_t i = bins; i-- > 0;)
+    above[i] = above[i + 1] + double(hist[i]);
+  if (above[0] == 0)
+    return full;
+
+  double bestKl = std::numeric_limits<double>::infinity();
+  size_t best = bins;
+  std::vector<double> p, q;
+  for (size_t i = size_t(levels); i <= bins; ++i) {
+    // Reference: the first i bins, the clipped outliers in the last one.
+    p.assign(hist.begin(), hist.begin() + i);
+    p[i - 1] += above[i];
+    // Candidate: the first i bins merged into `levels` levels (the last
+    // level takes the remainder), each level's count spread evenly over the
+    // bins of it that were non-zero.
+    q.assign(i, 0.0);
+    const size_t merged = i / size_t(levels);
+    for (size_t j = 0; j < size_t(levels); ++j) {
+      const size_t start = j * merged;
+      const size_t stop = j + 1 == size_t(levels) ? i : start + merged;
+      double count = 0;
+      size_t nonZero = 0;
+      for (size_t k = start; k < stop; ++k) {
+        count += double(hist[k]);
+        nonZero += hist[k] != 0;
+      }
+      if (nonZero == 0)
+        continue;
+      for (size_t k = start; k < stop; ++k)
+        if (hist[k] != 0)
+          q[k] = count / double(nonZero);
+    }
+    // The reference's last bin may have gained outliers where hist was 0.
+    for (size_t k = 0; k < i; ++k)
+      if (p[k] == 0)
+        q[k] = 0;
+    if (!smooth(p) || !smooth(q))
+      continue;
+    const double kl = klDivergence(p, q);
+    if (kl < bestKl) {
+      bestKl = kl;
+      best = i;
+    }
+  }
+  return double(best) * binWidth;
+}
+
+double percentileThreshold(const std::vector<uint64_t> &hist, double binWidth,
+                           double percentile) {
+  double total = 0;
+  for (uint64_t c : hist)
+    total += double(c);
+  const double full = binWidth * double(hist.size());
+  if (total == 0 || percentile >= 100)
+    return full;
+  const double target = total * std::max(percentile, 0.0) / 100.0;
+  double cumulative = 0;
+  for (size_t i = 0; i < hist.size(); ++i) {
+    const double next = cumulative + double(hist[i]);
+    if (hist[i] != 0 && next >= target) {
+      const double fraction = (target - cumulative) / double(hist[i]);
+      return (double(i) + std::clamp(fraction, 0.0, 1.0)) * binWidth;
+    }
+    cumulative = next;
+  }
+  return full;
+}
+
+Calibrator::Calibrator(config::CalibMethod method, double percentile, int bins,
+                       int levels)
+    : method_(method), percentile_(percentile), bins_(std::max(bins, 1)),
+      levels_(levels) {}
+
+unsigned Calibrator::passes() const {
+  return method_ == config::CalibMethod::MinMax ? 1 : 2;
+}
+
+void Calibrator::observe(unsigned pass, const std::string &name,
+                         const float *data, size_t n) {
+  if (pass == 0) {
+    auto [it, inserted] = stats_.try_emplace(name);
+    if (inserted)
+      order_.push_back(name);
+    Stats &s = it->second;
+    for (size_t i = 0; i < n; ++i) {
+      const float v = data[i];
+      if (!std::isfinite(v))
+        continue;
+      if (!s.seen) {
+        s.min = s.max = v;
+        s.seen = true;
+      } else {
+        s.min = std::min(s.min, double(v));
+        s.max = std::max(s.max, double(v));
+      }
+    }
+    return;
+  }
+  auto it = stats_.find(name);
+  if (it == stats_.end() || !it->second.seen)
+    return;
+  Stats &s = it->second;
+  if (s.hist.empty()) {
+    s.hist.assign(size_t(bins_), 0);
+    const double absmax = minmaxThreshold(s.min, s.max);
+    s.binWidth = absmax / bins_;
+  }
+  if (s.binWidth == 0) { // an all-zero tensor: everything in bin 0
+    for (size_t i = 0; i < n; ++i)
+      s.hist[0] += std::isfinite(data[i]);
+    return;
+  }
+  const double inv = 1.0 / s.binWidth;
+  const size_t last = size_t(bins_) - 1;
+  for (size_t i = 0; i < n; ++i) {
+    const float v = data[i];
+    if (!std::isfinite(v))
+      continue;
+    const double b = std::fabs(double(v)) * inv;
+    s.hist[b >= double(last) ? last : size_t(b)] += 1;
+  }
+}
+
+std::vector<NamedRange> Calibrator::finish() const {
+  std::vector<NamedRange> out;
+  out.reserve(order_.size());
+  for (const std::string &name : order_) {
+    const Stats &s = stats_.at(name);
+    NamedRange r{name, {}};
+    if (s.seen) {
+      r.range.min = s.min;
+      r.range.max = s.max;
+      const double absmax = minmaxThreshold(s.min, s.max);
+      r.range.threshold = absmax;
+      if (!s.hist.empty() && s.binWidth > 0) {
+        if (method_ == config::CalibMethod::KL)
+          r.range.threshold = klThreshold(s.hist, s.binWidth, levels_);
+        else if (method_ == config::CalibMethod::Percentile)
+          r.range.threshold =
+              percentileThreshold(s.hist, s.binWidth, percentile_);
+        // bins * width may round a hair above the true absmax.
+        r.range.threshold = std::min(r.range.threshold, absmax);
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+const std::vector<uint64_t> &
+Calibrator::histogram(const std::string &name) const {
+  static const std::vector<uint64_t> kEmpty;
+  auto it = stats_.find(name);
+  return it == stats_.end() ? kEmpty : it->second.hist;
+}
+
+double Calibrator::binWidth(const std::string &name) const {
+  auto it = stats_.find(name);
+  return it == stats_.end() ? 0 : it->second.binWidth;
+}
+
+} // namespace kiln::calib

@@ -1,0 +1,76 @@
+//===- AssignPrecision.cpp - The dtype each Top op runs in ----------------===//
+//
+// The config's `quantize` is the default; `qtable` overrides by ONNX name;
+// in f16 an op whose calibrated range would overflow stays f32 (the StyleGAN2
+// demodulation: a sum of squared filter values). Lowering reads kiln.dtype.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Top/Transforms/Passes.h"
+#include "kiln/Support/Precision.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace kiln::top {
+#define GEN_PASS_DEF_TOPASSIGNPRECISION
+#include "kiln/Dialect/Top/Transforms/Passes.h.inc"
+} // namespace kiln::top
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+struct AssignPrecisionPass
+    : public top::impl::TopAssignPrecisionBase<AssignPrecisionPass> {
+  using TopAssignPrecisionBase::TopAssignPrecisionBase;
+
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    if (!isPrecisionName(mode)) {
+      func.emitError("top-assign-precision: unknown mode '") << mode << "'";
+      return signalPassFailure();
+    }
+    llvm::StringMap<std::string> overrides;
+    for (const std::string &entry : qtable) {
+      auto [name, dtype] = StringRef(entry).rsplit('=');
+      if (name.empty() || !isPrecisionName(dtype)) {
+        func.emitError("top-assign-precision: bad qtable entry '") << entry
+                                                                    << "' (want name=dtype)";
+        return signalPassFailure();
+      }
+      overrides[name] = dtype.str();
+    }
+
+    Builder b(&getContext());
+    llvm::StringMap<bool> used;
+    func.walk([&](Operation *op) {
+      if (!isa<top::TopDialect>(op->getDialect()) || isa<top::WeightOp, top::NoneOp>(op))
+        return;
+      std::string name = kiln::opName(op);
+      std::string dtype = mode;
+      std::string reason;
+      if (auto it = overrides.find(name); it != overrides.end()) {
+        dtype = it->second;
+        used[name] = true;
+        reason = "qtable";
+      } else if (mode == "f16") {
+        if (auto range = calibratedRange(op); range && range->absMax() > f16Limit) {
+          dtype = "f32";
+          reason = llvm::formatv("|x| reaches {0:g} > f16 limit {1:g}", range->absMax(),
+                                 f16Limit.getValue());
+        }
+      }
+      op->setAttr(kDTypeAttr, b.getStringAttr(dtype));
+      if (!reason.empty()) {
+        op->setAttr(kReasonAttr, b.getStringAttr(reason));
+        appendPrecisionReport(func, name + ": " + dtype + " (" + reason + ")");
+      }
+    });
+    for (auto &entry : overrides)
+      if (!used.count(entry.getKey()))
+        func.emitWarning("qtable names '") << entry.getKey() << "', which is no op of the model";
+  }
+};
+} // namespace

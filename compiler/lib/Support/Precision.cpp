@@ -1,0 +1,85 @@
+#include "kiln/Support/Precision.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+bool kiln::isPrecisionName(llvm::StringRef name) {
+  return name == "f32" || name == "f16" || name == "bf16" || name == "int8";
+}
+
+double kiln::Range::absMax() const { return std::max(std::fabs(min), std::fabs(max)); }
+
+std::string kiln::opName(Operation *op) {
+  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
+    return loc.getName().str();
+  return "";
+}
+
+std::optional<kiln::Range> kiln::calibratedRange(Operation *op) {
+  auto attr = op->getAttrOfType<DenseF64ArrayAttr>(kCalibAttr);
+  if (!attr || attr.size() != 3)
+    return std::nullopt;
+  return Range{attr[0], attr[1], attr[2]};
+}
+
+size_t kiln::annotateRanges(func::FuncOp func, const std::map<std::string, Range> &ranges) {
+  Builder b(func.getContext());
+  auto attrOf = [&](const Range &r) { return b.getDenseF64ArrayAttr({r.threshold, r.min, r.max}); };
+  size_t count = 0;
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    if (auto name = func.getArgAttrOfType<StringAttr>(i, "kiln.name"))
+      if (auto it = ranges.find(name.str()); it != ranges.end()) {
+        func.setArgAttr(i, kCalibAttr, attrOf(it->second));
+        ++count;
+      }
+  func.walk([&](Operation *op) {
+    if (op->getNumResults() != 1)
+      return;
+    if (auto it = ranges.find(opName(op)); it != ranges.end()) {
+      op->setAttr(kCalibAttr, attrOf(it->second));
+      ++count;
+    }
+  });
+  return count;
+}
+
+void kiln::appendPrecisionReport(Operation *anyOp, const std::string &line) {
+  auto module = anyOp->getParentOfType<ModuleOp>();
+  if (!module)
+    return;
+  Builder b(module.getContext());
+  SmallVector<Attribute> lines;
+  if (auto old = module->getAttrOfType<ArrayAttr>(kReportAttr))
+    lines.append(old.begin(), old.end());
+  lines.push_back(b.getStringAttr(line));
+  module->setAttr(kReportAttr, b.getArrayAttr(lines));
+}
+
+std::vector<std::string> kiln::readPrecisionReport(ModuleOp module) {
+  std::vector<std::string> lines;
+  if (auto attr = module->getAttrOfType<ArrayAttr>(kReportAttr))
+    for (Attribute a : attr)
+      lines.push_back(cast<StringAttr>(a).str());
+  return lines;
+}
+
+kiln::Multiplier kiln::requantMultiplier(double ratio) {
+  if (!(ratio > 0))
+    return {0, 0};
+  int exp = 0;
+  double frac = std::frexp(ratio, &exp); // ratio = frac * 2^exp, frac in [0.5, 1)
+  int64_t m = std::llround(frac * 2147483648.0);
+  if (m == 2147483648LL) {
+    m /= 2;
+    ++exp;
+  }
+  int64_t shift = 31 - exp;
+  if (shift < 0)
+    return {INT32_MAX, 0};
+  if (shift > 63)
+    return {0, 0};
+  return {m, shift};
+}

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# calibrate_cut.sh: `kiln calibrate` and `kiln cut` end to end on resnet_style.
+#  1. Calibrates on 16 samples with kl and minmax: one table line per tensor
+#     the compiled net has, kl threshold <= max(|min|, |max|) everywhere and
+#     below it somewhere, the same min/max as minmax.
+#  2. Cuts blocks 1-2 out of the model, with the values of an f32 cmodel run
+#     (`kiln run --all-tensors`), compiles the cut (f32), runs it on the
+#     cut's inputs and compares with the cut's outputs (cosine >= 0.9999).
+#  3. Bad tensor names, missing graph inputs and bad samples get clear errors.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${KILN_BUILD_DIR:-$root/build}
+py=${KILN_PYTHON:-/usr/bin/python3}
+kiln=$build/tools/kiln/kiln
+dir=$build/models/resnet_style_int8
+work=$build/out/calibrate_cut
+rm -rf "$work"
+mkdir -p "$work"
+failures=0
+
+# resnet_style with 16 calibration samples drawn like its input.
+bash "$root/tests/models/generate.sh" resnet_style_int8 "$dir" "$py"
+
+# --- 1. calibration -------------------------------------------------------
+for method in kl minmax; do
+  cat > "$work/calib_$method.yaml" <<EOF
+model: $dir/model.onnx
+name: resnet_style
+quantize: int8
+calibration: {samples: "$dir/calib/*.npz", method: $method, table: $method.calib}
+EOF
+  "$kiln" calibrate "$work/calib_$method.yaml" --samples 16 2> "$work/calibrate_$method.err" \
+    | tee "$work/calibrate_$method.out"
+  grep -q "16 samples, method $method -> $work/$method.calib" "$work/calibrate_$method.out"
+  # Not a terminal: one progress line per sample and pass.
+  grep -q "calibrate \[#*\] 16/16 samples" "$work/calibrate_$method.err"
+done
+
+# The f32 net and a dump of every tensor it keeps in DDR.
+cat > "$work/f32.yaml" <<EOF
+model: $dir/model.onnx
+name: resnet_style_f32
+quantize: f32
+EOF
+"$kiln" compile "$work/f32.yaml" -o "$work/f32.bmodel" > /dev/null
+"$kiln" run "$work/f32.bmodel" --input "$dir/input.npz" --output "$work/run.npz" \
+  --all-tensors > /dev/null
+
+"$py" - "$work/kl.calib" "$work/minmax.calib" "$work/run.npz" <<'PY'
+import sys
+import numpy as np
+
+def read(path):
+    lines = open(path).read().splitlines()
+    assert lines[0] == "# kiln calibration table v1", lines[0]
+    assert lines[1].startswith("# model: ") and "samples: 16" in lines[1], lines[1]
+    assert lines[2] == "# tensor threshold min max", lines[2]
+    table = {}
+    for line in lines[3:]:
+        name, th, lo, hi = line.rsplit(None, 3)
+        assert name not in table, name
+        table[name] = (float(th), float(lo), float(hi))
+    return table
+
+kl, mm = read(sys.argv[1]), read(sys.argv[2])
+assert kl.keys() == mm.keys(), set(kl) ^ set(mm)
+with np.load(sys.argv[3]) as run:
+    dumped = {n[len("tensor:"):] if n.startswith("tensor:") else n for n in run.files}
+missing = sorted(dumped - kl.keys())
+assert not missing, "tensors of the compiled net missing from the table: %s" % missing
+assert "input" in kl and "logits" in kl
+clipped = 0
+for name, (th, lo, hi) in kl.items():
+    absmax = max(abs(lo), abs(hi))
+    assert 0 <= th <= absmax * (1 + 1e-6), (name, th, lo, hi)
+    assert (lo, hi) == mm[name][1:], (name, lo, hi, mm[name])
+    assert mm[name][0] == absmax or abs(mm[name][0] - absmax) <= 1e-6 * absmax, name
+    clipped += th < absmax * 0.999
+assert clipped > 0, "kl clipped no tensor"
+ratios = sorted(kl[n][0] / max(abs(kl[n][1]), abs(kl[n][2])) for n in kl
+                if max(abs(kl[n][1]), abs(kl[n][2])) > 0)
+print("calibration: %d tensors (%d in the compiled net), kl clips %d; "
+      "kl/minmax threshold ratio min %.3f median %.3f; input kl %.4g minmax %.4g; "
+      "logits kl %.4g minmax %.4g" % (
+          len(kl), len(dumped), clipped, ratios[0], ratios[len(ratios) // 2],
+          kl["input"][0], mm["input"][0], kl["logits"][0], mm["logits"][0]))
+PY
+
+# --- 2. cut ---------------------------------------------------------------
+from=/blocks/blocks.0/relu_1/Relu_output_0
+to=/blocks/blocks.2/relu_1/Relu_output_0
+"$kiln" cut "$dir/model.onnx" --from "$from" --to "$to" -o "$work/sub.onnx" \
+  --values "$work/run.npz" | tee "$work/cut.out"
+grep -q "input  $from float\[1,32,56,56\]" "$work/cut.out"
+grep -q "output $to float\[1,128,14,14\]" "$work/cut.out"
+"$py" - "$work/sub.onnx" "$from" "$to" <<'PY'
+import sys, collections, onnx
+m = onnx.load(sys.argv[1])
+onnx.checker.check_model(m, full_check=True)
+g = m.graph
+assert [i.name for i in g.input] == [sys.argv[2]], g.input
+assert [o.name for o in g.output] == [sys.argv[3]], g.output
+ops = collections.Counter(n.op_type for n in g.node)
+# Blocks 1 and 2: 3 convs (one a downsample) + 3 BNs + 2 Relus + Add + Relu each.
+assert ops == {"Conv": 6, "BatchNormalization": 6, "Relu": 4, "Add": 2}, ops
+print("cut: %d nodes (%s), %d initializers" % (
+    len(g.node), " ".join("%s=%d" % kv for kv in sorted(ops.items())), len(g.initializer)))
+PY
+cat > "$work/sub.yaml" <<EOF
+model: sub.onnx
+name: sub
+quantize: f32
+EOF
+"$kiln" compile "$work/sub.yaml" -o "$work/sub.bmodel"
+"$kiln" run "$work/sub.bmodel" --input "$work/sub.inputs.npz" --output "$work/sub.out.npz"
+"$kiln" compare "$work/sub.out.npz" "$work/sub.outputs.npz" --tolerance 0.9999,0.99 \
+  | tee "$work/compare.out"
+
+# --- 3. errors ------------------------------------------------------------
+# expect_error NAME PATTERN CMD...: CMD must exit 1..127 and print PATTERN.
+expect_error() {
+  local name=$1 pattern=$2; shift 2
+  local rc=0
+  "$@" > "$work/err.txt" 2>&1 || rc=$?
+  if [ $rc -eq 0 ] || [ $rc -ge 128 ]; then
+    echo "FAIL $name: exit code $rc"; cat "$work/err.txt"; failures=$((failures + 1)); return
+  fi
+  if ! grep -qF -- "$pattern" "$work/err.txt"; then
+    echo "FAIL $name: no '$pattern' in:"; cat "$work/err.txt"; failures=$((failures + 1)); return
+  fi
+  echo "ok   $name: $(head -n 1 "$work/err.txt")"
+}
+m=$dir/model.onnx
+expect_error cut_unknown_from "--from tensor 'no_such_tensor' does not exist" \
+  "$kiln" cut "$m" --from no_such_tensor --to "$to" -o "$work/bad.onnx"
+expect_error cut_unknown_to "--to tensor '/blocks/blocks.9/Add_output_0' does not exist" \
+  "$kiln" cut "$m" --from "$from" --to /blocks/blocks.9/Add_output_0 -o "$work/bad.onnx"
+# Block 1's skip path starts at block 0's output, upstream of --from.
+expect_error cut_needs_graph_input \
+  "--to tensor '/blocks/blocks.1/relu_1/Relu_output_0' needs graph input 'input', which is not in --from" \
+  "$kiln" cut "$m" --from /blocks/blocks.1/relu/Relu_output_0 \
+  --to /blocks/blocks.1/relu_1/Relu_output_0 -o "$work/bad.onnx"
+expect_error cut_from_and_to "is in both --from and --to" \
+  "$kiln" cut "$m" --from "$from" --to "$from" -o "$work/bad.onnx"
+[ ! -e "$work/bad.onnx" ] || { echo "FAIL: a failed cut wrote bad.onnx"; failures=$((failures + 1)); }
+
+mkdir -p "$work/badsamples" "$work/shapesamples"
+"$py" - "$work" <<'PY'
+import sys, numpy as np
+np.savez(sys.argv[1] + "/badsamples/s0.npz", image=np.zeros((1, 3, 224, 224), np.float32))
+np.savez(sys.argv[1] + "/shapesamples/s0.npz", input=np.zeros((1, 3, 112, 112), np.float32))
+PY
+printf 'model: %s\ncalibration: {samples: "badsamples/*.npz", method: kl}\n' "$m" > "$work/bad1.yaml"
+expect_error calibrate_missing_input "badsamples/s0.npz: no array named 'input'" \
+  "$kiln" calibrate "$work/bad1.yaml" -o "$work/bad.calib"
+printf 'model: %s\ncalibration: {samples: "shapesamples/*.npz"}\n' "$m" > "$work/bad2.yaml"
+expect_error calibrate_shape "has shape [1, 3, 112, 112], the model input needs [1, 3, 224, 224]" \
+  "$kiln" calibrate "$work/bad2.yaml" -o "$work/bad.calib"
+printf 'model: %s\ncalibration: {samples: "nothing/*.npz"}\n' "$m" > "$work/bad3.yaml"
+expect_error calibrate_no_samples "no calibration samples match '$work/nothing/*.npz'" \
+  "$kiln" calibrate "$work/bad3.yaml"
+printf 'model: %s\ncalibration: {samples: "badsamples/*.npz", asymmetric: maybe}\n' "$m" > "$work/bad4.yaml"
+expect_error config_asymmetric "bad4.yaml:2:56: error: expected true or false for 'calibration.asymmetric'" \
+  "$kiln" calibrate "$work/bad4.yaml"
+expect_error calibrate_too_many "--samples 17 but only 16 files match" \
+  "$kiln" calibrate "$work/calib_kl.yaml" --samples 17
+
+[ $failures -eq 0 ] || { echo "$failures error check(s) failed"; exit 1; }
+echo "calibrate_cut: PASS"

@@ -1,0 +1,306 @@
+// The calibration table (read/write, errors with line numbers) and the
+// threshold algorithms on synthetic distributions.
+#include "kiln/Calibration/CalibrationTable.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <unistd.h>
+
+using namespace kiln::calib;
+using kiln::config::CalibMethod;
+
+namespace {
+
+std::string tempPath(const std::string &name) {
+  const char *dir = std::getenv("TMPDIR");
+  return std::string(dir ? dir : "/tmp") + "/kiln_calibration_test_" +
+         std::to_string(getpid()) + "_" + name;
+}
+
+void writeText(const std::string &path, const std::string &text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string parseError(const std::string &text) {
+  std::map<std::string, TensorRange> table;
+  std::string err = parseCalibrationTable(text, "t.calib", table);
+  if (!err.empty()) {
+    EXPECT_TRUE(table.empty());
+  }
+  return err;
+}
+
+const char *kHead = "# kiln calibration table v1\n";
+
+/// Samples of N(0, 1) plus `outliers` values of +-magnitude.
+std::vector<float> gaussianWithOutliers(size_t n, size_t outliers,
+                                        float magnitude, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float &x : v)
+    x = normal(gen);
+  for (size_t i = 0; i < outliers; ++i)
+    v[i * (n / outliers)] = (i % 2 ? -magnitude : magnitude);
+  return v;
+}
+
+/// Feeds `data` to a calibrator as `chunks` samples of one tensor.
+std::vector<NamedRange> calibrate(CalibMethod method,
+                                  const std::vector<float> &data,
+                                  size_t chunks = 4, double percentile = 99.99) {
+  Calibrator c(method, percentile);
+  const size_t step = data.size() / chunks;
+  for (unsigned pass = 0; pass < c.passes(); ++pass)
+    for (size_t i = 0; i < chunks; ++i)
+      c.observe(pass, "x", data.data() + i * step,
+                i + 1 == chunks ? data.size() - i * step : step);
+  return c.finish();
+}
+
+} // namespace
+
+TEST(CalibrationTable, RoundTrip) {
+  std::vector<NamedRange> tensors = {
+      {"input", {3.25f, -3.25f, 2.5f}},
+      {"/stem/conv/Conv_output_0", {12.345678f, -1e-7f, 12.345678f}},
+      {"name with spaces", {0.1f, 0, 0.1f}},
+      {"zero", {0, 0, 0}},
+  };
+  TableInfo info{"model.onnx", 16, CalibMethod::KL};
+  const std::string path = tempPath("roundtrip.calib");
+  ASSERT_EQ(writeCalibrationTable(path, tensors, info), "");
+
+  std::ifstream in(path);
+  std::string first, second, third;
+  std::getline(in, first);
+  std::getline(in, second);
+  std::getline(in, third);
+  EXPECT_EQ(first, "# kiln calibration table v1");
+  EXPECT_EQ(second, "# model: model.onnx  samples: 16  method: kl");
+  EXPECT_EQ(third, "# tensor threshold min max");
+
+  std::map<std::string, TensorRange> table;
+  ASSERT_EQ(readCalibrationTable(path, table), "");
+  ASSERT_EQ(table.size(), tensors.size());
+  for (const NamedRange &t : tensors) {
+    ASSERT_TRUE(table.count(t.name)) << t.name;
+    // %.9g round-trips every float exactly.
+    EXPECT_EQ(float(table[t.name].threshold), float(t.range.threshold));
+    EXPECT_EQ(float(table[t.name].min), float(t.range.min));
+    EXPECT_EQ(float(table[t.name].max), float(t.range.max));
+  }
+  std::remove(path.c_str());
+}
+
+TEST(CalibrationTable, MalformedLineNamesFileAndLine) {
+  const std::string text = std::string(kHead) +
+                           "# model: m  samples: 1  method: minmax\n"
+                           "a 1 -1 1\n"
+                           "\n"
+                           "b 1 -1\n"; // line 5: a field short
+  const std::string err = parseError(text);
+  std::printf("malformed: %s\n", err.c_str());
+  EXPECT_EQ(err.rfind("t.calib:5: error: ", 0), 0u) << err;
+  EXPECT_NE(err.find("expected 'tensor threshold min max'"), std::string::npos);
+}
+
+TEST(CalibrationTable, BadNumbersAndRanges) {
+  EXPECT_NE(parseError(std::string(kHead) + "a 1 x 2\n")
+                .find("t.calib:2: error: tensor 'a': min 'x' is not a finite"),
+            std::string::npos);
+  EXPECT_NE(parseError(std::string(kHead) + "a -1 0 1\n").find("negative"),
+            std::string::npos);
+  EXPECT_NE(parseError(std::string(kHead) + "a 1 2 1\n")
+                .find("min 2 is greater than max 1"),
+            std::string::npos);
+  EXPECT_NE(parseError(std::string(kHead) + "a 1 0 1\nb 1 0 1\na 2 0 2\n")
+                .find("t.calib:4: error: tensor 'a' is listed twice (first on "
+                      "line 2)"),
+            std::string::npos);
+  EXPECT_NE(parseError(std::string(kHead) + "a nan 0 1\n").find("threshold"),
+            std::string::npos);
+}
+
+TEST(CalibrationTable, HeaderIsRequired) {
+  EXPECT_EQ(parseError("a 1 0 1\n").rfind("t.calib:1: error: not a kiln "
+                                          "calibration table",
+                                          0),
+            0u);
+  EXPECT_NE(parseError("# kiln calibration table v2\na 1 0 1\n")
+                .find("unsupported calibration table version 'v2'"),
+            std::string::npos);
+  EXPECT_NE(parseError("").find("empty file"), std::string::npos);
+  // Comments and blank lines anywhere after the header are fine.
+  std::map<std::string, TensorRange> table;
+  EXPECT_EQ(parseCalibrationTable(
+                "\n" + std::string(kHead) + "# x\n\n  a  1.5  -1  1.5  \n# y\n",
+                "t.calib", table),
+            "");
+  ASSERT_EQ(table.size(), 1u);
+  EXPECT_EQ(table["a"].threshold, 1.5);
+}
+
+TEST(CalibrationTable, ReadMissingFileNamesIt) {
+  std::map<std::string, TensorRange> table;
+  const std::string err = readCalibrationTable("/nonexistent/x.calib", table);
+  EXPECT_EQ(err.rfind("/nonexistent/x.calib: error: cannot open", 0), 0u)
+      << err;
+}
+
+TEST(CalibrationTable, WriterRejectsUnwritableNames) {
+  std::string error;
+  formatCalibrationTable({{"#a", {1, 0, 1}}}, {}, error);
+  EXPECT_NE(error.find("'#a'"), std::string::npos);
+  formatCalibrationTable({{"a", {1, 0, 1}}, {"a", {1, 0, 1}}}, {}, error);
+  EXPECT_NE(error.find("twice"), std::string::npos);
+}
+
+TEST(Thresholds, MinMax) {
+  EXPECT_EQ(minmaxThreshold(-3, 2), 3);
+  EXPECT_EQ(minmaxThreshold(-1, 4), 4);
+  auto r = calibrate(CalibMethod::MinMax, {-0.5f, 2.0f, -7.25f, 1.0f}, 2);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].range.min, -7.25);
+  EXPECT_EQ(r[0].range.max, 2.0);
+  EXPECT_EQ(r[0].range.threshold, 7.25);
+}
+
+TEST(Thresholds, PercentileOfUniform) {
+  // |x| uniform on [0, 1]: the p-th percentile is p / 100.
+  std::vector<float> v(200000);
+  std::mt19937 gen(1);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (float &x : v)
+    x = u(gen);
+  for (double p : {50.0, 90.0, 99.0, 99.9}) {
+    auto r = calibrate(CalibMethod::Percentile, v, 4, p);
+    std::printf("percentile %g of |U(-1,1)|: %.6f\n", p, r[0].range.threshold);
+    EXPECT_NEAR(r[0].range.threshold, p / 100, 0.005);
+  }
+  // 100 is the full range.
+  auto r = calibrate(CalibMethod::Percentile, v, 4, 100);
+  EXPECT_DOUBLE_EQ(r[0].range.threshold, minmaxThreshold(r[0].range.min,
+                                                         r[0].range.max));
+}
+
+TEST(Thresholds, PercentileOfHistogram) {
+  // 10 counts in bin 0, 10 in bin 3 (width 1): the 75th percentile is half
+  // way through bin 3.
+  std::vector<uint64_t> hist = {10, 0, 0, 10};
+  EXPECT_DOUBLE_EQ(percentileThreshold(hist, 1.0, 75), 3.5);
+  EXPECT_DOUBLE_EQ(percentileThreshold(hist, 1.0, 25), 0.5);
+  EXPECT_DOUBLE_EQ(percentileThreshold(hist, 1.0, 100), 4.0);
+}
+
+TEST(Thresholds, KlClipsOutliersOfGaussian) {
+  // N(0, 1) with a handful of outliers at +-40: minmax keeps the outliers,
+  // KL clips near the bulk (TensorRT reports ~3.5-4 sigma for a gaussian).
+  auto v = gaussianWithOutliers(1 << 20, 8, 40.0f, 7);
+  auto mm = calibrate(CalibMethod::MinMax, v);
+  auto kl = calibrate(CalibMethod::KL, v);
+  auto pc = calibrate(CalibMethod::Percentile, v, 4, 99.99);
+  std::printf("gaussian+outliers: minmax %.4f  kl %.4f  percentile(99.99) "
+              "%.4f\n",
+              mm[0].range.threshold, kl[0].range.threshold,
+              pc[0].range.threshold);
+  EXPECT_DOUBLE_EQ(mm[0].range.threshold, 40.0);
+  EXPECT_LT(kl[0].range.threshold, mm[0].range.threshold);
+  EXPECT_GT(kl[0].range.threshold, 2.0);
+  EXPECT_LT(kl[0].range.threshold, 8.0);
+  // min and max are the true extremes whatever the method.
+  EXPECT_EQ(kl[0].range.min, -40.0);
+  EXPECT_EQ(kl[0].range.max, 40.0);
+  EXPECT_NEAR(pc[0].range.threshold, 3.89, 0.15); // 99.99% of |N(0,1)|
+}
+
+TEST(Thresholds, KlOfUniformKeepsTheRange) {
+  // A uniform distribution has no tail to clip: KL keeps (nearly) all of it.
+  std::vector<float> v(1 << 20);
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f);
+  for (float &x : v)
+    x = u(gen);
+  auto kl = calibrate(CalibMethod::KL, v);
+  std::printf("uniform(-2,2): kl %.4f\n", kl[0].range.threshold);
+  EXPECT_GT(kl[0].range.threshold, 1.8);
+  EXPECT_LE(kl[0].range.threshold, 2.0);
+}
+
+TEST(Thresholds, KlDivergence) {
+  EXPECT_DOUBLE_EQ(klDivergence({1, 1}, {2, 2}), 0.0);
+  EXPECT_NEAR(klDivergence({1, 0}, {1, 1}), std::log(2.0), 1e-12);
+  EXPECT_TRUE(std::isinf(klDivergence({1, 1}, {1, 0})));
+}
+
+TEST(Calibrator, TwoPassesAndHistogram) {
+  Calibrator c(CalibMethod::KL);
+  ASSERT_EQ(c.passes(), 2u);
+  std::vector<float> a = {-1, 0.5f, NAN}, b = {4, -2, INFINITY}, z = {0, 0};
+  for (unsigned pass = 0; pass < 2; ++pass) {
+    c.observe(pass, "t", a.data(), a.size());
+    c.observe(pass, "zero", z.data(), z.size());
+    c.observe(pass, "t", b.data(), b.size());
+  }
+  auto r = c.finish();
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].name, "t"); // first-observed order
+  EXPECT_EQ(r[0].range.min, -2);
+  EXPECT_EQ(r[0].range.max, 4);
+  EXPECT_LE(r[0].range.threshold, 4);
+  EXPECT_EQ(r[1].name, "zero");
+  EXPECT_EQ(r[1].range.threshold, 0);
+  const auto &h = c.histogram("t");
+  ASSERT_EQ(h.size(), 2048u);
+  uint64_t total = 0;
+  for (uint64_t n : h)
+    total += n;
+  EXPECT_EQ(total, 4u); // NaN and Inf left out
+  EXPECT_EQ(h[2047], 1u); // |4| = absmax lands in the last bin
+  EXPECT_DOUBLE_EQ(c.binWidth("t"), 4.0 / 2048);
+  EXPECT_EQ(Calibrator(CalibMethod::MinMax).passes(), 1u);
+}
+
+TEST(CalibrationConfig, TableAndAsymmetricKeys) {
+  namespace fs = std::filesystem;
+  const fs::path dir = tempPath("config");
+  fs::create_directories(dir / "samples");
+  writeText((dir / "m.onnx").string(), "");
+  writeText((dir / "samples/s0.npz").string(), "");
+  const std::string config = (dir / "c.yaml").string();
+  writeText(config, "model: m.onnx\n"
+                    "calibration:\n"
+                    "  samples: samples/*.npz\n"
+                    "  method: percentile\n"
+                    "  table: tables/m.calib\n"
+                    "  asymmetric: true\n");
+  kiln::config::DeployConfig c;
+  ASSERT_EQ(kiln::config::loadConfig(config, c), "");
+  EXPECT_EQ(c.calibration.table, (dir / "tables/m.calib").string());
+  EXPECT_TRUE(c.calibration.asymmetric);
+  EXPECT_EQ(c.calibration.method, CalibMethod::Percentile);
+
+  writeText(config, "model: m.onnx\ncalibration: {samples: samples/*.npz}\n");
+  ASSERT_EQ(kiln::config::loadConfig(config, c), "");
+  EXPECT_EQ(c.calibration.table, "");
+  EXPECT_FALSE(c.calibration.asymmetric);
+
+  writeText(config, "model: m.onnx\ncalibration:\n  asymmetric: 1\n");
+  EXPECT_EQ(kiln::config::loadConfig(config, c),
+            config + ":3:15: error: expected true or false for "
+                     "'calibration.asymmetric', got '1'");
+  writeText(config, "model: m.onnx\ncalibration:\n  table: [a]\n");
+  EXPECT_EQ(kiln::config::loadConfig(config, c),
+            config + ":3:10: error: expected a string for 'table', got a list");
+  writeText(config, "model: m.onnx\ncalibration:\n  tabel: x\n");
+  EXPECT_EQ(kiln::config::loadConfig(config, c),
+            config + ":3:3: error: unknown key 'tabel' in 'calibration' (did "
+                     "you mean 'table'?)");
+  fs::remove_all(dir);
+}

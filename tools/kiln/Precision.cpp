@@ -1,0 +1,101 @@
+#include "Precision.h"
+
+#include "kiln/Interpreter/TopInterpreter.h"
+#include "kiln/host/npz.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <glob.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+using namespace kiln;
+
+std::string cli::calibrationTablePath(const config::DeployConfig &cfg) {
+  if (!cfg.calibration.table.empty())
+    return cfg.calibration.table;
+  llvm::SmallString<256> path(llvm::sys::path::parent_path(cfg.config_path));
+  llvm::sys::path::append(path, "out", cfg.name + ".calib");
+  return std::string(path.str());
+}
+
+std::vector<std::string> cli::globSorted(const std::string &pattern) {
+  std::vector<std::string> files;
+  glob_t matches{};
+  if (glob(pattern.c_str(), 0, nullptr, &matches) == 0)
+    for (size_t i = 0; i < matches.gl_pathc; ++i)
+      files.push_back(matches.gl_pathv[i]); // glob sorts without GLOB_NOSORT
+  globfree(&matches);
+  return files;
+}
+
+std::vector<std::string> cli::observationInputs(const config::DeployConfig &cfg, size_t most) {
+  std::vector<std::string> files;
+  if (!cfg.calibration.samples.empty())
+    files = globSorted(cfg.calibration.samples);
+  if (files.empty() && cfg.verify.enabled) {
+    llvm::SmallString<256> input(llvm::sys::path::parent_path(cfg.verify.reference));
+    llvm::sys::path::append(input, "input.npz");
+    if (llvm::sys::fs::exists(input))
+      files.push_back(std::string(input.str()));
+  }
+  if (files.size() > most)
+    files.resize(most);
+  return files;
+}
+
+std::optional<std::map<std::string, Range>>
+cli::observeRanges(const config::DeployConfig &cfg, ModuleOp module) {
+  std::map<std::string, Range> ranges;
+  std::vector<std::string> files = observationInputs(cfg, 4);
+  if (files.empty()) {
+    std::fprintf(stderr,
+                 "kiln: warning: no calibration samples or verify input to observe ranges "
+                 "with; the f16 overflow policy sees none\n");
+    return ranges;
+  }
+  auto observe = [&](const std::string &name, const std::vector<float> &data) {
+    auto [it, fresh] = ranges.try_emplace(name);
+    Range &r = it->second;
+    for (float x : data) {
+      if (!std::isfinite(x))
+        continue;
+      if (fresh) {
+        r.min = r.max = x;
+        fresh = false;
+      }
+      r.min = std::min<double>(r.min, x);
+      r.max = std::max<double>(r.max, x);
+    }
+    r.threshold = r.absMax();
+  };
+  for (const std::string &file : files) {
+    std::vector<host::Array> arrays;
+    if (auto err = host::readNpz(file, arrays); !err.empty()) {
+      std::fprintf(stderr, "kiln: error: %s\n", err.c_str());
+      return std::nullopt;
+    }
+    interp::TensorMap inputs, outputs, all;
+    for (const host::Array &a : arrays) {
+      interp::Tensor t;
+      t.shape = a.shape;
+      t.data = a.toF32();
+      observe(a.name, t.data);
+      inputs[a.name] = std::move(t);
+    }
+    bool ok = true;
+    module.walk([&](func::FuncOp func) {
+      ok = ok && succeeded(interp::runTop(func, inputs, outputs, &all));
+    });
+    if (!ok)
+      return std::nullopt;
+    for (const auto &[name, t] : all)
+      observe(name, t.data);
+  }
+  return ranges;
+}

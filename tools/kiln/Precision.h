@@ -1,0 +1,36 @@
+// Precision support of `kiln compile`: where the calibration table is, and
+// the ranges one interpreter run observes when there is none.
+#ifndef KILN_TOOLS_KILN_PRECISION_H
+#define KILN_TOOLS_KILN_PRECISION_H
+
+#include "kiln/Config/Config.h"
+#include "kiln/Support/Precision.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kiln::cli {
+/// calibration.table, else <config dir>/out/<name>.calib (where `kiln
+/// calibrate` writes by default).
+std::string calibrationTablePath(const config::DeployConfig &cfg);
+
+/// The files a glob matches, sorted.
+std::vector<std::string> globSorted(const std::string &pattern);
+
+/// Inputs to observe ranges with: the first calibration samples, else the
+/// verify reference's inputs (input.npz beside it). Empty if neither exists.
+std::vector<std::string> observationInputs(const config::DeployConfig &cfg, size_t most);
+
+/// Min/max of every Top value (and net input) over observationInputs, by
+/// ONNX name, so the F16 overflow policy sees real magnitudes without a
+/// calibration table. Warns and returns an empty map without inputs; fails
+/// (after a diagnostic) if the interpreter does.
+std::optional<std::map<std::string, Range>> observeRanges(const config::DeployConfig &cfg,
+                                                          mlir::ModuleOp module);
+} // namespace kiln::cli
+
+#endif

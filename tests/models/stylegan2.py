@@ -91,6 +91,10 @@ GROUPED_DECONV_FILTER = [False]
 # zero-insertion Reshape/Pad/Reshape, Pad, crop Slice, depthwise Conv), the
 # graph stylegan2-ada-pytorch exports without its CUDA plugin.
 UPFIRDN_REF = [False]
+# --style-bias: the affine layers' bias init. 1 is stylegan2's; a trained
+# generator's styles reach magnitudes near 10, where the demodulation's sum of
+# squared modulated weights exceeds f16's 65504 (the DragGAN port's overflow).
+STYLE_BIAS = [1.0]
 
 
 # ---------------------------------------------------------------- ops
@@ -281,7 +285,7 @@ class SynthesisLayer(nn.Module):
         super().__init__()
         self.resolution, self.up = resolution, up
         self.padding = kernel_size // 2
-        self.affine = FullyConnectedLayer(w_dim, in_channels, bias_init=1)
+        self.affine = FullyConnectedLayer(w_dim, in_channels, bias_init=STYLE_BIAS[0])
         self.weight = nn.Parameter(torch.randn([out_channels, in_channels, kernel_size, kernel_size]))
         self.register_buffer("noise_const", torch.randn([resolution, resolution]))
         self.noise_strength = nn.Parameter(torch.zeros([]))
@@ -490,6 +494,8 @@ def main():
     parser.add_argument("--res", type=int, choices=(64, 256), default=64)
     parser.add_argument("--noise", choices=("const", "random", "none"), default="const")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--style-bias", type=float, default=1.0,
+                        help="affine bias init of the synthesis convs (trained-like: 12)")
     parser.add_argument("--psi", type=float, default=0.7, help="truncation_psi")
     parser.add_argument("--part", choices=("synthesis", "mapping"), default="synthesis")
     parser.add_argument("--deconv-filter", choices=("transpose", "grouped"), default="transpose",
@@ -502,6 +508,7 @@ def main():
     args = parser.parse_args()
     GROUPED_DECONV_FILTER[0] = args.deconv_filter == "grouped"
     UPFIRDN_REF[0] = args.upfirdn == "ref"
+    STYLE_BIAS[0] = args.style_bias
     os.makedirs(args.out, exist_ok=True)
     torch.set_grad_enabled(False)
 

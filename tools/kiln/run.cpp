@@ -5,6 +5,8 @@
 // Runs the bmodel through the runtime core on the cmodel.
 #include "Commands.h"
 
+#include "kiln/abi/chip.h"
+#include "kiln/abi/quant.h"
 #include "kiln/cmodel/device.h"
 #include "kiln/host/npz.h"
 #include "kiln/rt/runtime.hpp"
@@ -12,6 +14,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <memory>
 
 using namespace kiln;
@@ -21,12 +25,26 @@ std::vector<int64_t> shapeOf(const kiln_tensor_info &info) {
   return std::vector<int64_t>(info.shape, info.shape + info.ndim);
 }
 
-/// Reads a net tensor as f32 into an npz array.
+/// Reads a net tensor into an npz array as f32 (INT8 dequantized).
 kiln_status readTensor(const kiln_net *net, const kiln_tensor_info &info,
                        bool output, uint32_t index, host::Array &out) {
-  std::vector<float> data(info.bytes / sizeof(float));
-  kiln_status st = output ? kiln_net_get_output(net, index, data.data(), info.bytes)
-                          : kiln_net_read_tensor(net, index, data.data(), info.bytes);
+  std::vector<uint8_t> raw(info.bytes);
+  kiln_status st = output ? kiln_net_get_output(net, index, raw.data(), info.bytes)
+                          : kiln_net_read_tensor(net, index, raw.data(), info.bytes);
+  const uint32_t size = kiln_dtype_bytes(info.dtype);
+  std::vector<float> data(size ? info.bytes / size : 0);
+  for (size_t i = 0; i < data.size(); ++i) {
+    const uint8_t *p = raw.data() + i * size;
+    uint16_t h;
+    switch (info.dtype) {
+    case KILN_DTYPE_F16: std::memcpy(&h, p, 2); data[i] = kiln_f16_to_f32(h); break;
+    case KILN_DTYPE_BF16: std::memcpy(&h, p, 2); data[i] = kiln_bf16_to_f32(h); break;
+    case KILN_DTYPE_INT8:
+      data[i] = kiln_dequantize_i8(int8_t(*p), info.scale, info.zero_point);
+      break;
+    default: std::memcpy(&data[i], p, sizeof(float)); break;
+    }
+  }
   out = host::Array::fromF32(info.name, shapeOf(info), data.data());
   return st;
 }
@@ -118,13 +136,21 @@ int kiln::cli::runMain(const Args &args) {
     outputs.emplace_back();
     readTensor(net.handle(), info, true, i, outputs.back());
   }
+  // Several chip tensors may carry one ONNX name (an op lowered to a chain,
+  // the last of which holds its result): the last one in net order wins.
+  std::map<std::string, size_t> byName;
   if (allTensors)
     for (uint32_t i = 0; i < kiln_net_tensor_count(net.handle()); ++i) {
       kiln_tensor_info info;
       kiln_net_tensor_info(net.handle(), i, &info);
-      outputs.emplace_back();
-      readTensor(net.handle(), info, false, i, outputs.back());
-      outputs.back().name = "tensor:" + outputs.back().name;
+      host::Array array;
+      readTensor(net.handle(), info, false, i, array);
+      array.name = "tensor:" + array.name;
+      auto [it, fresh] = byName.try_emplace(array.name, outputs.size());
+      if (fresh)
+        outputs.push_back(std::move(array));
+      else
+        outputs[it->second] = std::move(array);
     }
   if (auto err = host::writeNpz(outPath, outputs); !err.empty())
     return fail(err);

@@ -22,6 +22,27 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
+/// The largest calibrated magnitude among an op's result and operands, and
+/// which of them it is ("result" or "input N").
+std::pair<double, std::string> largestMagnitude(Operation *op) {
+  double largest = 0;
+  std::string what;
+  if (auto r = calibratedRange(op)) {
+    largest = r->absMax();
+    what = "result";
+  }
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    Operation *def = v.getDefiningOp();
+    if (!def || isa<top::WeightOp>(def))
+      continue;
+    if (auto r = calibratedRange(def); r && r->absMax() > largest) {
+      largest = r->absMax();
+      what = "input " + std::to_string(i);
+    }
+  }
+  return {largest, what};
+}
+
 struct AssignPrecisionPass
     : public top::impl::TopAssignPrecisionBase<AssignPrecisionPass> {
   using TopAssignPrecisionBase::TopAssignPrecisionBase;
@@ -56,9 +77,11 @@ struct AssignPrecisionPass
         used[name] = true;
         reason = "qtable";
       } else if (mode == "f16") {
-        if (auto range = calibratedRange(op); range && range->absMax() > f16Limit) {
+        // The op must neither produce nor read a value f16 cannot hold.
+        auto [largest, what] = largestMagnitude(op);
+        if (largest > f16Limit) {
           dtype = "f32";
-          reason = llvm::formatv("|x| reaches {0:g} > f16 limit {1:g}", range->absMax(),
+          reason = llvm::formatv("{0} reaches |x| = {1:g} > f16 limit {2:g}", what, largest,
                                  f16Limit.getValue());
         }
       }

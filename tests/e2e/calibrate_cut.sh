@@ -36,11 +36,13 @@ EOF
   grep -q "calibrate \[#*\] 16/16 samples" "$work/calibrate_$method.err"
 done
 
-# The f32 net and a dump of every tensor it keeps in DDR.
+# The f32 net without layer groups (every op's result goes through DDR) and a
+# dump of all its tensors.
 cat > "$work/f32.yaml" <<EOF
 model: $dir/model.onnx
 name: resnet_style_f32
 quantize: f32
+layer_group: {enabled: false}
 EOF
 "$kiln" compile "$work/f32.yaml" -o "$work/f32.bmodel" > /dev/null
 "$kiln" run "$work/f32.bmodel" --input "$dir/input.npz" --output "$work/run.npz" \
@@ -68,6 +70,7 @@ with np.load(sys.argv[3]) as run:
     dumped = {n[len("tensor:"):] if n.startswith("tensor:") else n for n in run.files}
 missing = sorted(dumped - kl.keys())
 assert not missing, "tensors of the compiled net missing from the table: %s" % missing
+assert len(kl) == len(dumped), (sorted(kl), sorted(dumped))
 assert "input" in kl and "logits" in kl
 clipped = 0
 for name, (th, lo, hi) in kl.items():

@@ -233,6 +233,19 @@ TEST(Thresholds, KlOfUniformKeepsTheRange) {
   EXPECT_LE(kl[0].range.threshold, 2.0);
 }
 
+TEST(Thresholds, KlNeedsAPopulatedHistogram) {
+  // 160 values (16 samples of 10 logits) over 2048 bins: keep the range.
+  auto few = gaussianWithOutliers(160, 2, 5.0f, 11);
+  auto kl = calibrate(CalibMethod::KL, few, 16);
+  EXPECT_DOUBLE_EQ(kl[0].range.threshold, 5.0);
+  // 8192 values are enough.
+  auto enough = gaussianWithOutliers(8192, 2, 40.0f, 11);
+  kl = calibrate(CalibMethod::KL, enough, 16);
+  std::printf("8192 values of N(0,1) + outliers at 40: kl %.4f\n",
+              kl[0].range.threshold);
+  EXPECT_LT(kl[0].range.threshold, 40.0);
+}
+
 TEST(Thresholds, KlDivergence) {
   EXPECT_DOUBLE_EQ(klDivergence({1, 1}, {2, 2}), 0.0);
   EXPECT_NEAR(klDivergence({1, 0}, {1, 1}), std::log(2.0), 1e-12);

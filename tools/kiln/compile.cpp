@@ -1,7 +1,11 @@
 // kiln compile CONFIG.yaml [-o OUT.bmodel] [--emit-top] [--emit-tpu]
+//   [--compare-all] [--no-verify]
+// With `verify:` in the config the compiled net is checked at every level
+// (tools/kiln/Verify.h) unless --no-verify.
 #include "Commands.h"
 
 #include "Precision.h"
+#include "Verify.h"
 
 #include "kiln/Calibration/CalibrationTable.h"
 #include "kiln/Codegen/Codegen.h"
@@ -32,6 +36,7 @@ namespace {
 struct Options {
   std::string config, output;
   bool emitTop = false, emitTpu = false;
+  bool compareAll = false, noVerify = false;
 };
 
 std::string dtypeName(config::DType d) { return config::toString(d); }
@@ -118,6 +123,10 @@ int kiln::cli::compileMain(const Args &args) {
       opt.emitTop = true;
     else if (args[i] == "--emit-tpu")
       opt.emitTpu = true;
+    else if (args[i] == "--compare-all")
+      opt.compareAll = true;
+    else if (args[i] == "--no-verify")
+      opt.noVerify = true;
     else if (!args[i].empty() && args[i][0] == '-')
       return fail("compile: unknown option '" + args[i] + "'");
     else
@@ -168,9 +177,20 @@ int kiln::cli::compileMain(const Args &args) {
     if (int rc = annotateModule(cfg, *module, pipeline); rc != 0)
       return rc;
   }
+  // Verification runs the Top IR lowering starts from and the Tpu IR before
+  // layer groups.
+  OwningOpRef<ModuleOp> topIR, tpuIR;
+  if (cfg.verify.enabled)
+    topIR = module->clone();
+  PassManager lower(&ctx);
+  addPrecisionPipeline(lower, pipeline);
+  addTpuLoweringPipeline(lower, pipeline);
+  if (failed(lower.run(*module)))
+    return 1;
+  if (cfg.verify.enabled)
+    tpuIR = module->clone();
   PassManager pm(&ctx);
-  addPrecisionPipeline(pm, pipeline);
-  addTpuPipeline(pm, pipeline);
+  addTpuBackendPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;
   if (opt.emitTpu) {
@@ -190,5 +210,11 @@ int kiln::cli::compileMain(const Args &args) {
                   .count();
   printSummary(*net, ops, ms, cfg.output, dtypeName(cfg.quantize));
   printPrecisionReport(*module);
+  if (cfg.verify.enabled && !opt.noVerify) {
+    VerifyOptions verify;
+    verify.compareAll = opt.compareAll;
+    verify.dtype = dtypeName(cfg.quantize);
+    return verifyLevels(cfg, *topIR, *tpuIR, bytes, verify);
+  }
   return 0;
 }

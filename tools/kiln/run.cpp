@@ -4,6 +4,7 @@
 // change); the stats then show what the residency manager saved.
 // Runs the bmodel through the runtime core on the cmodel.
 #include "Commands.h"
+#include "NetIo.h"
 
 #include "kiln/abi/chip.h"
 #include "kiln/abi/quant.h"
@@ -20,35 +21,6 @@
 
 using namespace kiln;
 
-namespace {
-std::vector<int64_t> shapeOf(const kiln_tensor_info &info) {
-  return std::vector<int64_t>(info.shape, info.shape + info.ndim);
-}
-
-/// Reads a net tensor into an npz array as f32 (INT8 dequantized).
-kiln_status readTensor(const kiln_net *net, const kiln_tensor_info &info,
-                       bool output, uint32_t index, host::Array &out) {
-  std::vector<uint8_t> raw(info.bytes);
-  kiln_status st = output ? kiln_net_get_output(net, index, raw.data(), info.bytes)
-                          : kiln_net_read_tensor(net, index, raw.data(), info.bytes);
-  const uint32_t size = kiln_dtype_bytes(info.dtype);
-  std::vector<float> data(size ? info.bytes / size : 0);
-  for (size_t i = 0; i < data.size(); ++i) {
-    const uint8_t *p = raw.data() + i * size;
-    uint16_t h;
-    switch (info.dtype) {
-    case KILN_DTYPE_F16: std::memcpy(&h, p, 2); data[i] = kiln_f16_to_f32(h); break;
-    case KILN_DTYPE_BF16: std::memcpy(&h, p, 2); data[i] = kiln_bf16_to_f32(h); break;
-    case KILN_DTYPE_INT8:
-      data[i] = kiln_dequantize_i8(int8_t(*p), info.scale, info.zero_point);
-      break;
-    default: std::memcpy(&data[i], p, sizeof(float)); break;
-    }
-  }
-  out = host::Array::fromF32(info.name, shapeOf(info), data.data());
-  return st;
-}
-} // namespace
 
 int kiln::cli::runMain(const Args &args) {
   std::string model, inPath, outPath, statsPath;
@@ -93,23 +65,8 @@ int kiln::cli::runMain(const Args &args) {
   if (kiln_status st = net.load(runtime, file.data(), file.size(), 0); st != KILN_OK)
     return fail(model + ": cannot load bmodel: " + kiln_status_str(st));
 
-  for (uint32_t i = 0; i < kiln_net_input_count(net.handle()); ++i) {
-    kiln_tensor_info info;
-    kiln_net_input_info(net.handle(), i, &info);
-    const host::Array *found = nullptr;
-    for (const auto &a : inputs)
-      if (a.name == info.name)
-        found = &a;
-    if (!found)
-      return fail(inPath + ": no array named '" + info.name + "' for the model input");
-    if (found->shape != shapeOf(info))
-      return fail(inPath + ": array '" + info.name + "' has the wrong shape");
-    std::vector<float> data = found->toF32();
-    if (kiln_status st = kiln_net_set_input(net.handle(), i, data.data(),
-                                            data.size() * sizeof(float));
-        st != KILN_OK)
-      return fail(std::string("set input: ") + kiln_status_str(st));
-  }
+  if (auto err = setInputs(net.handle(), inputs, inPath); !err.empty())
+    return fail(err);
 
   auto start = std::chrono::steady_clock::now();
   kiln_run_stats runStats{};
@@ -129,29 +86,7 @@ int kiln::cli::runMain(const Args &args) {
                       .count() /
                   repeat;
 
-  std::vector<host::Array> outputs;
-  for (uint32_t i = 0; i < kiln_net_output_count(net.handle()); ++i) {
-    kiln_tensor_info info;
-    kiln_net_output_info(net.handle(), i, &info);
-    outputs.emplace_back();
-    readTensor(net.handle(), info, true, i, outputs.back());
-  }
-  // Several chip tensors may carry one ONNX name (an op lowered to a chain,
-  // the last of which holds its result): the last one in net order wins.
-  std::map<std::string, size_t> byName;
-  if (allTensors)
-    for (uint32_t i = 0; i < kiln_net_tensor_count(net.handle()); ++i) {
-      kiln_tensor_info info;
-      kiln_net_tensor_info(net.handle(), i, &info);
-      host::Array array;
-      readTensor(net.handle(), info, false, i, array);
-      array.name = "tensor:" + array.name;
-      auto [it, fresh] = byName.try_emplace(array.name, outputs.size());
-      if (fresh)
-        outputs.push_back(std::move(array));
-      else
-        outputs[it->second] = std::move(array);
-    }
+  std::vector<host::Array> outputs = readOutputs(net.handle(), allTensors);
   if (auto err = host::writeNpz(outPath, outputs); !err.empty())
     return fail(err);
 

@@ -197,7 +197,11 @@ std::vector<NamedRange> Calibrator::finish() const {
       const double absmax = minmaxThreshold(s.min, s.max);
       r.range.threshold = absmax;
       if (!s.hist.empty() && s.binWidth > 0) {
-        if (method_ == config::CalibMethod::KL)
+        uint64_t count = 0;
+        for (uint64_t c : s.hist)
+          count += c;
+        if (method_ == config::CalibMethod::KL &&
+            count >= 4 * uint64_t(bins_))
           r.range.threshold = klThreshold(s.hist, s.binWidth, levels_);
         else if (method_ == config::CalibMethod::Percentile)
           r.range.threshold =

@@ -36,6 +36,10 @@ void kiln::addTpuLoweringPipeline(PassManager &pm, const PipelineOptions &option
 
 void kiln::addTpuPipeline(PassManager &pm, const PipelineOptions &options) {
   addTpuLoweringPipeline(pm, options);
+  addTpuBackendPipeline(pm, options);
+}
+
+void kiln::addTpuBackendPipeline(PassManager &pm, const PipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(
       tpu::createLayerGroupPass(options.maxGroupOps, options.layerGroups));
   pm.addPass(tpu::createAddressAssignPass());

@@ -118,7 +118,10 @@ double klDivergence(const std::vector<double> &p, const std::vector<double> &q);
 ///       for (each sample) for (each tensor) c.observe(pass, name, data, n);
 ///     std::vector<NamedRange> table = c.finish();
 ///
-/// NaN and infinite values are left out of every statistic.
+/// NaN and infinite values are left out of every statistic. A KL threshold
+/// needs a populated histogram: a tensor with fewer than 4 * `bins` values
+/// over all samples (a classifier's logits, a pooled vector) keeps
+/// max(|min|, |max|) instead, as the divergence of a sparse histogram is noise.
 class Calibrator {
 public:
   explicit Calibrator(config::CalibMethod method, double percentile = 99.99,

@@ -31,6 +31,9 @@ void addPrecisionPipeline(mlir::PassManager &pm, const PipelineOptions &options)
 /// the Tpu interpreter runs.
 void addTpuLoweringPipeline(mlir::PassManager &pm, const PipelineOptions &options);
 
+/// Layer groups and DDR addresses on lowered Tpu IR.
+void addTpuBackendPipeline(mlir::PassManager &pm, const PipelineOptions &options);
+
 /// Lowering to Tpu, layer groups and DDR addresses.
 void addTpuPipeline(mlir::PassManager &pm, const PipelineOptions &options);
 

@@ -1,0 +1,87 @@
+#include "NetIo.h"
+
+#include "kiln/abi/chip.h"
+#include "kiln/abi/quant.h"
+
+#include <cstring>
+#include <map>
+
+using namespace kiln;
+
+namespace {
+std::vector<int64_t> shapeOf(const kiln_tensor_info &info) {
+  return std::vector<int64_t>(info.shape, info.shape + info.ndim);
+}
+
+/// Reads a net tensor into an npz array as f32 (INT8 dequantized).
+kiln_status readTensor(const kiln_net *net, const kiln_tensor_info &info, bool output,
+                       uint32_t index, host::Array &out) {
+  std::vector<uint8_t> raw(info.bytes);
+  kiln_status st = output ? kiln_net_get_output(net, index, raw.data(), info.bytes)
+                          : kiln_net_read_tensor(net, index, raw.data(), info.bytes);
+  const uint32_t size = kiln_dtype_bytes(info.dtype);
+  std::vector<float> data(size ? info.bytes / size : 0);
+  for (size_t i = 0; i < data.size(); ++i) {
+    const uint8_t *p = raw.data() + i * size;
+    uint16_t h;
+    switch (info.dtype) {
+    case KILN_DTYPE_F16: std::memcpy(&h, p, 2); data[i] = kiln_f16_to_f32(h); break;
+    case KILN_DTYPE_BF16: std::memcpy(&h, p, 2); data[i] = kiln_bf16_to_f32(h); break;
+    case KILN_DTYPE_INT8:
+      data[i] = kiln_dequantize_i8(int8_t(*p), info.scale, info.zero_point);
+      break;
+    default: std::memcpy(&data[i], p, sizeof(float)); break;
+    }
+  }
+  out = host::Array::fromF32(info.name, shapeOf(info), data.data());
+  return st;
+}
+} // namespace
+
+std::string cli::setInputs(kiln_net *net, const std::vector<host::Array> &inputs,
+                           const std::string &source) {
+  for (uint32_t i = 0; i < kiln_net_input_count(net); ++i) {
+    kiln_tensor_info info;
+    kiln_net_input_info(net, i, &info);
+    const host::Array *found = nullptr;
+    for (const auto &a : inputs)
+      if (a.name == info.name)
+        found = &a;
+    if (!found)
+      return source + ": no array named '" + info.name + "' for the model input";
+    if (found->shape != shapeOf(info))
+      return source + ": array '" + info.name + "' has the wrong shape";
+    std::vector<float> data = found->toF32();
+    if (kiln_status st = kiln_net_set_input(net, i, data.data(), data.size() * sizeof(float));
+        st != KILN_OK)
+      return std::string("set input: ") + kiln_status_str(st);
+  }
+  return "";
+}
+
+std::vector<host::Array> cli::readOutputs(const kiln_net *net, bool allTensors) {
+  std::vector<host::Array> outputs;
+  for (uint32_t i = 0; i < kiln_net_output_count(net); ++i) {
+    kiln_tensor_info info;
+    kiln_net_output_info(net, i, &info);
+    outputs.emplace_back();
+    readTensor(net, info, true, i, outputs.back());
+  }
+  // Several chip tensors may carry one ONNX name (an op lowered to a chain,
+  // the last of which holds its result): the last one in net order wins.
+  std::map<std::string, size_t> byName;
+  if (allTensors)
+    for (uint32_t i = 0; i < kiln_net_tensor_count(net); ++i) {
+      kiln_tensor_info info;
+      kiln_net_tensor_info(net, i, &info);
+      host::Array array;
+      readTensor(net, info, false, i, array);
+      array.name = "tensor:" + array.name;
+      auto [it, fresh] = byName.try_emplace(array.name, outputs.size());
+      if (fresh)
+        outputs.push_back(std::move(array));
+      else
+        outputs[it->second] = std::move(array);
+    }
+  return outputs;
+}

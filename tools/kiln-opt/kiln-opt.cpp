@@ -10,7 +10,7 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   registry.insert<mlir::func::FuncDialect, kiln::top::TopDialect,
-                  kiln::tpu::TpuDialect>();
+                  kiln::tpu::TpuDialect, mlir::quant::QuantizationDialect>();
   kiln::top::registerTopPasses();
   kiln::tpu::registerTpuPasses();
   mlir::registerCanonicalizerPass();

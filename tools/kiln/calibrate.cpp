@@ -74,6 +74,7 @@ public:
                  tty_ ? "\x1b[K" : "\n");
     std::fflush(stderr);
   }
+  bool interactive() const { return tty_; }
   void finish() {
     if (tty_)
       std::fputc('\n', stderr);
@@ -222,7 +223,8 @@ int kiln::cli::calibrateMain(const Args &args) {
   const unsigned passes = calibrator.passes();
   Progress progress(samples.size(), passes);
   for (unsigned pass = 0; pass < passes; ++pass) {
-    progress.update(0, pass);
+    if (progress.interactive())
+      progress.update(0, pass);
     for (size_t s = 0; s < samples.size(); ++s) {
       interp::TensorMap inputs, outputs, values;
       std::string error;

@@ -1,0 +1,41 @@
+// RUN: kiln-opt %s -split-input-file -tpu-apply-precision | FileCheck %s
+
+// F16: the filter becomes an f16 weight, the bias stays f32 (f32
+// accumulation), casts meet the f32 net boundary on both sides.
+// CHECK-LABEL: func.func @f16_conv
+// CHECK: %[[IN:.*]] = tpu.cast %arg0 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf16>
+// CHECK: %[[W:.*]] = top.weight {{.*}} : tensor<2x2x1x1xf16>
+// CHECK: %[[C:.*]] = tpu.conv2d %[[IN]], %[[W]], %{{.*}} : (tensor<1x2x4x4xf16>, tensor<2x2x1x1xf16>, tensor<2xf32>) -> tensor<1x2x4x4xf16>
+// CHECK: %[[OUT:.*]] = tpu.cast %[[C]] {{.*}}-> tensor<1x2x4x4xf32>
+// CHECK: return %[[OUT]]
+func.func @f16_conv(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %w = top.weight {value = dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]]]> : tensor<2x2x1x1xf32>} : tensor<2x2x1x1xf32>
+  %b = top.weight {value = dense<[0.5, -0.5]> : tensor<2xf32>} : tensor<2xf32>
+  %c = tpu.conv2d %arg0, %w, %b {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false, kiln.dtype = "f16"} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32> loc("conv")
+  return %c : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// INT8: the input is quantized with its calibrated threshold (1.27 / 127),
+// the filter per output channel (max |w| / 127: 2/127 and 4/127), the bias
+// joins the multiplier and shift in the requantization table, and the result
+// takes the op's own range (2.54 / 127). A division has no INT8 arithmetic:
+// it runs in F16 and the report says so.
+// CHECK: kiln.precision_report = ["div: f16 (no INT8 div)"]
+// CHECK-LABEL: func.func @int8_conv
+// CHECK: %[[IN:.*]] = tpu.cast %arg0 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4x!quant.uniform<i8:f32, 1.000000e-02>>
+// CHECK: %[[W:.*]] = top.weight {value = dense<{{\[\[\[\[}}64]], {{\[\[}}127]]], {{\[\[\[}}-127]], {{\[\[}}95]]]]> : tensor<2x2x1x1xi8>} : tensor<2x2x1x1x!quant.uniform<i8:f32:0, {0.015748031496062992,0.031496062992125984}>>
+// CHECK: %[[T:.*]] = top.weight {value = dense<{{\[\[}}3175, 1082196484, 37], [-1588, 1082196484, 36]]> : tensor<2x3xi32>} : tensor<2x3xi32>
+// CHECK: %[[C:.*]] = tpu.conv2d %[[IN]], %[[W]], %[[T]] {{.*}} -> tensor<1x2x4x4x!quant.uniform<i8:f32, 2.000000e-02>>
+// CHECK: %[[D:.*]] = tpu.cast %[[C]] {{.*}}-> tensor<1x2x4x4xf16>
+// CHECK: tpu.eltwise %[[D]], %[[D]] {{.*}}kind = 5 : i32} : (tensor<1x2x4x4xf16>, tensor<1x2x4x4xf16>) -> tensor<1x2x4x4xf16>
+module {
+func.func @int8_conv(%arg0: tensor<1x2x4x4xf32> {kiln.calib = array<f64: 1.27, -1.27, 1.0>, kiln.name = "input"}) -> tensor<1x2x4x4xf32> {
+  %w = top.weight {value = dense<[[[[1.0]], [[2.0]]], [[[-4.0]], [[3.0]]]]> : tensor<2x2x1x1xf32>} : tensor<2x2x1x1xf32>
+  %b = top.weight {value = dense<[0.5, -0.5]> : tensor<2xf32>} : tensor<2xf32>
+  %c = tpu.conv2d %arg0, %w, %b {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false, kiln.dtype = "int8", kiln.calib = array<f64: 2.54, -2.54, 2.54>, kiln.final} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32> loc("conv")
+  %d = tpu.eltwise %c, %c {kind = 5 : i32, do_relu = false, kiln.dtype = "int8", kiln.calib = array<f64: 1.0, 0.0, 1.0>, kiln.final} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("div")
+  return %d : tensor<1x2x4x4xf32>
+}
+}

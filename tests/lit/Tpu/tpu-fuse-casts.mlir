@@ -1,0 +1,34 @@
+// RUN: kiln-opt %s -split-input-file -tpu-fuse-casts | FileCheck %s
+
+// f16 -> f32 -> f16 is the f16 value itself; f16 -> f32 -> bf16 reads the
+// f16 value directly; two equal casts of one value become one.
+// CHECK-LABEL: func.func @float_pairs
+// CHECK-NEXT: %[[W:.*]] = tpu.cast %arg0 : (tensor<4xf16>) -> tensor<4xf32>
+// CHECK-NEXT: %[[B:.*]] = tpu.cast %arg0 : (tensor<4xf16>) -> tensor<4xbf16>
+// CHECK-NEXT: return %arg0, %[[B]], %[[W]], %[[W]]
+func.func @float_pairs(%arg0: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = tpu.cast %arg0 : (tensor<4xf16>) -> tensor<4xf32>
+  %1 = tpu.cast %0 : (tensor<4xf32>) -> tensor<4xf16>
+  %2 = tpu.cast %0 : (tensor<4xf32>) -> tensor<4xbf16>
+  %3 = tpu.cast %arg0 : (tensor<4xf16>) -> tensor<4xf32>
+  return %1, %2, %0, %3 : tensor<4xf16>, tensor<4xbf16>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A QDQ model dequantizes and quantizes again: with equal parameters that is
+// nothing, with others one requantization (0.02 / 0.04 = 2^30 / 2^31).
+// f32 -> f16 -> f32 rounds, so it stays.
+// CHECK-LABEL: func.func @int8_pairs
+// CHECK-NEXT: %[[R:.*]] = tpu.cast %arg0 {quant = array<i64: 1073741824, 0, 31>} : (tensor<4x!quant.uniform<i8:f32, 2.000000e-02>>) -> tensor<4x!quant.uniform<i8:f32, 4.000000e-02>>
+// CHECK-NEXT: %[[N:.*]] = tpu.cast %arg1 : (tensor<4xf32>) -> tensor<4xf16>
+// CHECK-NEXT: %[[F:.*]] = tpu.cast %[[N]] : (tensor<4xf16>) -> tensor<4xf32>
+// CHECK-NEXT: return %arg0, %[[R]], %[[F]]
+func.func @int8_pairs(%arg0: tensor<4x!quant.uniform<i8:f32, 0.02>>, %arg1: tensor<4xf32>) -> (tensor<4x!quant.uniform<i8:f32, 0.02>>, tensor<4x!quant.uniform<i8:f32, 0.04>>, tensor<4xf32>) {
+  %0 = tpu.cast %arg0 : (tensor<4x!quant.uniform<i8:f32, 0.02>>) -> tensor<4xf32>
+  %1 = tpu.cast %0 : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 0.02>>
+  %2 = tpu.cast %0 : (tensor<4xf32>) -> tensor<4x!quant.uniform<i8:f32, 0.04>>
+  %3 = tpu.cast %arg1 : (tensor<4xf32>) -> tensor<4xf16>
+  %4 = tpu.cast %3 : (tensor<4xf16>) -> tensor<4xf32>
+  return %1, %2, %4 : tensor<4x!quant.uniform<i8:f32, 0.02>>, tensor<4x!quant.uniform<i8:f32, 0.04>>, tensor<4xf32>
+}

@@ -2,15 +2,18 @@
 """tools/dev bench: per model, compile and cmodel wall time, modelled cycles
 against the roofline, and DDR bytes against the minimum, all from one run.
 
-Usage: bench.py BUILD_DIR [MODEL...]; the models' inputs must be generated
-under BUILD_DIR/models (tools/dev does). A model that fails to compile or
+Usage: bench.py BUILD_DIR [CONFIG...]: example config names (configs/examples),
+one per model and dtype; the models' inputs must be generated under
+BUILD_DIR/models and INT8 configs calibrated (tools/dev does). A model that fails to compile or
 run is reported and the others still run; the exit status is then 1."""
 import json, os, subprocess, sys, time
 
 build = sys.argv[1]
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 kiln = os.path.join(build, "tools", "kiln", "kiln")
-MACS_PER_CYCLE_F32 = 1024          # firmware-abi/include/kiln/abi/chip.h
+# 64 lanes x conv pixels x input channels per cycle (firmware-abi chip.h).
+MACS_PER_CYCLE = {"f32": 64 * 16 * 1, "f16": 64 * 4 * 32, "bf16": 64 * 4 * 32,
+                  "int8": 64 * 4 * 64}
 DDR_BYTES_PER_CYCLE = 62.277       # DDR->LMEM, 58 GiB/s at 1 GHz
 
 class Failed(Exception):
@@ -26,24 +29,33 @@ def step(what, args):
         raise Failed("%s failed (exit %d): %s" % (what, p.returncode, first.strip()))
 
 
+def config_field(path, key):
+    for line in open(path):
+        if line.startswith(key + ":"):
+            return line.split(":", 1)[1].strip()
+    return ""
+
+
 def bench(name):
     out = os.path.join(build, "out")
     os.makedirs(out, exist_ok=True)
     bm = os.path.join(out, name + ".bench.bmodel")
+    config = os.path.join(root, "configs", "examples", name + ".yaml")
+    dtype = config_field(config, "quantize") or "f32"
+    model = os.path.basename(os.path.dirname(config_field(config, "model")))
     t0 = time.time()
-    step("compile", [kiln, "compile", os.path.join(root, "configs", "examples", name + ".yaml"),
-                     "-o", bm])
+    step("compile", [kiln, "compile", config, "-o", bm, "--no-verify"])
     t1 = time.time()
     stats = os.path.join(out, name + ".bench.json")
-    step("run", [kiln, "run", bm, "--input", os.path.join(build, "models", name, "input.npz"),
+    step("run", [kiln, "run", bm, "--input", os.path.join(build, "models", model, "input.npz"),
                  "--output", os.path.join(out, name + ".bench.npz"), "--stats", stats])
     t2 = time.time()
     s = json.load(open(stats))
     info = json.loads(subprocess.run([kiln, "inspect", bm, "--json"], check=True,
                                      capture_output=True, text=True).stdout)
     net = info["nets"][0]
-    roof = max(net["macs"] / MACS_PER_CYCLE_F32, net["min_ddr_bytes"] / DDR_BYTES_PER_CYCLE)
-    print(f"{name} (f32):")
+    roof = max(net["macs"] / MACS_PER_CYCLE[dtype], net["min_ddr_bytes"] / DDR_BYTES_PER_CYCLE)
+    print(f"{name} ({dtype}):")
     print(f"  compile time        {1000 * (t1 - t0):10.0f} ms")
     print(f"  cmodel wall time    {1000 * (t2 - t1):10.0f} ms (run {s['wall_ms']:.0f} ms)")
     print(f"  modelled cycles     {s['cycles']:10d}")
@@ -58,7 +70,7 @@ for model in MODELS:
     try:
         bench(model)
     except Failed as e:  # report it and go on with the other models
-        print(f"{model} (f32): {e}")
+        print(f"{model}: {e}")
         failed.append(model)
 if failed:
     print("bench: failed for " + ", ".join(failed))

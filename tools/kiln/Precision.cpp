@@ -24,6 +24,19 @@ std::string cli::calibrationTablePath(const config::DeployConfig &cfg) {
   return std::string(path.str());
 }
 
+ImportOptions cli::importOptionsOf(const config::DeployConfig &cfg) {
+  ImportOptions options;
+  for (const auto &in : cfg.inputs)
+    options.inputShapes[in.name] = in.shape;
+  options.randomSeed = cfg.random_seed;
+  switch (cfg.random_ops) {
+  case config::RandomOps::Reject: options.randomOps = RandomOps::Reject; break;
+  case config::RandomOps::Const: options.randomOps = RandomOps::Const; break;
+  case config::RandomOps::Input: options.randomOps = RandomOps::Input; break;
+  }
+  return options;
+}
+
 std::vector<std::string> cli::globSorted(const std::string &pattern) {
   std::vector<std::string> files;
   glob_t matches{};

@@ -1,9 +1,11 @@
-// Precision support of `kiln compile`: where the calibration table is, and
-// the ranges one interpreter run observes when there is none.
+// What `kiln compile` and `kiln calibrate` share: import options, the
+// calibration table's place, and the ranges one interpreter run observes when
+// there is no table.
 #ifndef KILN_TOOLS_KILN_PRECISION_H
 #define KILN_TOOLS_KILN_PRECISION_H
 
 #include "kiln/Config/Config.h"
+#include "kiln/Frontend/Onnx/OnnxImporter.h"
 #include "kiln/Support/Precision.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -17,6 +19,9 @@ namespace kiln::cli {
 /// calibration.table, else <config dir>/out/<name>.calib (where `kiln
 /// calibrate` writes by default).
 std::string calibrationTablePath(const config::DeployConfig &cfg);
+
+/// The importer's options from a config (input shapes, random ops).
+ImportOptions importOptionsOf(const config::DeployConfig &cfg);
 
 /// The files a glob matches, sorted.
 std::vector<std::string> globSorted(const std::string &pattern);

@@ -7,6 +7,7 @@
 // histograms of |x| over [0, absmax], see CalibrationTable.h). Writes the
 // table of docs/precision.md.
 #include "Commands.h"
+#include "Precision.h"
 
 #include "kiln/Calibration/CalibrationTable.h"
 #include "kiln/Config/Config.h"
@@ -24,7 +25,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
-#include <glob.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -33,6 +33,7 @@
 
 using namespace mlir;
 using namespace kiln;
+using namespace kiln::cli;
 
 namespace {
 
@@ -41,17 +42,6 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     s += (i ? ", " : "") + std::to_string(shape[i]);
   return s + "]";
-}
-
-/// The sorted files `pattern` matches.
-std::vector<std::string> globSorted(const std::string &pattern) {
-  std::vector<std::string> files;
-  glob_t matches{};
-  if (glob(pattern.c_str(), 0, nullptr, &matches) == 0)
-    for (size_t i = 0; i < matches.gl_pathc; ++i)
-      files.push_back(matches.gl_pathv[i]); // glob sorts without GLOB_NOSORT
-  globfree(&matches);
-  return files;
 }
 
 /// `calibrate [########........] 8/16 samples`: in place on a terminal, one
@@ -140,31 +130,11 @@ int kiln::cli::calibrateMain(const Args &args) {
     samples.resize(size_t(maxSamples));
   }
   if (output.empty())
-    output = calibration.table;
-  if (output.empty()) {
-    llvm::SmallString<256> path(
-        llvm::sys::path::parent_path(cfg.config_path));
-    llvm::sys::path::append(path, "out", cfg.name + ".calib");
-    output = std::string(path.str());
-  }
+    output = calibrationTablePath(cfg);
 
   MLIRContext ctx;
   ctx.loadDialect<func::FuncDialect, top::TopDialect, tpu::TpuDialect>();
-  ImportOptions importOpts;
-  for (const auto &in : cfg.inputs)
-    importOpts.inputShapes[in.name] = in.shape;
-  importOpts.randomSeed = cfg.random_seed;
-  switch (cfg.random_ops) {
-  case config::RandomOps::Reject:
-    importOpts.randomOps = RandomOps::Reject;
-    break;
-  case config::RandomOps::Const:
-    importOpts.randomOps = RandomOps::Const;
-    break;
-  case config::RandomOps::Input:
-    importOpts.randomOps = RandomOps::Input;
-    break;
-  }
+  ImportOptions importOpts = importOptionsOf(cfg);
   OwningOpRef<ModuleOp> module = importOnnx(ctx, cfg.model, importOpts);
   if (!module)
     return 1;

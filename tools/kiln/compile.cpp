@@ -146,15 +146,7 @@ int kiln::cli::compileMain(const Args &args) {
 
   MLIRContext ctx;
   ctx.loadDialect<func::FuncDialect, top::TopDialect, tpu::TpuDialect>();
-  ImportOptions importOpts;
-  for (const auto &in : cfg.inputs)
-    importOpts.inputShapes[in.name] = in.shape;
-  importOpts.randomSeed = cfg.random_seed;
-  switch (cfg.random_ops) {
-  case config::RandomOps::Reject: importOpts.randomOps = RandomOps::Reject; break;
-  case config::RandomOps::Const: importOpts.randomOps = RandomOps::Const; break;
-  case config::RandomOps::Input: importOpts.randomOps = RandomOps::Input; break;
-  }
+  ImportOptions importOpts = importOptionsOf(cfg);
   OwningOpRef<ModuleOp> module = importOnnx(ctx, cfg.model, importOpts);
   if (!module)
     return 1;

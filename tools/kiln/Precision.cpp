@@ -47,16 +47,24 @@ std::vector<std::string> cli::globSorted(const std::string &pattern) {
   return files;
 }
 
+std::string cli::verifyInputPath(const config::DeployConfig &cfg) {
+  llvm::SmallString<256> dir(llvm::sys::path::parent_path(cfg.verify.reference));
+  for (const char *file : {"input_with_noise.npz", "input.npz"}) {
+    llvm::SmallString<256> path(dir);
+    llvm::sys::path::append(path, file);
+    if (llvm::sys::fs::exists(path))
+      return std::string(path.str());
+  }
+  return "";
+}
+
 std::vector<std::string> cli::observationInputs(const config::DeployConfig &cfg, size_t most) {
   std::vector<std::string> files;
   if (!cfg.calibration.samples.empty())
     files = globSorted(cfg.calibration.samples);
-  if (files.empty() && cfg.verify.enabled) {
-    llvm::SmallString<256> input(llvm::sys::path::parent_path(cfg.verify.reference));
-    llvm::sys::path::append(input, "input.npz");
-    if (llvm::sys::fs::exists(input))
-      files.push_back(std::string(input.str()));
-  }
+  if (files.empty() && cfg.verify.enabled)
+    if (std::string input = verifyInputPath(cfg); !input.empty())
+      files.push_back(input);
   if (files.size() > most)
     files.resize(most);
   return files;

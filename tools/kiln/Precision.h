@@ -26,6 +26,10 @@ ImportOptions importOptionsOf(const config::DeployConfig &cfg);
 /// The files a glob matches, sorted.
 std::vector<std::string> globSorted(const std::string &pattern);
 
+/// The verify reference's inputs: input_with_noise.npz (models whose random
+/// ops became inputs) or input.npz beside it; "" if neither exists.
+std::string verifyInputPath(const config::DeployConfig &cfg);
+
 /// Inputs to observe ranges with: the first calibration samples, else the
 /// verify reference's inputs (input.npz beside it). Empty if neither exists.
 std::vector<std::string> observationInputs(const config::DeployConfig &cfg, size_t most);

@@ -1,6 +1,7 @@
 #include "Verify.h"
 
 #include "NetIo.h"
+#include "Precision.h"
 
 #include "kiln/Interpreter/TopInterpreter.h"
 #include "kiln/Interpreter/TpuInterpreter.h"
@@ -10,12 +11,11 @@
 #include "kiln/rt/runtime.hpp"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/SmallString.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
 
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <set>
 
 using namespace mlir;
 using namespace kiln;
@@ -71,17 +71,6 @@ std::vector<host::Array> layersInOrder(const interp::TensorMap &all,
   return arrays;
 }
 
-std::string inputPath(const config::DeployConfig &cfg) {
-  llvm::SmallString<256> dir(llvm::sys::path::parent_path(cfg.verify.reference));
-  for (const char *file : {"input_with_noise.npz", "input.npz"}) {
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, file);
-    if (llvm::sys::fs::exists(path))
-      return std::string(path.str());
-  }
-  return "";
-}
-
 bool printRows(const std::string &level, const std::string &against,
                const std::vector<host::CompareRow> &rows) {
   bool pass = true;
@@ -97,7 +86,6 @@ bool printRows(const std::string &level, const std::string &against,
 /// Layer by layer in `order`; prints the first divergent layer (all layers
 /// with `all`). Returns whether one diverged.
 bool compareLayers(const Level &a, const Level &b, Tolerance tol, bool all) {
-  std::vector<host::Array> common;
   std::map<std::string, const host::Array *> other;
   for (const auto &x : b.layers)
     other[x.name] = &x;
@@ -141,7 +129,7 @@ func::FuncOp mainFunc(ModuleOp module) {
 
 int cli::verifyLevels(const config::DeployConfig &cfg, ModuleOp topIR, ModuleOp tpuIR,
                       const std::vector<uint8_t> &bmodel, const VerifyOptions &options) {
-  std::string in = inputPath(cfg);
+  std::string in = verifyInputPath(cfg);
   if (in.empty()) {
     std::fprintf(stderr, "kiln: error: verify: no input.npz beside %s to run the levels on\n",
                  cfg.verify.reference.c_str());

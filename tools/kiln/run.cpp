@@ -6,8 +6,6 @@
 #include "Commands.h"
 #include "NetIo.h"
 
-#include "kiln/abi/chip.h"
-#include "kiln/abi/quant.h"
 #include "kiln/cmodel/device.h"
 #include "kiln/host/npz.h"
 #include "kiln/rt/runtime.hpp"
@@ -15,12 +13,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <map>
 #include <memory>
 
 using namespace kiln;
-
 
 int kiln::cli::runMain(const Args &args) {
   std::string model, inPath, outPath, statsPath;

@@ -41,14 +41,12 @@ struct QParams {
   int64_t zp = 0;
 };
 
-Multiplier multiplierFor(double ratio) { return requantMultiplier(ratio); }
-
 /// Multipliers sharing one shift, for ops that add requantized terms.
 std::pair<SmallVector<int64_t>, int64_t> sharedMultipliers(ArrayRef<double> ratios) {
   double largest = 0;
   for (double r : ratios)
     largest = std::max(largest, r);
-  Multiplier top = multiplierFor(largest);
+  Multiplier top = requantMultiplier(largest);
   SmallVector<int64_t> ms;
   for (double r : ratios)
     ms.push_back(std::llround(std::ldexp(r, int(top.shift))));
@@ -217,7 +215,7 @@ private:
     DenseI64ArrayAttr quant;
     auto fromQ = paramsOfType(from), toQ = paramsOfType(element);
     if (fromQ && toQ) {
-      Multiplier m = multiplierFor(fromQ->scale / toQ->scale);
+      Multiplier m = requantMultiplier(fromQ->scale / toQ->scale);
       quant = b.getDenseI64ArrayAttr({m.m, 0, m.shift});
     }
     Value out = b.create<tpu::CastOp>(loc, tensorType(v).clone(element), v, quant);
@@ -366,7 +364,7 @@ private:
         q[o * perChannel + i] = kiln_quantize_f32(data[o * perChannel + i], float(scale), 0);
       double accScale = in->scale * scale;
       double b = biasData.empty() ? 0.0 : biasData[o];
-      Multiplier m = multiplierFor(accScale / out->scale);
+      Multiplier m = requantMultiplier(accScale / out->scale);
       table[o * 3] = int32_t(std::clamp<double>(std::llround(b / accScale), INT32_MIN, INT32_MAX));
       table[o * 3 + 1] = int32_t(m.m);
       table[o * 3 + 2] = int32_t(m.shift);
@@ -394,7 +392,7 @@ private:
     auto out = resultParams(pool);
     if (!in || !out)
       return "no calibrated range";
-    Multiplier m = multiplierFor(in->scale / out->scale);
+    Multiplier m = requantMultiplier(in->scale / out->scale);
     pool->getOpOperand(0).set(convert(pool.getInput(), quantType(*in)));
     pool.setQuantAttr(b.getDenseI64ArrayAttr({m.m, 0, m.shift}));
     setElement(pool.getResult(), quantType(*out));
@@ -412,7 +410,7 @@ private:
       return "no calibrated range";
     SmallVector<int64_t> quant;
     if (kind == K::Mul) {
-      Multiplier m = multiplierFor(lhs->scale * rhs->scale / out->scale);
+      Multiplier m = requantMultiplier(lhs->scale * rhs->scale / out->scale);
       quant = {m.m, 0, m.shift};
     } else {
       auto [ms, shift] = sharedMultipliers({lhs->scale / out->scale, rhs->scale / out->scale});

@@ -62,6 +62,12 @@ def bench(name):
     print(f"  roofline cycles     {roof:10.0f}  -> modelled/roofline {s['cycles'] / roof:.2f}x")
     print(f"  DDR bytes           {s['ddr_bytes']:10d}")
     print(f"  minimum DDR bytes   {net['min_ddr_bytes']:10d}  -> ratio {s['ddr_bytes'] / net['min_ddr_bytes']:.2f}x")
+    plan = net["activation_plan"]
+    print(f"  activation bytes    {plan['planned_bytes']:10d}  largest live set {plan['live_peak_bytes']}"
+          f" -> ratio {plan['planned_bytes'] / max(plan['live_peak_bytes'], 1):.2f}x"
+          f" (without sharing {plan['unplanned_bytes']})")
+    movers = [g for g in net["groups"] if g["tiu_count"] == 0]
+    print(f"  data-movement groups {len(movers):9d}  of {len(net['groups'])} groups")
 
 # tools/dev bench passes its list (it generates those models first).
 MODELS = sys.argv[2:] or ["resnet_style", "mobilenet_v2", "unet_seg", "detect_head"]

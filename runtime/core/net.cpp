@@ -157,6 +157,10 @@ kiln_status tensorInfo(const kiln_net *net, TensorList which, uint32_t index,
   info.ddr_offset = t->ddr_offset();
   info.scale = t->scale();
   info.zero_point = t->zero_point();
+  const bool planned = net->net->buffers() && net->net->buffers()->size() > 0;
+  info.first_group = planned ? t->first_group() : -1;
+  info.last_group = planned ? t->last_group()
+                            : static_cast<int32_t>(net->net->groups() ? net->net->groups()->size() : 0);
   *out = info;
   return KILN_OK;
 }
@@ -290,6 +294,11 @@ kiln_status kiln_net_read_tensor(const kiln_net *net, uint32_t index, void *dst,
 // Each group runs warm (without the loads of coefficients LMEM still holds)
 // when the tracker says every one of them is there, cold otherwise.
 kiln_status kiln_net_run(kiln_net *net, uint32_t timeout_us, kiln_run_stats *out_stats) {
+  return kiln_net_run_observed(net, timeout_us, nullptr, nullptr, out_stats);
+}
+
+kiln_status kiln_net_run_observed(kiln_net *net, uint32_t timeout_us, kiln_group_done_fn on_group,
+                                  void *user, kiln_run_stats *out_stats) {
   if (!isLoaded(net))
     return KILN_ERR_INVALID_ARGUMENT;
   kiln_run_stats stats{};
@@ -315,6 +324,8 @@ kiln_status kiln_net_run(kiln_net *net, uint32_t timeout_us, kiln_run_stats *out
       break;
     }
     trackerRan(&tracker, net->load_id, i, g, plan);
+    if (on_group)
+      on_group(user, i);
     stats.groups_run++;
     stats.tiu_commands += desc.tiu_count;
     stats.gdma_commands += desc.gdma_count;

@@ -26,6 +26,7 @@ extern "C" const char *kiln_status_str(kiln_status status) {
   case KILN_ERR_BAD_SYNC: return "command sync ids can never be satisfied";
   case KILN_ERR_UNSUPPORTED: return "unsupported feature";
   case KILN_ERR_BAD_RESIDENCY: return "LMEM residency plan inconsistent with its allocations";
+  case KILN_ERR_BAD_MEMORY_PLAN: return "DDR buffers live at the same time share bytes";
   case KILN_ERR_NO_DEVICE_MEMORY: return "out of device memory";
   case KILN_ERR_TOO_MANY_NETS: return "too many nets";
   case KILN_ERR_TIMEOUT: return "device timeout";

@@ -171,6 +171,56 @@ kiln_status checkResidency(const fb::Net &net) {
   return KILN_OK;
 }
 
+// ---- activation plan --------------------------------------------------------
+
+bool intersects(int64_t a0, int64_t a1, int64_t b0, int64_t b1) { return a0 <= b1 && b0 <= a1; }
+
+// Format 1.1 nets plan their neuron region (DdrBuffer). Each buffer lies in
+// the neuron region with a live range inside [-1, group count]; buffers live
+// at the same time never share bytes; every neuron-region tensor lies inside
+// its buffer, bytes and lifetime. Quadratic in the buffers, without a heap.
+kiln_status checkMemoryPlan(const fb::Net &net, const NetRegions &r) {
+  const auto *buffers = net.buffers();
+  if (!buffers || buffers->size() == 0)
+    return KILN_OK; // format 1.0: no plan, every tensor has its own bytes
+  const int64_t end = net.groups() ? net.groups()->size() : 0;
+  for (const fb::DdrBuffer *b : *buffers) {
+    if (b->ddr_offset() < r.coeff_size || !rangeWithin(b->ddr_offset(), b->size(), r.window))
+      return KILN_ERR_OUT_OF_RANGE;
+    if (b->first_group() < -1 || b->first_group() > b->last_group() || b->last_group() > end)
+      return KILN_ERR_BAD_MEMORY_PLAN;
+  }
+  for (uint32_t i = 0; i < buffers->size(); ++i) {
+    const fb::DdrBuffer &a = *buffers->Get(i);
+    for (uint32_t j = i + 1; j < buffers->size(); ++j) {
+      const fb::DdrBuffer &b = *buffers->Get(j);
+      if (intersects(a.first_group(), a.last_group(), b.first_group(), b.last_group()) &&
+          a.ddr_offset() < b.ddr_offset() + b.size() && b.ddr_offset() < a.ddr_offset() + a.size())
+        return KILN_ERR_BAD_MEMORY_PLAN;
+    }
+  }
+  auto inBuffer = [&](const fb::Tensor &t) {
+    if (t.ddr_offset() + t.size() <= r.coeff_size)
+      return true; // a view of a coefficient: read-only, never planned
+    if (t.buffer() < 0 || static_cast<uint32_t>(t.buffer()) >= buffers->size())
+      return false;
+    const fb::DdrBuffer &b = *buffers->Get(t.buffer());
+    return t.ddr_offset() >= b.ddr_offset() &&
+           t.ddr_offset() - b.ddr_offset() <= b.size() &&
+           t.size() <= b.size() - (t.ddr_offset() - b.ddr_offset()) &&
+           t.first_group() >= b.first_group() && t.last_group() <= b.last_group() &&
+           t.first_group() <= t.last_group();
+  };
+  const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>> *lists[] = {
+      net.inputs(), net.outputs(), net.tensors()};
+  for (const auto *list : lists)
+    if (list)
+      for (const fb::Tensor *t : *list)
+        if (!inBuffer(*t))
+          return KILN_ERR_BAD_MEMORY_PLAN;
+  return KILN_OK;
+}
+
 // ---- groups and commands ---------------------------------------------------------
 
 // A queue's records: inside the blob, exactly count records, 8-byte aligned.
@@ -241,7 +291,8 @@ kiln_status checkNet(const fb::Net &net, const uint8_t *blob, uint64_t blob_size
   if ((st = checkTensors(net.inputs(), r, true)) != KILN_OK ||
       (st = checkTensors(net.outputs(), r, true)) != KILN_OK ||
       (st = checkTensors(net.tensors(), r, false)) != KILN_OK ||
-      (st = checkDynamicWeights(net, r)) != KILN_OK || (st = checkResidency(net)) != KILN_OK)
+      (st = checkDynamicWeights(net, r)) != KILN_OK || (st = checkResidency(net)) != KILN_OK ||
+      (st = checkMemoryPlan(net, r)) != KILN_OK)
     return st;
   if (net.groups())
     for (const fb::LayerGroup *g : *net.groups())

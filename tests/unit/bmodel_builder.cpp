@@ -34,7 +34,8 @@ buildTensors(flatbuffers::FlatBufferBuilder &b, const std::vector<TensorSpec> &s
   std::vector<flatbuffers::Offset<fb::Tensor>> tensors;
   for (const TensorSpec &t : specs)
     tensors.push_back(fb::CreateTensorDirect(b, t.name.c_str(), fb::DType(t.dtype), &t.shape,
-                                             t.ddr_offset, t.size.value_or(denseBytes(t))));
+                                             t.ddr_offset, t.size.value_or(denseBytes(t)), 1.0f,
+                                             0, t.buffer, t.first_group, t.last_group));
   return b.CreateVector(tensors);
 }
 
@@ -87,6 +88,12 @@ flatbuffers::Offset<fb::Net> buildNet(flatbuffers::FlatBufferBuilder &b, const N
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Residency>>> residency_vec = 0;
   if (!residency.empty())
     residency_vec = b.CreateVector(residency);
+  std::vector<flatbuffers::Offset<fb::DdrBuffer>> buffers;
+  for (const BufferSpec &d : net.buffers)
+    buffers.push_back(fb::CreateDdrBuffer(b, d.ddr_offset, d.size, d.first_group, d.last_group));
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::DdrBuffer>>> buffer_vec = 0;
+  if (!buffers.empty())
+    buffer_vec = b.CreateVector(buffers);
   fb::NetBuilder nb(b);
   nb.add_name(name);
   nb.add_inputs(inputs);
@@ -98,6 +105,8 @@ flatbuffers::Offset<fb::Net> buildNet(flatbuffers::FlatBufferBuilder &b, const N
   nb.add_groups(group_vec);
   if (!residency.empty())
     nb.add_residency(residency_vec);
+  if (!buffers.empty())
+    nb.add_buffers(buffer_vec);
   return nb.Finish();
 }
 

@@ -23,6 +23,12 @@ struct TensorSpec {
   uint64_t ddr_offset = 0;
   uint8_t dtype = KILN_DTYPE_F32;
   std::optional<uint64_t> size; // default: dense bytes of shape and dtype
+  int32_t buffer = -1, first_group = -1, last_group = -1; // activation plan (format 1.1)
+};
+
+struct BufferSpec {
+  uint64_t ddr_offset = 0, size = 0;
+  int32_t first_group = -1, last_group = -1;
 };
 
 struct TimestepSpec {
@@ -61,6 +67,7 @@ struct NetSpec {
   std::vector<TensorSpec> inputs, outputs, tensors;
   std::vector<GroupSpec> groups;
   std::vector<ResidencySpec> residency;
+  std::vector<BufferSpec> buffers; // empty: no activation plan (format 1.0)
 };
 
 struct ModelSpec {

@@ -70,6 +70,7 @@ calibration: {samples: calib/*.npz, method: percentile, percentile: 99.9}
 random_ops: const
 random_seed: 18446744073709551615
 layer_group: {enabled: false}
+debug: {keep_tensors: true}
 verify: {reference: ref.npz, tolerance: [0.98, 0.85]}
 output: out/g.bmodel
 )",
@@ -93,6 +94,7 @@ output: out/g.bmodel
   EXPECT_EQ(c.random_ops, RandomOps::Const);
   EXPECT_EQ(c.random_seed, 18446744073709551615ull);
   EXPECT_FALSE(c.layer_group_enabled);
+  EXPECT_TRUE(c.keep_tensors);
   EXPECT_TRUE(c.verify.enabled);
   EXPECT_EQ(c.verify.reference, path("ref.npz"));
   EXPECT_DOUBLE_EQ(c.verify.min_cosine, 0.98);
@@ -114,6 +116,7 @@ TEST_F(ConfigTest, AppliesDefaults) {
   EXPECT_EQ(c.random_ops, RandomOps::Reject);
   EXPECT_EQ(c.random_seed, 0u);
   EXPECT_TRUE(c.layer_group_enabled);
+  EXPECT_FALSE(c.keep_tensors);
   EXPECT_FALSE(c.verify.enabled);
   EXPECT_DOUBLE_EQ(c.verify.min_cosine, 0.99);
   EXPECT_DOUBLE_EQ(c.verify.min_euclidean, 0.90);
@@ -159,7 +162,7 @@ TEST_F(ConfigTest, UnknownKeys) {
                "unknown key 'batch' (expected one of: model, name, chip, "
                "inputs, quantize, "
                "qtable, calibration, random_ops, random_seed, layer_group, "
-               "verify, output)"));
+               "debug, verify, output)"));
   EXPECT_EQ(
       loadError("model: models/net.onnx\ncalibration: {samples: calib/*.npz, "
                 "methd: kl}\n"),
@@ -198,6 +201,8 @@ TEST_F(ConfigTest, WrongTypes) {
   EXPECT_EQ(
       loadError("model: models/net.onnx\nlayer_group: {enabled: yes}\n"),
       at(2, 24, "expected true or false for 'layer_group.enabled', got 'yes'"));
+  EXPECT_EQ(loadError("model: models/net.onnx\ndebug: {keep_tensor: true}\n"),
+            at(2, 9, "unknown key 'keep_tensor' in 'debug' (did you mean 'keep_tensors'?)"));
   EXPECT_EQ(loadError("model: models/net.onnx\nlayer_group: true\n"),
             at(2, 14, "expected a mapping for 'layer_group', got 'true'"));
   EXPECT_EQ(loadError("model: [a, b]\n"),

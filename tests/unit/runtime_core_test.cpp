@@ -291,7 +291,7 @@ TEST(StatusStrings, EveryCodeHasItsOwn) {
       KILN_ERR_BAD_STATE, KILN_ERR_BAD_MAGIC, KILN_ERR_BAD_VERSION, KILN_ERR_TRUNCATED,
       KILN_ERR_BAD_CHECKSUM, KILN_ERR_BAD_FLATBUFFER, KILN_ERR_CHIP_MISMATCH,
       KILN_ERR_ABI_MISMATCH, KILN_ERR_OUT_OF_RANGE, KILN_ERR_BAD_TENSOR, KILN_ERR_BAD_COMMAND,
-      KILN_ERR_BAD_SYNC, KILN_ERR_UNSUPPORTED, KILN_ERR_BAD_RESIDENCY, KILN_ERR_NO_DEVICE_MEMORY,
+      KILN_ERR_BAD_SYNC, KILN_ERR_UNSUPPORTED, KILN_ERR_BAD_RESIDENCY, KILN_ERR_BAD_MEMORY_PLAN, KILN_ERR_NO_DEVICE_MEMORY,
       KILN_ERR_TOO_MANY_NETS, KILN_ERR_TIMEOUT, KILN_ERR_DEVICE_FAULT, KILN_ERR_HAL};
   std::set<std::string> seen;
   for (kiln_status s : codes)
@@ -453,6 +453,92 @@ TEST_F(RuntimeCoreTest, Tensors) {
             KILN_ERR_OUT_OF_RANGE);
   EXPECT_EQ(loadEdited([&](ModelSpec &m) { net(m).tensors[2].ddr_offset = ~0ull - 8; }),
             KILN_ERR_OUT_OF_RANGE);
+}
+
+// add_relu with an activation plan: x and z pinned for the run, y live in
+// groups 0 and 1; k stays in the coefficient region.
+ModelSpec plannedAddRelu() {
+  ModelSpec m = addReluModel();
+  NetSpec &n = m.nets[0];
+  n.buffers = {{kX, kBytes, -1, 2}, {kY, kBytes, 0, 1}, {kZ, kBytes, -1, 2}};
+  auto plan = [](TensorSpec &t, int32_t buffer, int32_t first, int32_t last) {
+    t.buffer = buffer;
+    t.first_group = first;
+    t.last_group = last;
+  };
+  plan(n.inputs[0], 0, -1, 0);
+  plan(n.outputs[0], 2, 1, 2);
+  plan(n.tensors[1], 0, -1, 0);
+  plan(n.tensors[2], 1, 0, 1);
+  plan(n.tensors[3], 2, 1, 2);
+  return m;
+}
+
+void recordGroup(void *user, uint32_t group) {
+  static_cast<std::vector<uint32_t> *>(user)->push_back(group);
+}
+
+TEST_F(RuntimeCoreTest, PlannedNetRunsAndReportsLifetimes) {
+  const auto file = buildBmodel(plannedAddRelu());
+  Net net;
+  ASSERT_EQ(net.load(runtime, file.data(), file.size()), KILN_OK);
+  kiln_tensor_info info;
+  ASSERT_EQ(net.tensorInfo(2, &info), KILN_OK);
+  EXPECT_STREQ(info.name, "y");
+  EXPECT_EQ(info.first_group, 0);
+  EXPECT_EQ(info.last_group, 1);
+  std::vector<float> x = randomFloats(kShape.count(), 7);
+  ASSERT_EQ(kiln_net_set_input(net.handle(), 0, x.data(), kBytes), KILN_OK);
+  std::vector<uint32_t> seen;
+  ASSERT_EQ(kiln_net_run_observed(net.handle(), kTimeout, recordGroup, &seen, nullptr), KILN_OK);
+  EXPECT_EQ(seen, (std::vector<uint32_t>{0, 1}));
+  std::vector<float> z(kShape.count());
+  ASSERT_EQ(kiln_net_get_output(net.handle(), 0, z.data(), kBytes), KILN_OK);
+  for (size_t i = 0; i < z.size(); ++i)
+    EXPECT_EQ(z[i], std::max(0.0f, x[i] + coefficients()[i]));
+}
+
+TEST_F(RuntimeCoreTest, UnplannedNetReportsWholeRunLifetimes) {
+  const auto file = buildBmodel(addReluModel());
+  Net net;
+  ASSERT_EQ(net.load(runtime, file.data(), file.size()), KILN_OK);
+  kiln_tensor_info info;
+  ASSERT_EQ(net.tensorInfo(2, &info), KILN_OK);
+  EXPECT_EQ(info.first_group, -1);
+  EXPECT_EQ(info.last_group, 2);
+}
+
+TEST_F(RuntimeCoreTest, MemoryPlanNeverSharesLiveBytes) {
+  auto planned = [&](const std::function<void(NetSpec &)> &edit) {
+    ModelSpec m = plannedAddRelu();
+    edit(m.nets[0]);
+    return load(m);
+  };
+  EXPECT_EQ(planned([](NetSpec &) {}), KILN_OK);
+  // y's buffer on x's bytes while both are live: rejected.
+  EXPECT_EQ(planned([](NetSpec &n) {
+              n.buffers[1].ddr_offset = kX;
+              n.tensors[2].ddr_offset = kX;
+            }),
+            KILN_ERR_BAD_MEMORY_PLAN);
+  // Overlapping bytes, not just equal offsets.
+  EXPECT_EQ(planned([](NetSpec &n) { n.buffers[1].ddr_offset = kZ - 8; n.buffers[1].size += 8; }),
+            KILN_ERR_BAD_MEMORY_PLAN);
+  // The same bytes at different times are what a plan is for.
+  EXPECT_EQ(planned([](NetSpec &n) { n.buffers.push_back({kY, kBytes, 2, 2}); }), KILN_OK);
+  EXPECT_EQ(planned([](NetSpec &n) { n.buffers.push_back({kY, kBytes, 1, 2}); }),
+            KILN_ERR_BAD_MEMORY_PLAN);
+  // A tensor outside its buffer's bytes or lifetime, or in no buffer.
+  EXPECT_EQ(planned([](NetSpec &n) { n.tensors[2].buffer = 0; }), KILN_ERR_BAD_MEMORY_PLAN);
+  EXPECT_EQ(planned([](NetSpec &n) { n.tensors[2].last_group = 2; }), KILN_ERR_BAD_MEMORY_PLAN);
+  EXPECT_EQ(planned([](NetSpec &n) { n.tensors[2].buffer = -1; }), KILN_ERR_BAD_MEMORY_PLAN);
+  EXPECT_EQ(planned([](NetSpec &n) { n.tensors[2].buffer = 3; }), KILN_ERR_BAD_MEMORY_PLAN);
+  EXPECT_EQ(planned([](NetSpec &n) { n.inputs[0].buffer = 1; }), KILN_ERR_BAD_MEMORY_PLAN);
+  // Buffers inside the neuron region and the run.
+  EXPECT_EQ(planned([](NetSpec &n) { n.buffers[1].last_group = 3; }), KILN_ERR_BAD_MEMORY_PLAN);
+  EXPECT_EQ(planned([](NetSpec &n) { n.buffers[1].first_group = -2; }), KILN_ERR_BAD_MEMORY_PLAN);
+  EXPECT_EQ(planned([](NetSpec &n) { n.buffers[1].ddr_offset = 0; }), KILN_ERR_OUT_OF_RANGE);
+  EXPECT_EQ(planned([](NetSpec &n) { n.buffers[1].size = ~0ull; }), KILN_ERR_OUT_OF_RANGE);
 }
 
 TEST_F(RuntimeCoreTest, Regions) {

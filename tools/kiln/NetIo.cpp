@@ -38,6 +38,20 @@ kiln_status readTensor(const kiln_net *net, const kiln_tensor_info &info, bool o
 }
 } // namespace
 
+std::unique_ptr<cmodel::Device> cli::deviceFor(const std::vector<uint8_t> &bmodel,
+                                               uint64_t ddrBytes, std::string &error) {
+  if (ddrBytes == 0) {
+    kiln_memory_requirements req{};
+    if (kiln_status st = kiln_bmodel_query_memory(bmodel.data(), bmodel.size(), 0, &req);
+        st != KILN_OK) {
+      error = std::string("cannot load bmodel: ") + kiln_status_str(st);
+      return nullptr;
+    }
+    ddrBytes = req.device_bytes;
+  }
+  return std::make_unique<cmodel::Device>(ddrBytes);
+}
+
 std::string cli::setInputs(kiln_net *net, const std::vector<host::Array> &inputs,
                            const std::string &source) {
   for (uint32_t i = 0; i < kiln_net_input_count(net); ++i) {
@@ -59,7 +73,7 @@ std::string cli::setInputs(kiln_net *net, const std::vector<host::Array> &inputs
   return "";
 }
 
-std::vector<host::Array> cli::readOutputs(const kiln_net *net, bool allTensors) {
+std::vector<host::Array> cli::readOutputs(const kiln_net *net) {
   std::vector<host::Array> outputs;
   for (uint32_t i = 0; i < kiln_net_output_count(net); ++i) {
     kiln_tensor_info info;
@@ -67,21 +81,61 @@ std::vector<host::Array> cli::readOutputs(const kiln_net *net, bool allTensors) 
     outputs.emplace_back();
     readTensor(net, info, true, i, outputs.back());
   }
+  return outputs;
+}
+
+namespace {
+/// Reads each tensor right after the group that computes it: a planned net
+/// reuses DDR, so after the run most activations are overwritten.
+struct TensorCapture {
+  const kiln_net *net;
+  std::vector<std::vector<uint32_t>> byGroup; // tensors ready after group g
+  std::vector<host::Array> arrays;             // by tensor index
+
+  explicit TensorCapture(const kiln_net *n) : net(n) {
+    uint32_t count = kiln_net_tensor_count(net);
+    arrays.resize(count);
+    for (uint32_t i = 0; i < count; ++i) {
+      kiln_tensor_info info;
+      kiln_net_tensor_info(net, i, &info);
+      size_t slot = info.first_group < 0 ? 0 : size_t(info.first_group) + 1;
+      if (byGroup.size() <= slot)
+        byGroup.resize(slot + 1);
+      byGroup[slot].push_back(i);
+    }
+  }
+  void read(size_t slot) {
+    if (slot >= byGroup.size())
+      return;
+    for (uint32_t i : byGroup[slot]) {
+      kiln_tensor_info info;
+      kiln_net_tensor_info(net, i, &info);
+      readTensor(net, info, false, i, arrays[i]);
+    }
+  }
+  static void onGroup(void *self, uint32_t group) {
+    static_cast<TensorCapture *>(self)->read(size_t(group) + 1);
+  }
+};
+} // namespace
+
+kiln_status cli::runNet(kiln_net *net, uint32_t timeoutUs, kiln_run_stats *stats,
+                        std::vector<host::Array> *tensors) {
+  if (!tensors)
+    return kiln_net_run(net, timeoutUs, stats);
+  TensorCapture capture(net);
+  capture.read(0); // inputs, set before the run
+  kiln_status st = kiln_net_run_observed(net, timeoutUs, TensorCapture::onGroup, &capture, stats);
   // Several chip tensors may carry one ONNX name (an op lowered to a chain,
   // the last of which holds its result): the last one in net order wins.
   std::map<std::string, size_t> byName;
-  if (allTensors)
-    for (uint32_t i = 0; i < kiln_net_tensor_count(net); ++i) {
-      kiln_tensor_info info;
-      kiln_net_tensor_info(net, i, &info);
-      host::Array array;
-      readTensor(net, info, false, i, array);
-      array.name = "tensor:" + array.name;
-      auto [it, fresh] = byName.try_emplace(array.name, outputs.size());
-      if (fresh)
-        outputs.push_back(std::move(array));
-      else
-        outputs[it->second] = std::move(array);
-    }
-  return outputs;
+  for (host::Array &array : capture.arrays) {
+    array.name = "tensor:" + array.name;
+    auto [it, fresh] = byName.try_emplace(array.name, tensors->size());
+    if (fresh)
+      tensors->push_back(std::move(array));
+    else
+      (*tensors)[it->second] = std::move(array);
+  }
+  return st;
 }

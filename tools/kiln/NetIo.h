@@ -3,22 +3,35 @@
 #ifndef KILN_TOOLS_KILN_NETIO_H
 #define KILN_TOOLS_KILN_NETIO_H
 
+#include "kiln/cmodel/device.h"
 #include "kiln/host/npz.h"
 #include "kiln/rt/kiln_rt.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace kiln::cli {
+/// A cmodel whose DDR holds what net 0 of the bmodel needs
+/// (kiln_bmodel_query_memory), or `ddrBytes` if not 0; nullptr and `error` set
+/// if the bmodel does not verify.
+std::unique_ptr<cmodel::Device> deviceFor(const std::vector<uint8_t> &bmodel, uint64_t ddrBytes,
+                                          std::string &error);
+
 /// Sets every net input from the array of its name (as f32). Returns "" or
 /// an error naming `source`.
 std::string setInputs(kiln_net *net, const std::vector<host::Array> &inputs,
                       const std::string &source);
 
-/// The net's outputs, then with allTensors every tensor as "tensor:NAME"
-/// (several chip tensors of one ONNX name: the last in net order), all as
-/// f32 (INT8 dequantized).
-std::vector<host::Array> readOutputs(const kiln_net *net, bool allTensors);
+/// The net's outputs as f32 (INT8 dequantized).
+std::vector<host::Array> readOutputs(const kiln_net *net);
+
+/// Runs the net once. With `tensors`, also appends every tensor as
+/// "tensor:NAME" (several chip tensors of one ONNX name: the last in net
+/// order), each read right after the group that computes it, since a
+/// planned net reuses DDR.
+kiln_status runNet(kiln_net *net, uint32_t timeoutUs, kiln_run_stats *stats,
+                   std::vector<host::Array> *tensors);
 } // namespace kiln::cli
 
 #endif

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <set>
@@ -159,7 +160,12 @@ int cli::verifyLevels(const config::DeployConfig &cfg, ModuleOp topIR, ModuleOp 
   tpu.outputs = toArrays(outs);
   tpu.layers = layersInOrder(all, programOrder(tpuIR));
 
-  auto device = std::make_unique<cmodel::Device>(uint64_t{512} << 20);
+  std::string error;
+  std::unique_ptr<cmodel::Device> device = deviceFor(bmodel, 0, error);
+  if (!device) {
+    std::fprintf(stderr, "kiln: error: verify: %s\n", error.c_str());
+    return 1;
+  }
   rt::Runtime runtime;
   rt::Net net;
   if (kiln_status st = runtime.init(device->hal()); st != KILN_OK) {
@@ -174,18 +180,17 @@ int cli::verifyLevels(const config::DeployConfig &cfg, ModuleOp topIR, ModuleOp 
     std::fprintf(stderr, "kiln: error: verify: %s\n", err.c_str());
     return 1;
   }
-  if (kiln_status st = kiln_net_run(net.handle(), 600u * 1000u * 1000u, nullptr); st != KILN_OK) {
+  std::vector<host::Array> layers;
+  if (kiln_status st = runNet(net.handle(), 600u * 1000u * 1000u, nullptr, &layers);
+      st != KILN_OK) {
     std::fprintf(stderr, "kiln: error: verify: cmodel run failed: %s (%s)\n", kiln_status_str(st),
                  device->faultReason().c_str());
     return 1;
   }
-  for (host::Array &a : readOutputs(net.handle(), true)) {
-    if (a.name.rfind("tensor:", 0) == 0) {
-      a.name = a.name.substr(7);
-      chip.layers.push_back(std::move(a));
-    } else {
-      chip.outputs.push_back(std::move(a));
-    }
+  chip.outputs = readOutputs(net.handle());
+  for (host::Array &a : layers) {
+    a.name = a.name.substr(std::strlen("tensor:"));
+    chip.layers.push_back(std::move(a));
   }
 
   const Tolerance userTol{cfg.verify.min_cosine, cfg.verify.min_euclidean};

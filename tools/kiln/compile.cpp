@@ -52,8 +52,9 @@ void printSummary(const codegen::NetCode &net, size_t ops, double ms,
   std::printf("compiled %s -> %s\n", net.name.c_str(), out.c_str());
   std::printf("  ops %zu, layer groups %zu (%llu sliced), dtype %s\n", ops,
               net.groups.size(), (unsigned long long)sliced, dtype.c_str());
-  std::printf("  coefficients %llu bytes, activations %llu bytes\n",
-              (unsigned long long)net.coeffSize, (unsigned long long)net.neuronSize);
+  std::printf("  coefficients %llu bytes, activations %llu bytes (largest live set %llu)\n",
+              (unsigned long long)net.coeffSize, (unsigned long long)net.neuronSize,
+              (unsigned long long)net.activationPeak);
   std::printf("  commands: %llu TIU, %llu GDMA; modelled cycles %llu\n",
               (unsigned long long)tiu, (unsigned long long)gdma,
               (unsigned long long)net.modelledCycles());
@@ -66,6 +67,7 @@ PipelineOptions pipelineOptionsOf(const config::DeployConfig &cfg) {
   for (const auto &[name, dtype] : cfg.qtable)
     p.qtable.push_back(name + "=" + dtypeName(dtype));
   p.asymmetric = cfg.calibration.asymmetric;
+  p.keepTensors = cfg.keep_tensors;
   return p;
 }
 

@@ -4,6 +4,7 @@
 #include "Commands.h"
 
 #include "kiln/abi/bmodel.h"
+#include "kiln/abi/chip.h"
 #include "kiln/bmodel_generated.h"
 #include "kiln/host/npz.h"
 #include "kiln/rt/kiln_rt.h"
@@ -53,7 +54,10 @@ std::string tensor(const fb::Tensor *t) {
   return "{\"name\": " + q(t->name()) + ", \"dtype\": \"" +
          fb::EnumNameDType(t->dtype()) + "\"" + quant + ", \"shape\": " + arr(t->shape()) +
          ", \"ddr_offset\": " + std::to_string(t->ddr_offset()) +
-         ", \"size\": " + std::to_string(t->size()) + "}";
+         ", \"size\": " + std::to_string(t->size()) +
+         ", \"buffer\": " + std::to_string(t->buffer()) +
+         ", \"first_group\": " + std::to_string(t->first_group()) +
+         ", \"last_group\": " + std::to_string(t->last_group()) + "}";
 }
 
 /// The dtype as text: F32, F16, ..., INT8 with its quantization.
@@ -150,6 +154,61 @@ std::string memoryJson(const std::vector<uint8_t> &file, uint32_t index) {
          ", \"net_storage_bytes\": " + std::to_string(r.net_storage_bytes) + "}";
 }
 
+/// The activation plan's figures (bmodel format 1.1): the neuron region it
+/// asks for, the largest set of buffers live at once (each 4 KiB aligned, as
+/// placed), and what giving every buffer its own bytes would take.
+struct PlanFigures {
+  uint32_t buffers = 0;
+  uint64_t planned = 0, livePeak = 0, unplanned = 0;
+  int32_t peakGroup = -1; // where the live set is largest
+};
+
+PlanFigures planFigures(const fb::Net &net) {
+  PlanFigures f;
+  f.planned = net.neuron_size();
+  if (!net.buffers())
+    return f;
+  auto aligned = [](uint64_t v) { return (v + KILN_DDR_ALIGN - 1) / KILN_DDR_ALIGN * KILN_DDR_ALIGN; };
+  f.buffers = net.buffers()->size();
+  const int32_t steps = net.groups() ? net.groups()->size() : 0;
+  for (const fb::DdrBuffer *b : *net.buffers())
+    f.unplanned += aligned(b->size());
+  for (int32_t s = -1; s <= steps; ++s) {
+    uint64_t live = 0;
+    for (const fb::DdrBuffer *b : *net.buffers())
+      if (b->first_group() <= s && s <= b->last_group())
+        live += aligned(b->size());
+    if (live > f.livePeak) {
+      f.livePeak = live;
+      f.peakGroup = s;
+    }
+  }
+  return f;
+}
+
+std::string planText(const fb::Net &net) {
+  PlanFigures f = planFigures(net);
+  if (f.buffers == 0)
+    return "activation plan: none (format 1.0, every tensor has its own bytes)";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "activation plan: %u buffers, %llu bytes planned, largest live set %llu bytes "
+                "(at group %d) -> %.2fx; without sharing %llu bytes",
+                f.buffers, (unsigned long long)f.planned, (unsigned long long)f.livePeak,
+                f.peakGroup, f.livePeak ? double(f.planned) / double(f.livePeak) : 0.0,
+                (unsigned long long)f.unplanned);
+  return line;
+}
+
+std::string planJson(const fb::Net &net) {
+  PlanFigures f = planFigures(net);
+  return "{\"buffers\": " + std::to_string(f.buffers) +
+         ", \"planned_bytes\": " + std::to_string(f.planned) +
+         ", \"live_peak_bytes\": " + std::to_string(f.livePeak) +
+         ", \"live_peak_group\": " + std::to_string(f.peakGroup) +
+         ", \"unplanned_bytes\": " + std::to_string(f.unplanned) + "}";
+}
+
 void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
                const fb::Model *m) {
   std::printf("bmodel format %u.%u, compiler %s, chip %s (%u lanes x %u KiB LMEM, ABI %u.%u)\n",
@@ -164,6 +223,7 @@ void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
                 (unsigned long long)net->neuron_size(), net->groups()->size(),
                 (unsigned long long)net->macs());
     std::printf("  %s\n", memoryText(file, index++).c_str());
+    std::printf("  %s\n", planText(*net).c_str());
     for (const fb::Tensor *t : *net->inputs())
       std::printf("  input  %s %s %s @%llu\n", t->name()->c_str(), dtypeText(t).c_str(),
                   arr(t->shape()).c_str(), (unsigned long long)t->ddr_offset());
@@ -240,6 +300,7 @@ int kiln::cli::inspectMain(const Args &args) {
                 (unsigned long long)net->macs(), (unsigned long long)net->min_ddr_bytes());
     firstNet = false;
     std::printf("     \"memory\": %s,\n", memoryJson(file, index++).c_str());
+    std::printf("     \"activation_plan\": %s,\n", planJson(*net).c_str());
     std::printf("     \"inputs\": %s,\n", list(net->inputs(), tensor, "        ").c_str());
     std::printf("     \"outputs\": %s,\n", list(net->outputs(), tensor, "        ").c_str());
     std::printf("     \"groups\": %s,\n", list(net->groups(), groupJson, "      ").c_str());

@@ -1,5 +1,7 @@
 // kiln run MODEL.bmodel --input IN.npz --output OUT.npz [--stats STATS.json]
 //   [--all-tensors] [--device-mem MIB] [--repeat N]
+// The cmodel's DDR is what the bmodel's memory query asks for, unless
+// --device-mem gives a size.
 // With --repeat the net runs N times on the same inputs (outputs must not
 // change); the stats then show what the residency manager saved.
 // Runs the bmodel through the runtime core on the cmodel.
@@ -20,7 +22,7 @@ using namespace kiln;
 int kiln::cli::runMain(const Args &args) {
   std::string model, inPath, outPath, statsPath;
   bool allTensors = false;
-  uint64_t deviceMiB = 512;
+  uint64_t deviceMiB = 0; // 0: what the bmodel needs
   unsigned repeat = 1;
   for (size_t i = 0; i < args.size(); ++i) {
     auto next = [&]() { return i + 1 < args.size() ? args[++i] : std::string(); };
@@ -51,7 +53,10 @@ int kiln::cli::runMain(const Args &args) {
   if (auto err = host::readNpz(inPath, inputs); !err.empty())
     return fail(err);
 
-  auto device = std::make_unique<cmodel::Device>(deviceMiB << 20);
+  std::string error;
+  std::unique_ptr<cmodel::Device> device = deviceFor(file, deviceMiB << 20, error);
+  if (!device)
+    return fail(model + ": " + error);
   kiln_hal hal = device->hal();
   rt::Runtime runtime;
   if (kiln_status st = runtime.init(hal); st != KILN_OK)
@@ -66,8 +71,13 @@ int kiln::cli::runMain(const Args &args) {
   auto start = std::chrono::steady_clock::now();
   kiln_run_stats runStats{};
   uint64_t loadsAvoided = 0, bytesSaved = 0;
+  std::vector<host::Array> tensors;
   for (unsigned r = 0; r < repeat; ++r) {
-    kiln_status st = kiln_net_run(net.handle(), 600u * 1000u * 1000u, &runStats);
+    // Per-layer values come from the last run (the model must not change them).
+    if (allTensors)
+      tensors.clear();
+    kiln_status st = runNet(net.handle(), 600u * 1000u * 1000u, &runStats,
+                            allTensors ? &tensors : nullptr);
     if (st != KILN_OK) {
       std::string why = device->faultReason();
       return fail(std::string("run failed: ") + kiln_status_str(st) +
@@ -81,14 +91,17 @@ int kiln::cli::runMain(const Args &args) {
                       .count() /
                   repeat;
 
-  std::vector<host::Array> outputs = readOutputs(net.handle(), allTensors);
+  std::vector<host::Array> outputs = readOutputs(net.handle());
+  for (host::Array &t : tensors)
+    outputs.push_back(std::move(t));
   if (auto err = host::writeNpz(outPath, outputs); !err.empty())
     return fail(err);
 
   const auto &s = device->stats();
-  std::printf("ran %s on the cmodel%s: %u groups, %llu cycles (TIU busy %llu, GDMA "
-              "busy %llu), DDR %llu bytes, %.1f ms",
-              model.c_str(), repeat > 1 ? " (totals over --repeat runs)" : "",
+  std::printf("ran %s on the cmodel (device DDR %llu bytes)%s: %u groups, %llu cycles (TIU "
+              "busy %llu, GDMA busy %llu), DDR %llu bytes, %.1f ms",
+              model.c_str(), (unsigned long long)device->ddr().size(),
+              repeat > 1 ? " (totals over --repeat runs)" : "",
               runStats.groups_run, (unsigned long long)s.cycles,
               (unsigned long long)s.tiu_busy_cycles,
               (unsigned long long)s.gdma_busy_cycles,

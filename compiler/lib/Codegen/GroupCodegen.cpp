@@ -297,10 +297,8 @@ struct GroupEmitter {
       r.tensor = name;
       Value source = val.value.getDefiningOp<tpu::LoadOp>().getInput();
       r.dynamic = !source.getDefiningOp<top::WeightOp>();
-      // Reshapes only alias: the producer is the op that computed the data.
-      Value produced = source;
-      while (auto reshape = produced.getDefiningOp<tpu::ReshapeOp>())
-        produced = reshape.getInput();
+      // Reshapes and views only alias: the producer is the op that computed the data.
+      Value produced = tpu::producedValue(source);
       r.producer = r.dynamic && produced.getDefiningOp() ? nameOf(produced) : "";
       for (Operation *user : val.value.getUsers())
         r.consumers.push_back(nameOf(user));

@@ -3,6 +3,7 @@
 #include "Internal.h"
 
 #include "kiln/Codegen/TiuRecord.h"
+#include "kiln/Dialect/Tpu/Analysis/DdrLiveness.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/abi/chip.h"
@@ -65,9 +66,12 @@ uint64_t NetCode::modelledCycles() const {
   return total;
 }
 
-static TensorDesc describe(Value v, std::string name) {
+static TensorDesc describe(Value v, std::string name, const tpu::DdrLiveness &live) {
   auto type = cast<RankedTensorType>(v.getType());
   TensorDesc d;
+  d.buffer = live.bufferOf(v);
+  d.firstGroup = live.firstStep(v);
+  d.lastGroup = live.lastStep(v);
   d.name = std::move(name);
   d.dtype = tpu::dtypeOrF32(type);
   d.shape.assign(type.getShape().begin(), type.getShape().end());
@@ -107,10 +111,17 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
     module.emitError("codegen expects @main after tpu-address-assign");
     return failure();
   }
+  FailureOr<tpu::DdrLiveness> live = tpu::DdrLiveness::compute(func);
+  if (failed(live))
+    return failure();
   NetCode net;
   net.name = name.str();
   net.coeffSize = coeffSize.getInt();
   net.neuronSize = neuronSize.getInt();
+  if (auto peak = module->getAttrOfType<IntegerAttr>("tpu.activation_peak"))
+    net.activationPeak = peak.getInt();
+  for (const tpu::DdrLiveness::Buffer &b : live->buffers())
+    net.buffers.push_back({ddrAddrOf(b.root), b.bytes, (int32_t)b.first, (int32_t)b.last});
   net.coeff.assign(net.coeffSize, 0);
 
   bool badWeight = false;
@@ -140,7 +151,7 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
   });
 
   for (BlockArgument arg : func.getArguments()) {
-    net.inputs.push_back(describe(arg, nameOf(arg)));
+    net.inputs.push_back(describe(arg, nameOf(arg), *live));
     net.tensors.push_back(net.inputs.back());
     net.minDdrBytes += net.inputs.back().size;
   }
@@ -154,26 +165,33 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
       op.emitError("codegen: copies bytes, so every input needs the result's dtype and "
                    "quantization (requantize with tpu.cast first)");
       return failure();
-    } else if (auto concat = dyn_cast<tpu::ConcatOp>(op)) {
+    } else if (auto concat = dyn_cast<tpu::ConcatOp>(op); concat && !concat.getInPlace()) {
       net.groups.push_back(generateConcat(concat, net.groups.size()));
     } else if (auto dma = dyn_cast<tpu::DmaOp>(op)) {
       net.groups.push_back(generateDma(dma, net.groups.size()));
-    } else if (isa<tpu::ReshapeOp, top::WeightOp, top::NoneOp, func::ReturnOp>(op)) {
-      // Reshapes alias memory; weights are in the coefficient blob.
+    } else if (isa<tpu::ReshapeOp, tpu::ViewOp, tpu::ConcatOp, top::WeightOp, top::NoneOp,
+                   func::ReturnOp>(op)) {
+      // Reshapes, views and in-place concats alias memory; weights are in
+      // the coefficient blob.
     } else {
       op.emitError("codegen cannot encode this op");
       return failure();
     }
-    if (isa<tpu::GroupOp, tpu::ConcatOp, tpu::DmaOp, tpu::ReshapeOp>(op))
+    if (isa<tpu::GroupOp, tpu::ConcatOp, tpu::DmaOp, tpu::ReshapeOp, tpu::ViewOp>(op))
       for (Value r : op.getResults())
-        net.tensors.push_back(describe(r, nameOf(r)));
+        net.tensors.push_back(describe(r, nameOf(r), *live));
+  }
+  if ((int64_t)net.groups.size() != live->stepCount()) {
+    func.emitError("codegen: ") << net.groups.size() << " groups but the activation plan has "
+                                << live->stepCount() << " steps";
+    return failure();
   }
   auto ret = cast<func::ReturnOp>(func.getBody().front().getTerminator());
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     std::string outName = "output" + std::to_string(i);
     if (auto attr = func.getResultAttrOfType<StringAttr>(i, "kiln.name"))
       outName = attr.str();
-    net.outputs.push_back(describe(v, outName));
+    net.outputs.push_back(describe(v, outName, *live));
     net.minDdrBytes += net.outputs.back().size;
   }
   return net;

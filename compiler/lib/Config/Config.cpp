@@ -132,7 +132,7 @@ public:
     bool ok = forEachKey(
         root, "",
         {"model", "name", "chip", "inputs", "quantize", "qtable", "calibration",
-         "random_ops", "random_seed", "layer_group", "verify", "output"},
+         "random_ops", "random_seed", "layer_group", "debug", "verify", "output"},
         [&](const std::string &key, yaml_node_t *keyNode, yaml_node_t *value) {
           if (key == "model") {
             haveModel = true;
@@ -160,6 +160,8 @@ public:
             return getUInt64(value, key, out.random_seed);
           if (key == "layer_group")
             return getLayerGroup(value, out.layer_group_enabled);
+          if (key == "debug")
+            return getDebug(value, out.keep_tensors);
           if (key == "verify")
             return getVerify(keyNode, value, out.verify);
           haveOutput = true;
@@ -495,6 +497,15 @@ private:
         [&](const std::string &, yaml_node_t *, yaml_node_t *value) {
           return getBool(value, "layer_group.enabled", enabled);
         });
+  }
+
+  bool getDebug(yaml_node_t *node, bool &keepTensors) {
+    if (!expectMapping(node, "debug"))
+      return false;
+    return forEachKey(node, "debug", {"keep_tensors"},
+                      [&](const std::string &, yaml_node_t *, yaml_node_t *value) {
+                        return getBool(value, "debug.keep_tensors", keepTensors);
+                      });
   }
 
   bool getVerify(yaml_node_t *keyNode, yaml_node_t *node, Verify &out) {

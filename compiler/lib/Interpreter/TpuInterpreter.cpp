@@ -421,6 +421,15 @@ FailureOr<RawTensor> Interpreter::evaluate(Operation *op) {
       return op->emitError("Tpu interpreter: reshape changes the byte size");
     return out;
   }
+  if (auto view = dyn_cast<tpu::ViewOp>(op)) {
+    auto type = cast<RankedTensorType>(view.getType());
+    const std::vector<uint8_t> &in = get(view.getInput()).bytes;
+    uint64_t begin = view.getOffset() * tpu::elementBytes(type);
+    uint64_t size = tpu::tensorBytes(type);
+    if (begin + size > in.size())
+      return op->emitError("Tpu interpreter: view outside its input");
+    return RawTensor{type, std::vector<uint8_t>(in.begin() + begin, in.begin() + begin + size)};
+  }
   return op->emitOpError("is not supported by the Tpu interpreter (it runs Tpu IR "
                          "before layer grouping)");
 }

@@ -8,6 +8,7 @@ using namespace mlir;
 void kiln::addTopPipeline(PassManager &pm) {
   pm.addNestedPass<func::FuncOp>(top::createShapeInferPass());
   pm.addNestedPass<func::FuncOp>(top::createFoldConstantsPass());
+  pm.addNestedPass<func::FuncOp>(top::createTopMergeTransposes());
   pm.addNestedPass<func::FuncOp>(top::createFuseBatchNormPass());
   pm.addNestedPass<func::FuncOp>(top::createFuseReluPass());
   pm.addNestedPass<func::FuncOp>(top::createDecomposePass());
@@ -40,9 +41,10 @@ void kiln::addTpuPipeline(PassManager &pm, const PipelineOptions &options) {
 }
 
 void kiln::addTpuBackendPipeline(PassManager &pm, const PipelineOptions &options) {
+  pm.addNestedPass<func::FuncOp>(tpu::createTpuFormViews());
   pm.addNestedPass<func::FuncOp>(
       tpu::createLayerGroupPass(options.maxGroupOps, options.layerGroups));
-  pm.addPass(tpu::createAddressAssignPass());
+  pm.addPass(tpu::createAddressAssignPass(options.keepTensors));
 }
 
 void kiln::addCompilePipeline(PassManager &pm, const PipelineOptions &options) {

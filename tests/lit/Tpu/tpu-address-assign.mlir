@@ -1,14 +1,17 @@
-// RUN: kiln-opt %s -convert-top-to-tpu -tpu-layer-group -tpu-address-assign | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -convert-top-to-tpu -tpu-layer-group -tpu-address-assign | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -convert-top-to-tpu -tpu-layer-group=enabled=false -tpu-address-assign | FileCheck %s --check-prefix=SHARE
+// RUN: kiln-opt %s -split-input-file -convert-top-to-tpu -tpu-layer-group=enabled=false "-tpu-address-assign=keep-tensors=true" | FileCheck %s --check-prefix=KEEP
 
-// Coefficients first, then the neuron region; every tensor 4 KiB aligned and
-// a reshape aliases its input.
-// CHECK: module attributes {tpu.coeff_size = 4096 : i64, tpu.neuron_size = 12288 : i64}
+// Coefficients first, then the neuron region: the input and the output each
+// their own 4 KiB-aligned bytes, then the shared activations; a reshape
+// aliases its input.
+// CHECK-LABEL: module attributes {tpu.activation_peak = 12288 : i64, tpu.coeff_size = 4096 : i64, tpu.neuron_size = 12288 : i64}
 // CHECK: func.func @main(%arg0: tensor<1x4x4x4xf32> {tpu.ddr_addr = 4096 : i64})
 // CHECK: top.weight {ddr_addr = [0]
-// CHECK: tpu.group {{{.*}}ddr_addr = [8192]
-// CHECK: tpu.reshape {{.*}}ddr_addr = [8192]
 // CHECK: tpu.group {{{.*}}ddr_addr = [12288]
 // CHECK: tpu.reshape {{.*}}ddr_addr = [12288]
+// CHECK: tpu.group {{{.*}}ddr_addr = [8192]
+// CHECK: tpu.reshape {{.*}}ddr_addr = [8192]
 func.func @main(%arg0: tensor<1x4x4x4xf32>) -> tensor<1x64xf32> {
   %w = top.weight {value = dense<1.0> : tensor<4x4x1x1xf32>} : tensor<4x4x1x1xf32>
   %n = top.none
@@ -17,4 +20,60 @@ func.func @main(%arg0: tensor<1x4x4x4xf32>) -> tensor<1x64xf32> {
   %2 = top.relu %1 : (tensor<1x4x16x1xf32>) -> tensor<1x4x16x1xf32>
   %3 = top.reshape %2 {shape = array<i64: 1, 64>} : (tensor<1x4x16x1xf32>) -> tensor<1x64xf32>
   return %3 : tensor<1x64xf32>
+}
+
+// -----
+
+// A chain of four ops, one group each (steps 0..3): the first result dies
+// at step 1, so the third (written at step 2) takes its bytes; the second
+// and fourth share likewise. The live set is two 16 KiB buffers plus the
+// pinned input and output.
+// SHARE-LABEL: module attributes {tpu.activation_peak = 65536 : i64, tpu.coeff_size = 0 : i64, tpu.neuron_size = 65536 : i64}
+// SHARE: func.func @chain(%arg0: tensor<1x64x8x8xf32> {tpu.ddr_addr = 0 : i64})
+// SHARE: %[[A:.*]] = tpu.group {{{.*}}ddr_addr = [[[X:[0-9]+]]]
+// SHARE: %[[B:.*]] = tpu.group {{{.*}}ddr_addr = [[[Y:[0-9]+]]]
+// SHARE: %[[C:.*]] = tpu.group {{{.*}}ddr_addr = [[[X]]]
+// SHARE: tpu.group {{{.*}}ddr_addr = [16384]
+// KEEP-LABEL: module attributes {tpu.activation_peak = 65536 : i64, tpu.coeff_size = 0 : i64, tpu.neuron_size = 81920 : i64}
+// KEEP: tpu.group {{{.*}}ddr_addr = [32768]
+// KEEP: tpu.group {{{.*}}ddr_addr = [49152]
+// KEEP: tpu.group {{{.*}}ddr_addr = [65536]
+func.func @chain(%arg0: tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> {
+  %0 = top.relu %arg0 : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %1 = top.relu %0 : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %2 = top.relu %1 : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %3 = top.relu %2 : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  return %3 : tensor<1x64x8x8xf32>
+}
+
+// -----
+
+// A channel concat of two computed values: their groups write straight into
+// the concat's memory (the second 16 KiB after the first) and the concat is
+// in place; the concat result is the output, so all of it is pinned.
+// SHARE-LABEL: func.func @concat
+// SHARE: tpu.group {{{.*}}ddr_addr = [16384]
+// SHARE: tpu.group {{{.*}}ddr_addr = [32768]
+// SHARE: tpu.concat {{.*}}ddr_addr = [16384], in_place}
+func.func @concat(%arg0: tensor<1x64x8x8xf32>) -> tensor<1x128x8x8xf32> {
+  %0 = top.relu %arg0 : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %1 = top.relu %0 : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %2 = top.concat %0, %1 {axis = 1 : i64} : (tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>) -> tensor<1x128x8x8xf32>
+  return %2 : tensor<1x128x8x8xf32>
+}
+
+// -----
+
+// Concat inputs that are net inputs, or repeated, stay copies.
+// SHARE-LABEL: func.func @concat_copies
+// SHARE: tpu.concat %arg0, %{{.*}} {axis = 1 : i64, ddr_addr
+// SHARE-NOT: in_place
+// SHARE: tpu.concat %[[R:[0-9]+]], %[[R]] {axis = 1 : i64, ddr_addr
+// SHARE-NOT: in_place
+func.func @concat_copies(%arg0: tensor<1x64x8x8xf32>) -> (tensor<1x128x8x8xf32>, tensor<1x128x8x8xf32>) {
+  %0 = top.relu %arg0 : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %1 = top.concat %arg0, %0 {axis = 1 : i64} : (tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>) -> tensor<1x128x8x8xf32>
+  %2 = top.relu %0 : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %3 = top.concat %2, %2 {axis = 1 : i64} : (tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>) -> tensor<1x128x8x8xf32>
+  return %1, %3 : tensor<1x128x8x8xf32>, tensor<1x128x8x8xf32>
 }

@@ -24,6 +24,14 @@ struct TensorDesc {
   uint64_t ddrOffset = 0, size = 0; // size in bytes of its dtype
   float scale = 1.f;                // INT8: per-tensor quantization
   int32_t zeroPoint = 0;
+  int32_t buffer = -1;              // index in NetCode::buffers, -1 in the coefficients
+  int32_t firstGroup = -1, lastGroup = -1; // holds its value after firstGroup up to lastGroup
+};
+
+/// A buffer of the activation plan (kiln/Dialect/Tpu/Analysis/DdrLiveness.h).
+struct DdrBufferDesc {
+  uint64_t ddrOffset = 0, size = 0;
+  int32_t firstGroup = -1, lastGroup = -1; // live groups, inclusive; -1 before the run
 };
 
 struct SliceTable {
@@ -73,6 +81,8 @@ struct NetCode {
   std::string name;
   std::vector<TensorDesc> inputs, outputs, tensors;
   uint64_t coeffSize = 0, neuronSize = 0;
+  uint64_t activationPeak = 0; // bytes of the largest set of buffers live at once
+  std::vector<DdrBufferDesc> buffers;
   std::vector<uint8_t> coeff;
   std::vector<GroupCode> groups;
   std::vector<Resident> residents;

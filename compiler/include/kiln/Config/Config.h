@@ -52,6 +52,10 @@ struct DeployConfig {
   RandomOps random_ops = RandomOps::Reject;
   uint64_t random_seed = 0;
   bool layer_group_enabled = true;
+  // debug.keep_tensors: every activation gets DDR of its own, so all of them
+  // stay readable after a run (kiln_net_read_tensor on a board). The default
+  // plan shares DDR by liveness.
+  bool keep_tensors = false;
   Verify verify;
   std::string output;
 };

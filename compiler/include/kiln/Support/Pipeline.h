@@ -14,6 +14,7 @@ struct PipelineOptions {
   std::string precision = "f32";  ///< f32 | f16 | bf16 | int8 (config `quantize`)
   std::vector<std::string> qtable; ///< "onnx name=dtype" overrides
   bool asymmetric = false;         ///< INT8 activations with zero points
+  bool keepTensors = false; ///< every activation its own DDR (config debug.keep_tensors)
 
   bool isF32() const { return precision == "f32" && qtable.empty(); }
 };

@@ -30,7 +30,8 @@ struct Blob {
 flatbuffers::Offset<fb::Tensor> tensor(flatbuffers::FlatBufferBuilder &b,
                                        const codegen::TensorDesc &t) {
   return fb::CreateTensorDirect(b, t.name.c_str(), (fb::DType)t.dtype, &t.shape,
-                                t.ddrOffset, t.size, t.scale, t.zeroPoint);
+                                t.ddrOffset, t.size, t.scale, t.zeroPoint, t.buffer,
+                                t.firstGroup, t.lastGroup);
 }
 
 std::vector<flatbuffers::Offset<fb::Tensor>>
@@ -99,9 +100,12 @@ flatbuffers::Offset<fb::Net> net(flatbuffers::FlatBufferBuilder &b,
         (fb::DType)r.dtype, fb::Layout::OIHW, fb::Layout::LMEM_NCHW, r.ddrOffset,
         r.lmemAddr, r.lmemSize, r.group, r.firstStep, r.lastStep));
   }
+  std::vector<flatbuffers::Offset<fb::DdrBuffer>> buffers;
+  for (const auto &d : n.buffers)
+    buffers.push_back(fb::CreateDdrBuffer(b, d.ddrOffset, d.size, d.firstGroup, d.lastGroup));
   return fb::CreateNetDirect(b, n.name.c_str(), &inputs, &outputs, &all,
                              n.coeffSize, n.neuronSize, &coeff, &groups, &dynamic,
-                             &residency, n.macs, n.minDdrBytes);
+                             &residency, n.macs, n.minDdrBytes, &buffers);
 }
 } // namespace
 

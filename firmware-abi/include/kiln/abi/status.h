@@ -25,6 +25,7 @@ typedef enum kiln_status {
   KILN_ERR_BAD_SYNC = 0x020b,      /* sync ids that can never be satisfied */
   KILN_ERR_UNSUPPORTED = 0x020c,
   KILN_ERR_BAD_RESIDENCY = 0x020d, /* resident LMEM range overlaps a live allocation */
+  KILN_ERR_BAD_MEMORY_PLAN = 0x020e, /* DDR buffers live at once share bytes */
 
   /* 0x03xx: resources */
   KILN_ERR_NO_DEVICE_MEMORY = 0x0301,

@@ -52,6 +52,11 @@ typedef struct kiln_tensor_info {
   uint64_t ddr_offset; /* from the net's DDR base */
   float scale;
   int32_t zero_point;
+  /* Lifetime (bmodel format 1.1, else -1 and the group count): the value is
+   * there from the end of group first_group (-1: before the run) until group
+   * last_group has run (the group count: after the run too). */
+  int32_t first_group;
+  int32_t last_group;
 } kiln_tensor_info;
 
 /* Commands are those submitted: a group whose held coefficients are still
@@ -97,6 +102,14 @@ kiln_status kiln_net_tensor_info(const kiln_net *net, uint32_t index, kiln_tenso
 
 kiln_status kiln_net_set_input(kiln_net *net, uint32_t index, const void *data, size_t bytes);
 kiln_status kiln_net_run(kiln_net *net, uint32_t timeout_us, kiln_run_stats *out_stats);
+/* Called after group `group` of a run completes, before the next starts. A
+ * net whose bmodel plans its activations (format 1.1) reuses DDR: tensor t
+ * holds its value only between the end of group t.first_group and its last
+ * reader, so per-layer dumps read each tensor from this hook. */
+typedef void (*kiln_group_done_fn)(void *user, uint32_t group);
+/* kiln_net_run with on_group (may be NULL) called after every group. */
+kiln_status kiln_net_run_observed(kiln_net *net, uint32_t timeout_us, kiln_group_done_fn on_group,
+                                  void *user, kiln_run_stats *out_stats);
 kiln_status kiln_net_get_output(const kiln_net *net, uint32_t index, void *dst, size_t bytes);
 /* Reads any described DDR tensor after a run (per-layer comparison). */
 kiln_status kiln_net_read_tensor(const kiln_net *net, uint32_t index, void *dst, size_t bytes);

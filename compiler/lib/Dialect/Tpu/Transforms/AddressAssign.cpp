@@ -1,8 +1,17 @@
-//===- AddressAssign.cpp - DDR offsets for every tensor -------------------===//
+//===- AddressAssign.cpp - The DDR plan: coefficients and activations -----===//
+//
+// Activations share the neuron region by liveness, as TFLite Micro's greedy
+// planner does (Pisarchyk & Lee 2020, "greedy by size"): buffers in
+// decreasing size, each at the lowest aligned offset that no buffer live at
+// the same time occupies. Inputs and outputs come first, each with bytes of
+// its own for the whole run.
+//
+//===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/Dialect/Tpu/Analysis/DdrLiveness.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/abi/chip.h"
 #include "mlir/IR/Builders.h"
@@ -21,10 +30,62 @@ uint64_t alignDdr(uint64_t v) {
   return (v + KILN_DDR_ALIGN - 1) / KILN_DDR_ALIGN * KILN_DDR_ALIGN;
 }
 
-uint64_t bytesOf(Value v) { return tpu::tensorBytes(v.getType()); }
+struct Interval {
+  int64_t first, last;
+  bool overlaps(const Interval &o) const { return first <= o.last && o.first <= last; }
+};
+
+/// Offsets (from 0) for buffers of the given aligned sizes and lifetimes:
+/// greedy by size. Returns the bytes used.
+uint64_t placeGreedy(ArrayRef<uint64_t> sizes, ArrayRef<Interval> lives,
+                     SmallVectorImpl<uint64_t> &offsets) {
+  SmallVector<unsigned> byDecreasingSize(sizes.size());
+  for (unsigned i = 0; i < sizes.size(); ++i)
+    byDecreasingSize[i] = i;
+  llvm::stable_sort(byDecreasingSize, [&](unsigned a, unsigned b) {
+    if (sizes[a] != sizes[b])
+      return sizes[a] > sizes[b];
+    return lives[a].first < lives[b].first;
+  });
+  offsets.assign(sizes.size(), 0);
+  SmallVector<unsigned> placed;
+  uint64_t used = 0;
+  for (unsigned i : byDecreasingSize) {
+    SmallVector<unsigned> conflicts;
+    for (unsigned p : placed)
+      if (lives[p].overlaps(lives[i]))
+        conflicts.push_back(p);
+    llvm::sort(conflicts, [&](unsigned a, unsigned b) { return offsets[a] < offsets[b]; });
+    uint64_t at = 0;
+    for (unsigned c : conflicts) {
+      if (at + sizes[i] <= offsets[c])
+        break;
+      at = std::max(at, offsets[c] + sizes[c]);
+    }
+    offsets[i] = at;
+    used = std::max(used, at + sizes[i]);
+    placed.push_back(i);
+  }
+  return used;
+}
+
+/// The most bytes of buffers live at one step.
+uint64_t livePeak(ArrayRef<uint64_t> sizes, ArrayRef<Interval> lives, int64_t steps) {
+  uint64_t peak = 0;
+  for (int64_t s = tpu::DdrLiveness::kBeforeRun; s <= steps; ++s) {
+    uint64_t live = 0;
+    for (size_t i = 0; i < sizes.size(); ++i)
+      if (lives[i].first <= s && s <= lives[i].last)
+        live += sizes[i];
+    peak = std::max(peak, live);
+  }
+  return peak;
+}
 
 struct AddressAssignPass
     : public tpu::impl::TpuAddressAssignBase<AddressAssignPass> {
+  using TpuAddressAssignBase::TpuAddressAssignBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Builder b(module.getContext());
@@ -36,50 +97,77 @@ struct AddressAssignPass
     func::FuncOp func = *funcs.begin();
     // Coefficients first: the runtime uploads that region once per load.
     uint64_t coeff = 0;
+    llvm::DenseMap<Value, uint64_t> addr;
     func.walk([&](top::WeightOp w) {
       w->setAttr("ddr_addr", b.getI64ArrayAttr({(int64_t)coeff}));
-      coeff = alignDdr(coeff + bytesOf(w.getOutput()));
+      addr[w] = coeff;
+      coeff = alignDdr(coeff + tpu::tensorBytes(w.getOutput()));
     });
-    uint64_t neuronBase = alignDdr(coeff), cursor = neuronBase;
-    auto place = [&](Value v) {
-      uint64_t at = cursor;
-      cursor = alignDdr(cursor + bytesOf(v));
-      return (int64_t)at;
+    const uint64_t neuronBase = alignDdr(coeff);
+
+    llvm::DenseSet<Value> placedInConcat;
+    for (auto concat : func.getOps<tpu::ConcatOp>())
+      if (tpu::claimConcatInPlace(concat, placedInConcat))
+        concat.setInPlace(true);
+    FailureOr<tpu::DdrLiveness> live = tpu::DdrLiveness::compute(func);
+    if (failed(live))
+      return signalPassFailure();
+
+    // Inputs and outputs, then the rest shared by liveness.
+    uint64_t cursor = neuronBase;
+    SmallVector<unsigned> shared;
+    SmallVector<uint64_t> sizes;
+    SmallVector<Interval> lives, allLives;
+    SmallVector<uint64_t> allSizes;
+    for (auto [i, buf] : llvm::enumerate(live->buffers())) {
+      allSizes.push_back(alignDdr(buf.bytes));
+      allLives.push_back({buf.first, buf.last});
+      if (buf.pinned) {
+        addr[buf.root] = cursor;
+        cursor += alignDdr(buf.bytes);
+        continue;
+      }
+      shared.push_back(i);
+      sizes.push_back(alignDdr(buf.bytes));
+      Interval life{buf.first, buf.last};
+      // Kept tensors stay readable after the run: all of them live throughout.
+      if (keepTensors)
+        life = {tpu::DdrLiveness::kBeforeRun, live->stepCount()};
+      lives.push_back(life);
+    }
+    SmallVector<uint64_t> offsets;
+    uint64_t sharedBytes = placeGreedy(sizes, lives, offsets);
+    for (auto [k, i] : llvm::enumerate(shared))
+      addr[live->buffers()[i].root] = cursor + offsets[k];
+    cursor += sharedBytes;
+
+    auto addressOf = [&](Value v) {
+      return (int64_t)(addr.lookup(live->rootOf(v)) + live->offsetInRoot(v));
     };
     for (BlockArgument arg : func.getArguments())
-      func.setArgAttr(arg.getArgNumber(), "tpu.ddr_addr",
-                      b.getI64IntegerAttr(place(arg)));
-    // Every activation keeps its own memory: per-layer dumps can read any of
-    // them after a run.
+      func.setArgAttr(arg.getArgNumber(), "tpu.ddr_addr", b.getI64IntegerAttr(addressOf(arg)));
     for (Operation &op : func.getBody().front()) {
       if (isa<top::WeightOp, top::NoneOp, func::ReturnOp>(op))
         continue;
       SmallVector<int64_t> addrs;
-      if (auto reshape = dyn_cast<tpu::ReshapeOp>(op)) {
-        addrs.push_back(addressOf(reshape.getInput()));
-      } else {
-        for (Value r : op.getResults())
-          addrs.push_back(place(r));
-      }
+      for (Value r : op.getResults())
+        addrs.push_back(addressOf(r));
       op.setAttr("ddr_addr", b.getI64ArrayAttr(addrs));
     }
     module->setAttr("tpu.coeff_size", b.getI64IntegerAttr(neuronBase));
-    module->setAttr("tpu.neuron_size",
-                    b.getI64IntegerAttr(cursor - neuronBase));
-  }
-
-  static int64_t addressOf(Value v) {
-    if (auto arg = dyn_cast<BlockArgument>(v)) {
-      auto func = cast<func::FuncOp>(arg.getOwner()->getParentOp());
-      return func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), "tpu.ddr_addr")
-          .getInt();
-    }
-    auto addrs = v.getDefiningOp()->getAttrOfType<ArrayAttr>("ddr_addr");
-    return cast<IntegerAttr>(addrs[cast<OpResult>(v).getResultNumber()]).getInt();
+    module->setAttr("tpu.neuron_size", b.getI64IntegerAttr(cursor - neuronBase));
+    module->setAttr("tpu.activation_peak",
+                    b.getI64IntegerAttr(livePeak(allSizes, allLives, live->stepCount())));
   }
 };
 } // namespace
 
 std::unique_ptr<Pass> tpu::createAddressAssignPass() {
   return std::make_unique<AddressAssignPass>();
+}
+
+std::unique_ptr<Pass> tpu::createAddressAssignPass(bool keepTensors) {
+  TpuAddressAssignOptions options;
+  options.keepTensors = keepTensors;
+  return std::make_unique<AddressAssignPass>(options);
 }

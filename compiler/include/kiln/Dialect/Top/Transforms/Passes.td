@@ -26,6 +26,16 @@ def TopFoldConstants : Pass<"top-fold-constants", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::top::TopDialect"];
 }
 
+def TopMergeTransposes : Pass<"top-merge-transposes", "mlir::func::FuncOp"> {
+  let summary = "Compose consecutive transposes; drop those that move no data";
+  let description = [{
+    transpose(transpose(x, p), q) becomes one transpose of x by p[q[i]] (an
+    NCHW -> NHWC -> NCHW pair cancels); a transpose whose permutation keeps
+    the order of the dimensions larger than 1 becomes a reshape (an alias of
+    its input's DDR after lowering), or nothing if it is the identity.
+  }];
+}
+
 def TopFuseBatchNorm : Pass<"top-fuse-batchnorm", "mlir::func::FuncOp"> {
   let summary = "Fold inference batch norms into the preceding conv";
   let description = [{

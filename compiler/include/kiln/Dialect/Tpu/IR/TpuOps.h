@@ -16,4 +16,23 @@
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Tpu/IR/TpuOps.h.inc"
 
+namespace kiln::tpu {
+/// Reshapes and views move no bytes: their result is part of their input's
+/// DDR memory (`input` is where the bytes come from).
+inline mlir::Value viewSource(mlir::Operation *op) {
+  if (auto reshape = llvm::dyn_cast_or_null<ReshapeOp>(op))
+    return reshape.getInput();
+  if (auto view = llvm::dyn_cast_or_null<ViewOp>(op))
+    return view.getInput();
+  return {};
+}
+
+/// The value whose op computed v's bytes: v with reshapes and views undone.
+inline mlir::Value producedValue(mlir::Value v) {
+  while (mlir::Value source = viewSource(v.getDefiningOp()))
+    v = source;
+  return v;
+}
+} // namespace kiln::tpu
+
 #endif

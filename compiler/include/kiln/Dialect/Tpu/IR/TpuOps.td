@@ -172,9 +172,28 @@ def Tpu_ReshapeOp : Tpu_Op<"reshape", [Pure]> {
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }
 
+def Tpu_ViewOp : Tpu_Op<"view", [Pure]> {
+  let summary = "A contiguous part of its input's DDR memory, no commands";
+  let description = [{
+    The result's elements are the input's elements [offset, offset + size) in
+    row-major order, with the input's element type: a slice or split along
+    the outermost dimension that is not 1. tpu-form-views makes them from
+    tpu.dma copies that move one contiguous range.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$offset);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Tpu_ConcatOp : Tpu_Op<"concat", [Pure]> {
   let summary = "Concatenation by DDR-to-DDR GDMA copies";
-  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I64Attr:$axis);
+  let description = [{
+    With `in_place` (set by tpu-address-assign) the producers of the inputs
+    write them into the result's memory and the concat runs no command.
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, I64Attr:$axis,
+                   UnitAttr:$in_place);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
 }

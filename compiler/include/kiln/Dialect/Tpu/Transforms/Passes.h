@@ -11,6 +11,7 @@ std::unique_ptr<mlir::Pass> createConvertTopToTpuPass();
 std::unique_ptr<mlir::Pass> createLayerGroupPass();
 std::unique_ptr<mlir::Pass> createLayerGroupPass(unsigned maxGroupOps, bool enabled);
 std::unique_ptr<mlir::Pass> createAddressAssignPass();
+std::unique_ptr<mlir::Pass> createAddressAssignPass(bool keepTensors);
 
 #define GEN_PASS_DECL
 #define GEN_PASS_REGISTRATION

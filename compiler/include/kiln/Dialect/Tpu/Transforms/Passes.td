@@ -42,6 +42,16 @@ def TpuFuseCasts : Pass<"tpu-fuse-casts", "mlir::func::FuncOp"> {
   }];
 }
 
+def TpuFormViews : Pass<"tpu-form-views", "mlir::func::FuncOp"> {
+  let summary = "Turn copies of one contiguous range into views";
+  let description = [{
+    A tpu.dma that copies one contiguous range of its first input onto its
+    whole result (a slice or split along the outermost dimension that is not
+    1) becomes a tpu.view of that range: its consumers read the input's
+    memory and no command runs.
+  }];
+}
+
 def TpuLayerGroup : Pass<"tpu-layer-group", "mlir::func::FuncOp"> {
   let summary = "Group chains of ops into LMEM-resident layer groups and slice them";
   let description = [{
@@ -63,14 +73,24 @@ def TpuLayerGroup : Pass<"tpu-layer-group", "mlir::func::FuncOp"> {
 }
 
 def TpuAddressAssign : Pass<"tpu-address-assign", "mlir::ModuleOp"> {
-  let summary = "Assign DDR offsets to every tensor";
+  let summary = "Plan DDR: coefficients, then activations shared by liveness";
   let description = [{
-    Coefficients go to the coefficient region, activations and I/O to the
-    neuron region after it, each aligned to 4 KiB; reshapes alias their input.
-    Sets `ddr_addr` on ops (one per result) and `tpu.ddr_addr` on arguments,
-    and `tpu.coeff_size` / `tpu.neuron_size` on the module.
+    Coefficients go to the coefficient region. The neuron region after it
+    holds the net's inputs and outputs, each its own for the whole run, then
+    the other activation buffers (kiln/Dialect/Tpu/Analysis/DdrLiveness.h)
+    placed greedily by size (largest first, at the lowest 4 KiB-aligned
+    offset free during its lifetime), so buffers never live at the same time
+    share bytes. Reshapes and views alias their input; a concat whose inputs'
+    producers can write into its result is marked `in_place`. Sets
+    `ddr_addr` on ops (one per result) and `tpu.ddr_addr` on arguments, and
+    `tpu.coeff_size` / `tpu.neuron_size` / `tpu.activation_peak` (the bytes
+    of the largest set of buffers live at once) on the module.
   }];
   let constructor = "kiln::tpu::createAddressAssignPass()";
+  let options = [
+    Option<"keepTensors", "keep-tensors", "bool", /*default=*/"false",
+           "Give every activation its own bytes, so all of them stay readable after a run">,
+  ];
 }
 
 #endif

@@ -9,13 +9,17 @@
 // whatever the codec.
 #include "kiln/cmodel/tiu_kernels.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "engines.h"
 #include "kiln/abi/cmd_check.h"
+#include "parallel.h"
 #include "kiln/abi/quant.h"
 
 namespace kiln::cmodel {
@@ -319,6 +323,334 @@ const char *deconvI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
     out.set(n, c, h, w,
             q.finish(kiln_requant_i8(acc[denseIndex(os, n, c, h, w)], table[c].multiplier,
                                      table[c].shift, q.zp_out)));
+  });
+  return nullptr;
+}
+
+// ---- fast conv and deconv ----------------------------------------------------
+//
+// The sums above, on dense copies of the operands (exact: every codec's
+// value is an f32 or an int32) with each output row accumulated in a vector,
+// so the inner loops run over a row of outputs and vectorize. Every output
+// still receives its products in the reference order, as separate multiply
+// and add (this file is built with -ffp-contract=off), so the results are the
+// reference kernels' bits: conv sums its taps in (ic, ky, kx) order and then
+// adds the bias; deconv starts from the bias and adds in (ic, iy, ix) order,
+// which per output row is (iy, ky, kx descending) since each input row and
+// column reaches an output through one tap at most. Padding taps are never
+// visited. Jobs are (n, oc) pairs, so the thread count never changes a bit.
+// The operands are read before anything is written.
+
+template <class E>
+std::vector<typename E::Value> denseCopy(const Operand<E> &o) {
+  const kiln_tiu_operand &s = o.shape();
+  std::vector<typename E::Value> v(size_t{s.n} * s.c * s.h * s.w);
+  size_t i = 0;
+  forEachElement(s, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) { v[i++] = o.get(n, c, h, w); });
+  return v;
+}
+
+// acc[j] += x[j * step] * w for j < count.
+template <class Acc, class X, class W>
+__attribute__((target_clones("avx2", "default"))) void macRow(Acc *acc, const X *x, ptrdiff_t step,
+                                                              uint32_t count, W w) {
+  if (step == 1)
+    for (uint32_t j = 0; j < count; ++j)
+      acc[j] += x[j] * w;
+  else
+    for (uint32_t j = 0; j < count; ++j)
+      acc[j] += x[j * step] * w;
+}
+
+// acc[j * step] += x[j] * w for j < count.
+template <class Acc, class X, class W>
+__attribute__((target_clones("avx2", "default"))) void scatterRow(Acc *acc, ptrdiff_t step,
+                                                                  const X *x, uint32_t count, W w) {
+  for (uint32_t j = 0; j < count; ++j)
+    acc[j * step] += x[j] * w;
+}
+
+// Outputs o in [lo, hi) whose input coordinate o * stride + off lies in [0, in).
+void validRange(uint32_t out, int64_t off, uint32_t stride, uint32_t in, uint32_t *lo,
+                uint32_t *hi) {
+  int64_t first = off >= 0 ? 0 : (-off + stride - 1) / stride;
+  int64_t last = int64_t{in} - 1 - off; // o * stride <= last
+  int64_t end = last < 0 ? 0 : last / stride + 1;
+  *lo = uint32_t(std::min<int64_t>(first, out));
+  *hi = uint32_t(std::max<int64_t>(*lo, std::min<int64_t>(end, out)));
+}
+
+// Conv sums of (x, w) products into acc [n][oc][oh][ow] (zeroed by the caller).
+template <class T, class Acc>
+void convSums(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
+              const kiln_tiu_operand &ws, std::vector<Acc> &acc) {
+  const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
+  const uint32_t icg = is.c / cmd.groups, ocg = os.c / cmd.groups;
+  parallelFor(size_t{os.n} * os.c, [&](size_t job) {
+    const uint32_t n = uint32_t(job / os.c), oc = uint32_t(job % os.c);
+    const uint32_t ic_base = oc / ocg * icg;
+    for (uint32_t oy = 0; oy < os.h; ++oy) {
+      Acc *row = &acc[((size_t{n} * os.c + oc) * os.h + oy) * os.w];
+      for (uint32_t i = 0; i < icg; ++i)
+        for (uint32_t ky = 0; ky < cmd.kh; ++ky) {
+          int64_t iy = inputCoord(oy, ky, cmd.stride_h, cmd.pad_top, cmd.dil_h);
+          if (iy < 0 || iy >= is.h)
+            continue;
+          const T *in = &x[((size_t{n} * is.c + ic_base + i) * is.h + size_t(iy)) * is.w];
+          const T *taps = &w[((size_t{oc}) * ws.h + i) * ws.w + size_t{ky} * cmd.kw];
+          for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
+            int64_t off = int64_t{kx} * cmd.dil_w - cmd.pad_left;
+            uint32_t lo, hi;
+            validRange(os.w, off, cmd.stride_w, is.w, &lo, &hi);
+            if (lo < hi)
+              macRow(row + lo, in + int64_t{lo} * cmd.stride_w + off, cmd.stride_w, hi - lo,
+                     taps[kx]);
+          }
+        }
+    }
+  });
+}
+
+// Deconv sums added to acc [n][oc][oh][ow] (which holds the bias).
+template <class T, class Acc>
+void deconvSums(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
+                const kiln_tiu_operand &ws, std::vector<Acc> &acc) {
+  const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
+  const uint32_t icg = is.c / cmd.groups, ocg = os.c / cmd.groups;
+  parallelFor(size_t{os.n} * os.c, [&](size_t job) {
+    const uint32_t n = uint32_t(job / os.c), oc = uint32_t(job % os.c);
+    const uint32_t ic_base = oc / ocg * icg;
+    for (uint32_t i = 0; i < icg; ++i)
+      for (uint32_t iy = 0; iy < is.h; ++iy) {
+        const T *in = &x[((size_t{n} * is.c + ic_base + i) * is.h + iy) * is.w];
+        for (uint32_t ky = 0; ky < cmd.kh; ++ky) {
+          int64_t oy = deconvOutputCoord(iy, ky, cmd.stride_h, cmd.pad_top, cmd.dil_h);
+          if (oy < 0 || oy >= os.h)
+            continue;
+          Acc *row = &acc[((size_t{n} * os.c + oc) * os.h + size_t(oy)) * os.w];
+          const T *taps = &w[((size_t{oc}) * ws.h + i) * ws.w + size_t{ky} * cmd.kw];
+          for (uint32_t kx = cmd.kw; kx-- > 0;) {
+            // ox = ix * stride + off for the inputs ix whose output lies inside.
+            int64_t off = int64_t{kx} * cmd.dil_w - cmd.pad_left;
+            int64_t first = off >= 0 ? 0 : (-off + cmd.stride_w - 1) / cmd.stride_w;
+            int64_t last = (int64_t{os.w} - 1 - off); // ix * stride <= last
+            int64_t end = last < 0 ? 0 : std::min<int64_t>(is.w, last / cmd.stride_w + 1);
+            if (first < end)
+              scatterRow(row + first * cmd.stride_w + off, cmd.stride_w, in + first,
+                         uint32_t(end - first), taps[kx]);
+          }
+        }
+      }
+  });
+}
+
+// Convs with at least 8 output channels per group: 8 channels in the lanes
+// of a vector, 4 output pixels at a time, the taps (k = (i, ky, kx)) in order
+// from a per-tile copy of the input patches with zeros for padding. A zero
+// pad adds x * w = +-0 to a sum that starts at +0 and so is never -0: the
+// bits do not change as long as every weight is finite (0 * inf is NaN), which
+// is checked first. Vectors move in and out with memcpy (unaligned, no
+// aliasing questions).
+template <class T>
+struct Vec8Of;
+template <>
+struct Vec8Of<float> {
+  typedef float type __attribute__((vector_size(32)));
+};
+template <>
+struct Vec8Of<int32_t> {
+  typedef int32_t type __attribute__((vector_size(32)));
+};
+
+constexpr uint32_t kTilePixels = 64;
+
+// out[j][l] = sum over k < K of x[j][k] * w[k][l] (k ascending), for 4
+// pixels j and 8 channels l; w is [K][8].
+template <class T>
+__attribute__((target_clones("avx2", "default"))) void dot4x8(const T *const x[4], const T *w,
+                                                              uint32_t K, T out[4][8]) {
+  using V = typename Vec8Of<T>::type;
+  V a0{}, a1{}, a2{}, a3{};
+  const T *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+  for (uint32_t k = 0; k < K; ++k) {
+    V wk;
+    std::memcpy(&wk, w + size_t{k} * 8, sizeof wk);
+    a0 += x0[k] * wk;
+    a1 += x1[k] * wk;
+    a2 += x2[k] * wk;
+    a3 += x3[k] * wk;
+  }
+  std::memcpy(out[0], &a0, sizeof a0);
+  std::memcpy(out[1], &a1, sizeof a1);
+  std::memcpy(out[2], &a2, sizeof a2);
+  std::memcpy(out[3], &a3, sizeof a3);
+}
+
+template <class T>
+bool allFinite(const std::vector<T> &v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    for (T e : v)
+      if (!std::isfinite(e))
+        return false;
+  }
+  return true;
+}
+
+// Conv sums into acc [n][oc][oh][ow] (the same as convSums), blocked.
+template <class T, class Acc>
+void convSumsBlocked(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
+                     const kiln_tiu_operand &ws, std::vector<Acc> &acc) {
+  const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
+  const uint32_t groups = cmd.groups, icg = is.c / groups, ocg = os.c / groups;
+  const uint32_t taps = cmd.kh * cmd.kw, K = icg * taps, blocks = (ocg + 7) / 8;
+  const uint32_t pixels = os.h * os.w, tiles = (pixels + kTilePixels - 1) / kTilePixels;
+  // Filters as [group][block][k][8 channels], zero beyond the group's channels.
+  std::vector<T> packed(size_t{groups} * blocks * K * 8, T(0));
+  for (uint32_t oc = 0; oc < os.c; ++oc) {
+    const uint32_t g = oc / ocg, b = oc % ocg / 8, lane = oc % ocg % 8;
+    for (uint32_t k = 0; k < K; ++k)
+      packed[((size_t{g} * blocks + b) * K + k) * 8 + lane] =
+          w[(size_t{oc} * ws.h + k / taps) * ws.w + k % taps];
+  }
+  parallelFor(size_t{os.n} * groups * tiles, [&](size_t job) {
+    const uint32_t tile = uint32_t(job % tiles), g = uint32_t(job / tiles % groups),
+                   n = uint32_t(job / tiles / groups);
+    const uint32_t p0 = tile * kTilePixels, count = std::min(kTilePixels, pixels - p0);
+    // patches[p][k]: input (i, ky, kx) of pixel p0 + p, zero where padding.
+    std::vector<T> patches(size_t{count} * K, T(0));
+    for (uint32_t p = 0; p < count; ++p) {
+      const uint32_t oy = (p0 + p) / os.w, ox = (p0 + p) % os.w;
+      T *patch = &patches[size_t{p} * K];
+      for (uint32_t i = 0; i < icg; ++i) {
+        const T *plane = &x[(size_t{n} * is.c + size_t{g} * icg + i) * is.h * is.w];
+        for (uint32_t ky = 0; ky < cmd.kh; ++ky) {
+          int64_t iy = inputCoord(oy, ky, cmd.stride_h, cmd.pad_top, cmd.dil_h);
+          if (iy < 0 || iy >= is.h)
+            continue;
+          for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
+            int64_t ix = inputCoord(ox, kx, cmd.stride_w, cmd.pad_left, cmd.dil_w);
+            if (ix >= 0 && ix < is.w)
+              patch[(i * cmd.kh + ky) * cmd.kw + kx] = plane[size_t(iy) * is.w + size_t(ix)];
+          }
+        }
+      }
+    }
+    for (uint32_t b = 0; b < blocks; ++b) {
+      const T *wb = &packed[(size_t{g} * blocks + b) * K * 8];
+      const uint32_t lanes = std::min(8u, ocg - b * 8);
+      for (uint32_t p = 0; p < count; p += 4) {
+        const T *rows[4];
+        for (uint32_t j = 0; j < 4; ++j)
+          rows[j] = &patches[size_t{std::min(p + j, count - 1)} * K];
+        T sums[4][8];
+        dot4x8(rows, wb, K, sums);
+        for (uint32_t j = 0; j < 4 && p + j < count; ++j)
+          for (uint32_t l = 0; l < lanes; ++l) {
+            const uint32_t oc = g * ocg + b * 8 + l;
+            acc[(size_t{n} * os.c + oc) * pixels + p0 + p + j] = Acc(sums[j][l]);
+          }
+      }
+    }
+  });
+}
+
+// The blocked form where it pays and is exact, the row form otherwise.
+template <class T, class Acc>
+void convAllSums(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
+                 const kiln_tiu_operand &ws, std::vector<Acc> &acc) {
+  if (cmd.out.c / cmd.groups >= 8 && allFinite(w))
+    convSumsBlocked(cmd, x, w, ws, acc);
+  else
+    convSums(cmd, x, w, ws, acc);
+}
+
+template <class E, class B>
+void convFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<E> in(lmem, cmd.in0), weight(lmem, cmd.in1), out(lmem, cmd.out);
+  Operand<B> bias(lmem, cmd.in2);
+  const bool has_bias = cmd.flags & KILN_TIU_FLAG_HAS_BIAS;
+  const kiln_tiu_operand &os = cmd.out;
+  std::vector<float> acc(size_t{os.n} * os.c * os.h * os.w, 0.0f);
+  convAllSums(cmd, denseCopy(in), denseCopy(weight), cmd.in1, acc);
+  size_t i = 0;
+  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    float v = acc[i++];
+    if (has_bias)
+      v += bias.get(0, c, 0, 0);
+    out.set(n, c, h, w, applyFlags(cmd, v));
+  });
+}
+
+template <class E, class B>
+void deconvFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<E> in(lmem, cmd.in0), weight(lmem, cmd.in1), out(lmem, cmd.out);
+  Operand<B> bias(lmem, cmd.in2);
+  const bool has_bias = cmd.flags & KILN_TIU_FLAG_HAS_BIAS;
+  const kiln_tiu_operand &os = cmd.out;
+  std::vector<float> acc(size_t{os.n} * os.c * os.h * os.w);
+  size_t i = 0;
+  forEachElement(os, [&](uint32_t, uint32_t c, uint32_t, uint32_t) {
+    acc[i++] = has_bias ? bias.get(0, c, 0, 0) : 0.0f;
+  });
+  deconvSums(cmd, denseCopy(in), denseCopy(weight), cmd.in1, acc);
+  i = 0;
+  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    out.set(n, c, h, w, applyFlags(cmd, acc[i++]));
+  });
+}
+
+// INT8: (x - zp_in0) * w sums are exact in int32 while an output has fewer
+// than 2^31 / (255 * 128) taps (|x - zp| <= 255, |w| <= 128), so the order is
+// free; the bias and requantization follow in int64. Larger records run the
+// reference kernel.
+std::vector<int32_t> int8Copy(const Operand<I8> &o, int32_t zp) {
+  std::vector<int32_t> v = denseCopy(o);
+  for (int32_t &e : v)
+    e -= zp;
+  return v;
+}
+
+// Taps per output below which int32 sums of (x - zp) * w cannot overflow.
+constexpr uint64_t kInt32SafeTaps = (uint64_t{1} << 31) / (255 * 128);
+
+bool int32SumsExact(const kiln_tiu_cmd &cmd) {
+  return uint64_t(cmd.in0.c / cmd.groups) * cmd.kh * cmd.kw < kInt32SafeTaps;
+}
+
+const char *convI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  if (!int32SumsExact(cmd))
+    return convI8(cmd, lmem);
+  std::vector<RequantRow> table;
+  if (const char *why = readRequantTable(cmd, lmem, &table))
+    return why;
+  Operand<I8> in(lmem, cmd.in0), weight(lmem, cmd.in1), out(lmem, cmd.out);
+  const Quant q(cmd);
+  const kiln_tiu_operand &os = cmd.out;
+  std::vector<int32_t> acc(size_t{os.n} * os.c * os.h * os.w, 0);
+  convAllSums(cmd, int8Copy(in, q.zp_in0), int8Copy(weight, 0), cmd.in1, acc);
+  size_t i = 0;
+  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    int64_t v = int64_t{table[c].bias} + acc[i++];
+    out.set(n, c, h, w, q.finish(kiln_requant_i8(v, table[c].multiplier, table[c].shift, q.zp_out)));
+  });
+  return nullptr;
+}
+
+const char *deconvI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  if (!int32SumsExact(cmd))
+    return deconvI8(cmd, lmem);
+  std::vector<RequantRow> table;
+  if (const char *why = readRequantTable(cmd, lmem, &table))
+    return why;
+  Operand<I8> in(lmem, cmd.in0), weight(lmem, cmd.in1), out(lmem, cmd.out);
+  const Quant q(cmd);
+  const kiln_tiu_operand &os = cmd.out;
+  std::vector<int32_t> acc(size_t{os.n} * os.c * os.h * os.w, 0);
+  deconvSums(cmd, int8Copy(in, q.zp_in0), int8Copy(weight, 0), cmd.in1, acc);
+  size_t i = 0;
+  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
+    int64_t v = int64_t{table[c].bias} + acc[i++];
+    out.set(n, c, h, w, q.finish(kiln_requant_i8(v, table[c].multiplier, table[c].shift, q.zp_out)));
   });
   return nullptr;
 }
@@ -697,11 +1029,22 @@ void cast(const kiln_tiu_cmd &cmd, Lmem lmem) {
 
 // A conv's bias is E, or F32 in a narrower float record.
 template <class E>
-const char *runFloat(const kiln_tiu_cmd &cmd, Lmem lmem) {
+const char *runFloat(const kiln_tiu_cmd &cmd, Lmem lmem, Kernels kernels) {
   const bool f32_bias = cmd.in2.dtype == KILN_DTYPE_F32;
+  const bool fast = kernels == Kernels::Fast;
   switch (cmd.op) {
-  case KILN_TIU_CONV: f32_bias ? conv<E, F32>(cmd, lmem) : conv<E, E>(cmd, lmem); break;
-  case KILN_TIU_DECONV: f32_bias ? deconv<E, F32>(cmd, lmem) : deconv<E, E>(cmd, lmem); break;
+  case KILN_TIU_CONV:
+    if (fast)
+      f32_bias ? convFast<E, F32>(cmd, lmem) : convFast<E, E>(cmd, lmem);
+    else
+      f32_bias ? conv<E, F32>(cmd, lmem) : conv<E, E>(cmd, lmem);
+    break;
+  case KILN_TIU_DECONV:
+    if (fast)
+      f32_bias ? deconvFast<E, F32>(cmd, lmem) : deconvFast<E, E>(cmd, lmem);
+    else
+      f32_bias ? deconv<E, F32>(cmd, lmem) : deconv<E, E>(cmd, lmem);
+    break;
   case KILN_TIU_POOL: pool<E>(cmd, lmem); break;
   case KILN_TIU_ELTWISE: eltwise<E>(cmd, lmem); break;
   case KILN_TIU_RESIZE: return resize<E>(cmd, lmem);
@@ -710,10 +1053,11 @@ const char *runFloat(const kiln_tiu_cmd &cmd, Lmem lmem) {
   return nullptr;
 }
 
-const char *runInt8(const kiln_tiu_cmd &cmd, Lmem lmem) {
+const char *runInt8(const kiln_tiu_cmd &cmd, Lmem lmem, Kernels kernels) {
+  const bool fast = kernels == Kernels::Fast;
   switch (cmd.op) {
-  case KILN_TIU_CONV: return convI8(cmd, lmem);
-  case KILN_TIU_DECONV: return deconvI8(cmd, lmem);
+  case KILN_TIU_CONV: return fast ? convI8Fast(cmd, lmem) : convI8(cmd, lmem);
+  case KILN_TIU_DECONV: return fast ? deconvI8Fast(cmd, lmem) : deconvI8(cmd, lmem);
   case KILN_TIU_POOL: poolI8(cmd, lmem); break;
   case KILN_TIU_ELTWISE: eltwiseI8(cmd, lmem); break;
   case KILN_TIU_RESIZE: return resizeI8(cmd, lmem);
@@ -726,7 +1070,8 @@ const char *runInt8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 
 // The record checks decide every dtype question: past them, a record is a
 // CAST, an INT8 record or a float record of one codec (commands.h).
-const char *runTiuRecord(const kiln_tiu_cmd &cmd, uint8_t *lmem, uint64_t lane_bytes) {
+const char *runTiuRecord(const kiln_tiu_cmd &cmd, uint8_t *lmem, uint64_t lane_bytes,
+                         Kernels kernels) {
   switch (kiln_tiu_cmd_check_in_lane(&cmd, lane_bytes)) {
   case KILN_OK: break;
   case KILN_ERR_OUT_OF_RANGE: return "TIU operand outside LMEM";
@@ -738,9 +1083,9 @@ const char *runTiuRecord(const kiln_tiu_cmd &cmd, uint8_t *lmem, uint64_t lane_b
     return nullptr;
   }
   if (cmd.out.dtype == KILN_DTYPE_INT8)
-    return runInt8(cmd, m);
+    return runInt8(cmd, m, kernels);
   const char *why = nullptr;
-  withFloatCodec(cmd.out.dtype, [&](auto e) { why = runFloat<decltype(e)>(cmd, m); });
+  withFloatCodec(cmd.out.dtype, [&](auto e) { why = runFloat<decltype(e)>(cmd, m, kernels); });
   return why;
 }
 

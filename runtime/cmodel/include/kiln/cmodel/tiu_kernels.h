@@ -19,7 +19,22 @@ namespace kiln::cmodel {
 // within a lane of lane_bytes (the record checks of kiln/abi/cmd_check.h,
 // with that lane size). Returns nullptr, or why the record faults (then
 // nothing has been written).
-const char *runTiuRecord(const kiln_tiu_cmd &cmd, uint8_t *lmem, uint64_t lane_bytes);
+//
+// Kernels::Fast (conv and deconv on dense copies, row-vectorized, split over
+// KILN_CMODEL_THREADS) computes the reference kernels' bits: for every output
+// the same products in the same order, multiply and add rounded separately
+// (tiu.cpp, "fast conv and deconv"). Kernels::Reference is the plain loop
+// nest, kept to test the fast one against.
+enum class Kernels { Fast, Reference };
+const char *runTiuRecord(const kiln_tiu_cmd &cmd, uint8_t *lmem, uint64_t lane_bytes,
+                         Kernels kernels = Kernels::Fast);
+
+// Threads a large record is split over: KILN_CMODEL_THREADS (1 to 256),
+// default the machine's cores. Each output is computed by one thread in the
+// order above, so the bits never depend on it. setCmodelThreads overrides it
+// from then on (tests run 1 and N threads).
+unsigned cmodelThreads();
+void setCmodelThreads(unsigned threads);
 
 } // namespace kiln::cmodel
 

@@ -1,0 +1,128 @@
+#include "parallel.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kiln::cmodel {
+namespace {
+
+// Workers wait for a batch, take job indices from a shared counter, and the
+// caller takes part too. One batch runs at a time (the cmodel executes one
+// command at a time; a second caller waits).
+class Pool {
+public:
+  explicit Pool(unsigned threads) {
+    for (unsigned i = 1; i < threads; ++i)
+      workers_.emplace_back([this] { work(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread &t : workers_)
+      t.join();
+  }
+
+  void run(size_t jobs, const std::function<void(size_t)> &f) {
+    std::lock_guard<std::mutex> batch(batch_mutex_);
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      f_ = &f;
+      jobs_ = jobs;
+      next_ = 0;
+      busy_ = workers_.size();
+      ++generation_;
+    }
+    wake_.notify_all();
+    drain();
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [this] { return busy_ == 0; });
+    f_ = nullptr;
+  }
+
+private:
+  void drain() {
+    for (size_t i; (i = next_.fetch_add(1)) < jobs_;)
+      (*f_)(i);
+  }
+  void work() {
+    uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_)
+          return;
+        seen = generation_;
+      }
+      drain();
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (--busy_ == 0)
+        done_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> workers_;
+  std::mutex mutex_, batch_mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(size_t)> *f_ = nullptr;
+  size_t jobs_ = 0;
+  std::atomic<size_t> next_{0};
+  size_t busy_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+unsigned defaultThreads() {
+  if (const char *env = std::getenv("KILN_CMODEL_THREADS")) {
+    long n = std::strtol(env, nullptr, 10);
+    if (n >= 1 && n <= 256)
+      return unsigned(n);
+  }
+  unsigned cores = std::thread::hardware_concurrency();
+  return cores ? cores : 1u;
+}
+
+std::mutex poolMutex;
+std::unique_ptr<Pool> pool;
+unsigned threads = 0; // 0: not read yet
+
+} // namespace
+
+unsigned cmodelThreads() {
+  std::lock_guard<std::mutex> lock(poolMutex);
+  if (threads == 0)
+    threads = defaultThreads();
+  return threads;
+}
+
+void setCmodelThreads(unsigned n) {
+  std::lock_guard<std::mutex> lock(poolMutex);
+  pool.reset();
+  threads = n ? n : 1;
+}
+
+void parallelFor(size_t jobs, const std::function<void(size_t)> &f) {
+  Pool *p = nullptr;
+  if (jobs > 1 && cmodelThreads() > 1) {
+    std::lock_guard<std::mutex> lock(poolMutex);
+    if (!pool)
+      pool = std::make_unique<Pool>(threads);
+    p = pool.get();
+  }
+  if (!p) {
+    for (size_t i = 0; i < jobs; ++i)
+      f(i);
+    return;
+  }
+  p->run(jobs, f);
+}
+
+} // namespace kiln::cmodel

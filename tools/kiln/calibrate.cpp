@@ -15,6 +15,7 @@
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
 #include "kiln/Interpreter/TopInterpreter.h"
+#include "kiln/Support/IRChecks.h"
 #include "kiln/Support/Pipeline.h"
 #include "kiln/host/npz.h"
 
@@ -139,6 +140,7 @@ int kiln::cli::calibrateMain(const Args &args) {
   if (!module)
     return 1;
   PassManager pm(&ctx);
+  addIRChecks(pm);
   addTopPipeline(pm);
   if (failed(pm.run(*module)))
     return 1;

@@ -14,6 +14,7 @@
 #include "kiln/Dialect/Top/Transforms/Passes.h"
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
+#include "kiln/Support/IRChecks.h"
 #include "kiln/Support/Pipeline.h"
 #include "kiln/Target/Bmodel/BmodelWriter.h"
 #include "kiln/host/npz.h"
@@ -163,6 +164,7 @@ int kiln::cli::compileMain(const Args &args) {
   });
 
   PassManager topPm(&ctx);
+  addIRChecks(topPm);
   addTopPipeline(topPm);
   if (failed(topPm.run(*module)))
     return 1;
@@ -177,6 +179,7 @@ int kiln::cli::compileMain(const Args &args) {
   if (cfg.verify.enabled)
     topIR = module->clone();
   PassManager lower(&ctx);
+  addIRChecks(lower);
   addPrecisionPipeline(lower, pipeline);
   addTpuLoweringPipeline(lower, pipeline);
   if (failed(lower.run(*module)))
@@ -184,6 +187,7 @@ int kiln::cli::compileMain(const Args &args) {
   if (cfg.verify.enabled)
     tpuIR = module->clone();
   PassManager pm(&ctx);
+  addIRChecks(pm);
   addTpuBackendPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;

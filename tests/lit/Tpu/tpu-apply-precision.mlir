@@ -39,3 +39,40 @@ func.func @int8_conv(%arg0: tensor<1x2x4x4xf32> {kiln.calib = array<f64: 1.27, -
   return %d : tensor<1x2x4x4xf32>
 }
 }
+
+// -----
+
+// An INT8 active function (Paddle2ONNX's HardSwish: Clip after Add of a
+// constant) whose input is not INT8 yet: the Add of a weight has no
+// calibrated range for that operand and runs in F16, so the Clip's input
+// needs a cast. The cast goes after the Add, the table before the new
+// active, and the active after both (issue 15: it was built at the cast's
+// insertion point, before its table).
+// CHECK: kiln.precision_report = ["add: f16 (no calibrated range)"]
+// CHECK-LABEL: func.func @int8_active_after_f16
+// CHECK: %[[ADD:.*]] = tpu.eltwise {{.*}} -> tensor<1x2x4x4xf16>
+// CHECK: %[[Q:.*]] = tpu.cast %[[ADD]] : (tensor<1x2x4x4xf16>) -> tensor<1x2x4x4x!quant.uniform<i8:f32, 0.033622047244094483>>
+// CHECK: %[[T:.*]] = top.weight {{.*}} : tensor<256xi8>
+// CHECK: %[[CL:.*]] = tpu.active %[[Q]], %[[T]] {{.*}} -> tensor<1x2x4x4x!quant.uniform<i8:f32, 0.047244094488188976>>
+// CHECK: tpu.cast %[[CL]] {{.*}}-> tensor<1x2x4x4xf32>
+module {
+func.func @int8_active_after_f16(%arg0: tensor<1x2x4x4xf32> {kiln.calib = array<f64: 1.27, -1.27, 1.0>, kiln.name = "x"}) -> tensor<1x2x4x4xf32> {
+  %three = top.weight {value = dense<3.0> : tensor<1x1x1x1xf32>} : tensor<1x1x1x1xf32>
+  %a = tpu.eltwise %arg0, %three {kind = 0 : i32, do_relu = false, kiln.dtype = "int8", kiln.calib = array<f64: 4.27, 1.73, 4.27>, kiln.final} : (tensor<1x2x4x4xf32>, tensor<1x1x1x1xf32>) -> tensor<1x2x4x4xf32> loc("add")
+  %cl = tpu.active %a {mode = 17 : i64, alpha = 0.0 : f64, beta = 6.0 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 6.0, 0.0, 6.0>, kiln.final} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("cl")
+  return %cl : tensor<1x2x4x4xf32>
+}
+}
+
+// -----
+
+// The same with a net input: its cast goes to the start of the block.
+// CHECK-LABEL: func.func @int8_active_of_argument
+// CHECK: %[[Q:.*]] = tpu.cast %arg0 : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4x!quant.uniform<i8:f32, 1.000000e-02>>
+// CHECK: %[[T:.*]] = top.weight {{.*}} : tensor<256xi8>
+// CHECK: %[[R:.*]] = tpu.active %[[Q]], %[[T]] {{.*}}
+// CHECK: return
+func.func @int8_active_of_argument(%arg0: tensor<1x2x4x4xf32> {kiln.calib = array<f64: 1.27, -1.27, 1.0>, kiln.name = "x"}) -> tensor<1x2x4x4xf32> {
+  %r = tpu.relu %arg0 {kiln.dtype = "int8", kiln.calib = array<f64: 1.0, 0.0, 1.0>, kiln.final} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("relu")
+  return %r : tensor<1x2x4x4xf32>
+}

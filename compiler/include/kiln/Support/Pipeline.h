@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+// The pass managers these fill get kiln::addIRChecks (kiln/Support/IRChecks.h)
+// so that a pass leaving invalid IR is reported as an internal error.
 namespace kiln {
 struct PipelineOptions {
   bool layerGroups = true;   ///< false: every op is its own group

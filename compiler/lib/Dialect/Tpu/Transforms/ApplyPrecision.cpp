@@ -161,6 +161,7 @@ private:
     auto key = std::make_pair(w.getResult(), element);
     if (Value done = converted.lookup(key))
       return done;
+    OpBuilder::InsertionGuard guard(b);
     std::vector<float> data = top::readWeight(w);
     const llvm::fltSemantics &sem = cast<FloatType>(element).getFloatSemantics();
     SmallVector<APFloat> values;
@@ -197,7 +198,8 @@ private:
   }
 
   /// v as element type `element`: itself, a converted weight, or a tpu.cast
-  /// placed right after v's definition so every user shares it.
+  /// placed right after v's definition so every user shares it. The caller's
+  /// insertion point is kept: callers build their own ops after converting.
   Value convert(Value v, Type element) {
     Type from = elementOf(v);
     if (from == element)
@@ -207,6 +209,7 @@ private:
     auto key = std::make_pair(v, element);
     if (Value done = converted.lookup(key))
       return done;
+    OpBuilder::InsertionGuard guard(b);
     if (Operation *def = v.getDefiningOp())
       b.setInsertionPointAfter(def);
     else

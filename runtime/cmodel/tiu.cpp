@@ -52,10 +52,18 @@ uint16_t loadU16(const uint8_t *p) {
 }
 void storeU16(uint8_t *p, uint16_t v) { std::memcpy(p, &v, sizeof v); }
 
+// Every f16 value as f32 (kiln_f16_to_f32, tabulated once: loads are hot).
+const std::vector<float> kF16ToF32 = [] {
+  std::vector<float> t(65536);
+  for (uint32_t h = 0; h < 65536; ++h)
+    t[h] = kiln_f16_to_f32(uint16_t(h));
+  return t;
+}();
+
 struct F16 {
   using Value = float;
   static constexpr uint32_t kBytes = 2;
-  static float load(const uint8_t *p) { return kiln_f16_to_f32(loadU16(p)); }
+  static float load(const uint8_t *p) { return kF16ToF32[loadU16(p)]; }
   static void store(uint8_t *p, float v) { storeU16(p, kiln_f32_to_f16(v)); }
   static float fromBits(uint32_t bits) { return kiln_f16_to_f32(uint16_t(bits)); }
 };
@@ -109,6 +117,26 @@ public:
   }
   void set(uint32_t n, uint32_t c, uint32_t h, uint32_t w, Value v) {
     E::store(lmem_ + layout_.offset(n, c, h, w), v);
+  }
+  // Row (n, c, h) of an output `width` wide, broadcast as broadcastGet does.
+  void getRow(uint32_t n, uint32_t c, uint32_t h, uint32_t width, Value *dst) const {
+    if (is_const_ || o_.w == 1) {
+      std::fill(dst, dst + width, broadcastGet(n, c, h, 0));
+      return;
+    }
+    const uint8_t *p = lmem_ + layout_.offset(o_.n == 1 ? 0 : n, o_.c == 1 ? 0 : c,
+                                              o_.h == 1 ? 0 : h, 0);
+    for (uint32_t w = 0; w < width; ++w)
+      dst[w] = E::load(p + size_t{w} * E::kBytes);
+  }
+  void setRow(uint32_t n, uint32_t c, uint32_t h, const Value *src) {
+    uint8_t *p = lmem_ + layout_.offset(n, c, h, 0);
+    if constexpr (std::is_same_v<E, F16>) {
+      f32ToF16Row(src, o_.w, p);
+    } else {
+      for (uint32_t w = 0; w < o_.w; ++w)
+        E::store(p + size_t{w} * E::kBytes, src[w]);
+    }
   }
   const kiln_tiu_operand &shape() const { return o_; }
 
@@ -341,6 +369,15 @@ const char *deconvI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 // visited. Jobs are (n, oc) pairs, so the thread count never changes a bit.
 // The operands are read before anything is written.
 
+// GCC builds an AVX2 and a baseline version of each hot loop and picks one
+// when the program loads (same arithmetic, no FMA: -ffp-contract=off); clang
+// (the sanitizer build) cannot multiversion templates and builds the baseline.
+#if defined(__clang__)
+#define KILN_HOT_LOOP
+#else
+#define KILN_HOT_LOOP __attribute__((target_clones("avx2", "default")))
+#endif
+
 template <class E>
 std::vector<typename E::Value> denseCopy(const Operand<E> &o) {
   const kiln_tiu_operand &s = o.shape();
@@ -352,7 +389,7 @@ std::vector<typename E::Value> denseCopy(const Operand<E> &o) {
 
 // acc[j] += x[j * step] * w for j < count.
 template <class Acc, class X, class W>
-__attribute__((target_clones("avx2", "default"))) void macRow(Acc *acc, const X *x, ptrdiff_t step,
+KILN_HOT_LOOP void macRow(Acc *acc, const X *x, ptrdiff_t step,
                                                               uint32_t count, W w) {
   if (step == 1)
     for (uint32_t j = 0; j < count; ++j)
@@ -364,7 +401,7 @@ __attribute__((target_clones("avx2", "default"))) void macRow(Acc *acc, const X 
 
 // acc[j * step] += x[j] * w for j < count.
 template <class Acc, class X, class W>
-__attribute__((target_clones("avx2", "default"))) void scatterRow(Acc *acc, ptrdiff_t step,
+KILN_HOT_LOOP void scatterRow(Acc *acc, ptrdiff_t step,
                                                                   const X *x, uint32_t count, W w) {
   for (uint32_t j = 0; j < count; ++j)
     acc[j * step] += x[j] * w;
@@ -467,7 +504,7 @@ constexpr uint32_t kTilePixels = 64;
 // out[j][l] = sum over k < K of x[j][k] * w[k][l] (k ascending), for 4
 // pixels j and 8 channels l; w is [K][8].
 template <class T>
-__attribute__((target_clones("avx2", "default"))) void dot4x8(const T *const x[4], const T *w,
+KILN_HOT_LOOP void dot4x8(const T *const x[4], const T *w,
                                                               uint32_t K, T out[4][8]) {
   using V = typename Vec8Of<T>::type;
   V a0{}, a1{}, a2{}, a3{};
@@ -760,12 +797,27 @@ float eltwiseOp(uint16_t subop, float a, float b) {
   }
 }
 
+// Calls f(n, c, h) for every row of an output, in NCHW order.
+template <class F>
+void forEachRow(const kiln_tiu_operand &o, F f) {
+  for (uint32_t n = 0; n < o.n; ++n)
+    for (uint32_t c = 0; c < o.c; ++c)
+      for (uint32_t h = 0; h < o.h; ++h)
+        f(n, c, h);
+}
+
+// Row by row: each output row is computed from its input rows read first.
 template <class E>
 void eltwise(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<E> a(lmem, cmd.in0), b(lmem, cmd.in1), out(lmem, cmd.out);
-  forEachElement(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
-    float v = eltwiseOp(cmd.subop, a.broadcastGet(n, c, h, w), b.broadcastGet(n, c, h, w));
-    out.set(n, c, h, w, applyFlags(cmd, v));
+  const uint32_t width = cmd.out.w;
+  std::vector<float> ra(width), rb(width);
+  forEachRow(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h) {
+    a.getRow(n, c, h, width, ra.data());
+    b.getRow(n, c, h, width, rb.data());
+    for (uint32_t w = 0; w < width; ++w)
+      ra[w] = applyFlags(cmd, eltwiseOp(cmd.subop, ra[w], rb[w]));
+    out.setRow(n, c, h, ra.data());
   });
 }
 
@@ -826,9 +878,13 @@ float activeOp(uint16_t kind, float x, float a, float b) {
 template <class E>
 void active(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<E> in(lmem, cmd.in0), out(lmem, cmd.out);
-  forEachElement(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
-    float v = activeOp(cmd.subop, in.get(n, c, h, w), cmd.param[0], cmd.param[1]);
-    out.set(n, c, h, w, applyFlags(cmd, v));
+  const uint32_t width = cmd.out.w;
+  std::vector<float> row(width);
+  forEachRow(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h) {
+    in.getRow(n, c, h, width, row.data());
+    for (uint32_t w = 0; w < width; ++w)
+      row[w] = applyFlags(cmd, activeOp(cmd.subop, row[w], cmd.param[0], cmd.param[1]));
+    out.setRow(n, c, h, row.data());
   });
 }
 

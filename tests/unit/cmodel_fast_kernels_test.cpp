@@ -5,6 +5,7 @@
 // and the fast kernels must give the same bits with 1 and with 3 threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -196,6 +197,29 @@ TEST(FastKernels, InfiniteWeightKeepsPaddingSkipped) {
   float corner;
   std::memcpy(&corner, ref.data() + cmd.out.addr, 4); // (0, 0): its tap (0, 0) is padding
   EXPECT_FALSE(std::isnan(corner));
+}
+
+// The F16 stores (F16C where the host has it) against kiln_f32_to_f16: a
+// spread of all 2^32 bit patterns and the edges (overflow to Inf at 65520,
+// subnormals, NaN payloads), in rows of odd lengths.
+TEST(FastKernels, F16RowMatchesSoftwareConversion) {
+  std::vector<uint32_t> patterns = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u,
+                                    0x7fc00000u, 0x7f800001u, 0xffbfffffu, 0x477fe000u,
+                                    0x477fefffu, 0x477ff000u, 0x33800000u, 0x33000000u,
+                                    0x33000001u, 0x387fc000u, 0x00000001u};
+  for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 4099)
+    patterns.push_back(uint32_t(b));
+  std::vector<float> values(patterns.size());
+  std::memcpy(values.data(), patterns.data(), patterns.size() * 4);
+  std::vector<uint8_t> out(values.size() * 2);
+  for (size_t at = 0, len = 1; at < values.size(); at += len, len = len % 37 + 1)
+    cmodel::f32ToF16Row(values.data() + at, uint32_t(std::min(len, values.size() - at)),
+                        out.data() + 2 * at);
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint16_t got;
+    std::memcpy(&got, out.data() + 2 * i, 2);
+    ASSERT_EQ(got, kiln_f32_to_f16(values[i])) << std::hex << patterns[i];
+  }
 }
 
 TEST(FastKernels, ThreadCountDoesNotChangeBits) {

@@ -36,6 +36,12 @@ const char *runTiuRecord(const kiln_tiu_cmd &cmd, uint8_t *lmem, uint64_t lane_b
 unsigned cmodelThreads();
 void setCmodelThreads(unsigned threads);
 
+// kiln_f32_to_f16 of count values into dst (little-endian f16 bits): with the
+// host's F16C instructions where it has them, whose round-to-nearest-even
+// conversion gives kiln_f32_to_f16's bits for every f32 (every bit pattern
+// was compared once; cmodel_fast_kernels_test samples them), else in software.
+void f32ToF16Row(const float *src, uint32_t count, uint8_t *dst);
+
 } // namespace kiln::cmodel
 
 #endif

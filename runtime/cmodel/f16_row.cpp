@@ -1,0 +1,48 @@
+// f32 -> f16 rows for the cmodel's stores (kiln/cmodel/tiu_kernels.h).
+#include <cstring>
+
+#include "kiln/abi/quant.h"
+#include "kiln/cmodel/tiu_kernels.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace kiln::cmodel {
+namespace {
+
+void f32ToF16Scalar(const float *src, uint32_t count, uint8_t *dst) {
+  for (uint32_t i = 0; i < count; ++i) {
+    uint16_t h = kiln_f32_to_f16(src[i]);
+    std::memcpy(dst + 2 * size_t{i}, &h, 2);
+  }
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx,f16c"))) void f32ToF16F16c(const float *src, uint32_t count,
+                                                      uint8_t *dst) {
+  uint32_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 2 * size_t{i}), h);
+  }
+  // Clean upper halves before SSE code runs again (GCC omits this before a
+  // tail call; without it every later SSE instruction pays a transition).
+  _mm256_zeroupper();
+  f32ToF16Scalar(src + i, count - i, dst + 2 * size_t{i});
+}
+
+const bool kHasF16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+#endif
+
+} // namespace
+
+void f32ToF16Row(const float *src, uint32_t count, uint8_t *dst) {
+#if defined(__x86_64__)
+  if (kHasF16c)
+    return f32ToF16F16c(src, count, dst);
+#endif
+  f32ToF16Scalar(src, count, dst);
+}
+
+} // namespace kiln::cmodel

@@ -2,6 +2,9 @@
 
 #include "Kernels.h"
 
+#include <algorithm>
+#include <vector>
+
 using namespace mlir;
 
 namespace kiln::interp {
@@ -58,30 +61,39 @@ FailureOr<Tensor> runConv(top::ConvOp op, const Tensor &input,
   out.data.resize(out.numElements());
   int64_t ocg = oc / group;
   float *dst = out.data.data();
+  // Each output accumulates bias + sum over (c, ky, kx) in that order, in
+  // double; a row of outputs at a time so the inner loop vectorizes. Taps
+  // that fall on padding are never visited.
+  const int64_t sx = strides[1], dx = dilations[1], px = pads[1];
+  const bool doRelu = op.getDoRelu();
+  std::vector<double> row(ow);
   for (int64_t b = 0; b < n; ++b)
     for (int64_t o = 0; o < oc; ++o) {
       int64_t firstIc = (o / ocg) * icg;
-      for (int64_t y = 0; y < oh; ++y)
-        for (int64_t x = 0; x < ow; ++x) {
-          double acc = bias ? bias->data[o] : 0.0;
-          for (int64_t c = 0; c < icg; ++c)
-            for (int64_t ky = 0; ky < kh; ++ky) {
-              int64_t iy = y * strides[0] - pads[0] + ky * dilations[0];
-              if (iy < 0 || iy >= ih)
-                continue;
-              for (int64_t kx = 0; kx < kw; ++kx) {
-                int64_t ix = x * strides[1] - pads[1] + kx * dilations[1];
-                if (ix < 0 || ix >= iw)
-                  continue;
-                float v =
-                    input.data[((b * ic + firstIc + c) * ih + iy) * iw + ix];
-                float w = filter.data[((o * icg + c) * kh + ky) * kw + kx];
-                acc += double(v) * w;
-              }
+      for (int64_t y = 0; y < oh; ++y) {
+        std::fill(row.begin(), row.end(), bias ? double(bias->data[o]) : 0.0);
+        for (int64_t c = 0; c < icg; ++c)
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            int64_t iy = y * strides[0] - pads[0] + ky * dilations[0];
+            if (iy < 0 || iy >= ih)
+              continue;
+            const float *in = &input.data[((b * ic + firstIc + c) * ih + iy) * iw];
+            const float *taps = &filter.data[((o * icg + c) * kh + ky) * kw];
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              // Outputs x whose input x * sx + off lies in [0, iw).
+              int64_t off = kx * dx - px;
+              int64_t lo = off >= 0 ? 0 : (-off + sx - 1) / sx;
+              int64_t hi = iw - 1 - off < 0 ? 0 : std::min(ow, (iw - 1 - off) / sx + 1);
+              const double w = taps[kx];
+              for (int64_t x = lo; x < hi; ++x)
+                row[x] += double(in[x * sx + off]) * w;
             }
-          float r = float(acc);
-          *dst++ = op.getDoRelu() ? relu(r) : r;
+          }
+        for (int64_t x = 0; x < ow; ++x) {
+          float r = float(row[x]);
+          *dst++ = doRelu ? relu(r) : r;
         }
+      }
     }
   return out;
 }

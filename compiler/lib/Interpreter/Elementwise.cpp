@@ -168,8 +168,9 @@ FailureOr<Tensor> runActive(top::ActiveOp op, const Tensor &input) {
          b = op.getBeta().convertToDouble();
   Tensor out{input.shape, {}};
   out.data.reserve(input.data.size());
+  const top::ActiveMode mode = op.getMode();
   for (float x : input.data)
-    out.data.push_back(float(activate(op.getMode(), x, a, b)));
+    out.data.push_back(float(activate(mode, x, a, b)));
   return out;
 }
 

@@ -118,6 +118,23 @@ public:
   void set(uint32_t n, uint32_t c, uint32_t h, uint32_t w, Value v) {
     E::store(lmem_ + layout_.offset(n, c, h, w), v);
   }
+  // The h x w values of (n, c), row-major: within a plane (or a window of
+  // plane_h rows) the rows follow one another.
+  void getPlane(uint32_t n, uint32_t c, Value *dst) const {
+    if (is_const_) {
+      for (uint32_t h = 0, i = 0; h < o_.h; ++h)
+        for (uint32_t w = 0; w < o_.w; ++w)
+          dst[i++] = get(n, c, h, w);
+      return;
+    }
+    const uint8_t *p = lmem_ + layout_.offset(n, c, 0, 0);
+    const size_t count = size_t{o_.h} * o_.w;
+    if constexpr (std::is_same_v<E, F32>)
+      std::memcpy(dst, p, count * sizeof(float));
+    else
+      for (size_t i = 0; i < count; ++i)
+        dst[i] = E::load(p + i * E::kBytes);
+  }
   // Row (n, c, h) of an output `width` wide, broadcast as broadcastGet does.
   void getRow(uint32_t n, uint32_t c, uint32_t h, uint32_t width, Value *dst) const {
     if (is_const_ || o_.w == 1) {
@@ -378,12 +395,25 @@ const char *deconvI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 #define KILN_HOT_LOOP __attribute__((target_clones("avx2", "default")))
 #endif
 
+// Scratch vectors that keep their memory from one record to the next (per
+// thread): large fresh allocations cost a page fault per 4 KiB.
+enum Scratch { kInput, kFilter, kSums, kPacked, kPatches, kScratchSlots };
+
+template <class T>
+std::vector<T> &scratch(Scratch slot) {
+  thread_local std::vector<T> slots[kScratchSlots];
+  return slots[slot];
+}
+
 template <class E>
-std::vector<typename E::Value> denseCopy(const Operand<E> &o) {
+std::vector<typename E::Value> &denseCopy(const Operand<E> &o, Scratch slot) {
   const kiln_tiu_operand &s = o.shape();
-  std::vector<typename E::Value> v(size_t{s.n} * s.c * s.h * s.w);
-  size_t i = 0;
-  forEachElement(s, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) { v[i++] = o.get(n, c, h, w); });
+  std::vector<typename E::Value> &v = scratch<typename E::Value>(slot);
+  v.resize(size_t{s.n} * s.c * s.h * s.w);
+  const size_t plane = size_t{s.h} * s.w;
+  for (uint32_t n = 0; n < s.n; ++n)
+    for (uint32_t c = 0; c < s.c; ++c)
+      o.getPlane(n, c, &v[(size_t{n} * s.c + c) * plane]);
   return v;
 }
 
@@ -481,37 +511,43 @@ void deconvSums(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vec
   });
 }
 
-// Convs with at least 8 output channels per group: 8 channels in the lanes
+// Convs with at least 8 output channels per group: 16 channels in the lanes
 // of a vector, 4 output pixels at a time, the taps (k = (i, ky, kx)) in order
 // from a per-tile copy of the input patches with zeros for padding. A zero
 // pad adds x * w = +-0 to a sum that starts at +0 and so is never -0: the
 // bits do not change as long as every weight is finite (0 * inf is NaN), which
 // is checked first. Vectors move in and out with memcpy (unaligned, no
 // aliasing questions).
-template <class T>
-struct Vec8Of;
-template <>
-struct Vec8Of<float> {
-  typedef float type __attribute__((vector_size(32)));
-};
-template <>
-struct Vec8Of<int32_t> {
-  typedef int32_t type __attribute__((vector_size(32)));
-};
-
+constexpr uint32_t kLanes = 16;
 constexpr uint32_t kTilePixels = 64;
 
-// out[j][l] = sum over k < K of x[j][k] * w[k][l] (k ascending), for 4
-// pixels j and 8 channels l; w is [K][8].
 template <class T>
-KILN_HOT_LOOP void dot4x8(const T *const x[4], const T *w,
-                                                              uint32_t K, T out[4][8]) {
-  using V = typename Vec8Of<T>::type;
+struct LanesOf;
+template <>
+struct LanesOf<float> {
+  typedef float type __attribute__((vector_size(kLanes * 4)));
+};
+template <>
+struct LanesOf<int32_t> {
+  typedef int32_t type __attribute__((vector_size(kLanes * 4)));
+};
+
+#if defined(__clang__)
+#define KILN_HOT_KERNEL
+#else
+#define KILN_HOT_KERNEL __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
+// out[j][l] = sum over k < K of x[j][k] * w[k][l] (k ascending), for 4
+// pixels j and kLanes channels l; w is [K][kLanes].
+template <class T>
+KILN_HOT_KERNEL void dotTile(const T *const x[4], const T *w, uint32_t K, T out[4][kLanes]) {
+  using V = typename LanesOf<T>::type;
   V a0{}, a1{}, a2{}, a3{};
   const T *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
   for (uint32_t k = 0; k < K; ++k) {
     V wk;
-    std::memcpy(&wk, w + size_t{k} * 8, sizeof wk);
+    std::memcpy(&wk, w + size_t{k} * kLanes, sizeof wk);
     a0 += x0[k] * wk;
     a1 += x1[k] * wk;
     a2 += x2[k] * wk;
@@ -533,28 +569,42 @@ bool allFinite(const std::vector<T> &v) {
   return true;
 }
 
-// Conv sums into acc [n][oc][oh][ow] (the same as convSums), blocked.
+// Conv sums into acc [n][oc][oh][ow] (the same as convSums), blocked. A job
+// is a tile of pixels and a run of channel blocks; small maps split their
+// blocks over jobs so every thread has work.
 template <class T, class Acc>
 void convSumsBlocked(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
                      const kiln_tiu_operand &ws, std::vector<Acc> &acc) {
   const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
   const uint32_t groups = cmd.groups, icg = is.c / groups, ocg = os.c / groups;
-  const uint32_t taps = cmd.kh * cmd.kw, K = icg * taps, blocks = (ocg + 7) / 8;
+  const uint32_t taps = cmd.kh * cmd.kw, K = icg * taps, blocks = (ocg + kLanes - 1) / kLanes;
   const uint32_t pixels = os.h * os.w, tiles = (pixels + kTilePixels - 1) / kTilePixels;
-  // Filters as [group][block][k][8 channels], zero beyond the group's channels.
-  std::vector<T> packed(size_t{groups} * blocks * K * 8, T(0));
-  for (uint32_t oc = 0; oc < os.c; ++oc) {
-    const uint32_t g = oc / ocg, b = oc % ocg / 8, lane = oc % ocg % 8;
-    for (uint32_t k = 0; k < K; ++k)
-      packed[((size_t{g} * blocks + b) * K + k) * 8 + lane] =
-          w[(size_t{oc} * ws.h + k / taps) * ws.w + k % taps];
-  }
-  parallelFor(size_t{os.n} * groups * tiles, [&](size_t job) {
-    const uint32_t tile = uint32_t(job % tiles), g = uint32_t(job / tiles % groups),
-                   n = uint32_t(job / tiles / groups);
+  const size_t tileJobs = size_t{os.n} * groups * tiles;
+  const uint32_t splits = std::min<uint32_t>(
+      blocks, uint32_t((2 * cmodelThreads() + tileJobs - 1) / tileJobs));
+  const uint32_t blocksPerJob = (blocks + splits - 1) / splits;
+  // Filters as [group][block][k][kLanes channels], zero beyond the group's.
+  std::vector<T> &packed = scratch<T>(kPacked);
+  packed.assign(size_t{groups} * blocks * K * kLanes, T(0));
+  // Each oc's filter is K = icg * taps values in a row (ws is [1, oc, icg,
+  // taps]); a block's rows are read side by side so the writes run in order.
+  for (uint32_t g = 0; g < groups; ++g)
+    for (uint32_t b = 0; b < blocks; ++b) {
+      const uint32_t first = g * ocg + b * kLanes, lanes = std::min(kLanes, ocg - b * kLanes);
+      T *dst = &packed[(size_t{g} * blocks + b) * K * kLanes];
+      for (uint32_t k = 0; k < K; ++k)
+        for (uint32_t l = 0; l < lanes; ++l)
+          dst[size_t{k} * kLanes + l] = w[(size_t{first} + l) * ws.h * ws.w + k];
+    }
+  parallelFor(tileJobs * splits, [&](size_t job) {
+    const uint32_t split = uint32_t(job % splits);
+    const size_t tileJob = job / splits;
+    const uint32_t tile = uint32_t(tileJob % tiles), g = uint32_t(tileJob / tiles % groups),
+                   n = uint32_t(tileJob / tiles / groups);
     const uint32_t p0 = tile * kTilePixels, count = std::min(kTilePixels, pixels - p0);
     // patches[p][k]: input (i, ky, kx) of pixel p0 + p, zero where padding.
-    std::vector<T> patches(size_t{count} * K, T(0));
+    std::vector<T> &patches = scratch<T>(kPatches);
+    patches.assign(size_t{count} * K, T(0));
     for (uint32_t p = 0; p < count; ++p) {
       const uint32_t oy = (p0 + p) / os.w, ox = (p0 + p) % os.w;
       T *patch = &patches[size_t{p} * K];
@@ -572,18 +622,19 @@ void convSumsBlocked(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std
         }
       }
     }
-    for (uint32_t b = 0; b < blocks; ++b) {
-      const T *wb = &packed[(size_t{g} * blocks + b) * K * 8];
-      const uint32_t lanes = std::min(8u, ocg - b * 8);
+    const uint32_t bEnd = std::min(blocks, (split + 1) * blocksPerJob);
+    for (uint32_t b = split * blocksPerJob; b < bEnd; ++b) {
+      const T *wb = &packed[(size_t{g} * blocks + b) * K * kLanes];
+      const uint32_t lanes = std::min(kLanes, ocg - b * kLanes);
       for (uint32_t p = 0; p < count; p += 4) {
         const T *rows[4];
         for (uint32_t j = 0; j < 4; ++j)
           rows[j] = &patches[size_t{std::min(p + j, count - 1)} * K];
-        T sums[4][8];
-        dot4x8(rows, wb, K, sums);
+        T sums[4][kLanes];
+        dotTile(rows, wb, K, sums);
         for (uint32_t j = 0; j < 4 && p + j < count; ++j)
           for (uint32_t l = 0; l < lanes; ++l) {
-            const uint32_t oc = g * ocg + b * 8 + l;
+            const uint32_t oc = g * ocg + b * kLanes + l;
             acc[(size_t{n} * os.c + oc) * pixels + p0 + p + j] = Acc(sums[j][l]);
           }
       }
@@ -607,8 +658,9 @@ void convFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<B> bias(lmem, cmd.in2);
   const bool has_bias = cmd.flags & KILN_TIU_FLAG_HAS_BIAS;
   const kiln_tiu_operand &os = cmd.out;
-  std::vector<float> acc(size_t{os.n} * os.c * os.h * os.w, 0.0f);
-  convAllSums(cmd, denseCopy(in), denseCopy(weight), cmd.in1, acc);
+  std::vector<float> &acc = scratch<float>(kSums);
+  acc.assign(size_t{os.n} * os.c * os.h * os.w, 0.0f);
+  convAllSums(cmd, denseCopy(in, kInput), denseCopy(weight, kFilter), cmd.in1, acc);
   size_t i = 0;
   forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
     float v = acc[i++];
@@ -624,12 +676,13 @@ void deconvFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<B> bias(lmem, cmd.in2);
   const bool has_bias = cmd.flags & KILN_TIU_FLAG_HAS_BIAS;
   const kiln_tiu_operand &os = cmd.out;
-  std::vector<float> acc(size_t{os.n} * os.c * os.h * os.w);
+  std::vector<float> &acc = scratch<float>(kSums);
+  acc.resize(size_t{os.n} * os.c * os.h * os.w);
   size_t i = 0;
   forEachElement(os, [&](uint32_t, uint32_t c, uint32_t, uint32_t) {
     acc[i++] = has_bias ? bias.get(0, c, 0, 0) : 0.0f;
   });
-  deconvSums(cmd, denseCopy(in), denseCopy(weight), cmd.in1, acc);
+  deconvSums(cmd, denseCopy(in, kInput), denseCopy(weight, kFilter), cmd.in1, acc);
   i = 0;
   forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
     out.set(n, c, h, w, applyFlags(cmd, acc[i++]));
@@ -640,8 +693,8 @@ void deconvFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
 // than 2^31 / (255 * 128) taps (|x - zp| <= 255, |w| <= 128), so the order is
 // free; the bias and requantization follow in int64. Larger records run the
 // reference kernel.
-std::vector<int32_t> int8Copy(const Operand<I8> &o, int32_t zp) {
-  std::vector<int32_t> v = denseCopy(o);
+const std::vector<int32_t> &int8Copy(const Operand<I8> &o, int32_t zp, Scratch slot) {
+  std::vector<int32_t> &v = denseCopy(o, slot);
   for (int32_t &e : v)
     e -= zp;
   return v;
@@ -663,8 +716,9 @@ const char *convI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<I8> in(lmem, cmd.in0), weight(lmem, cmd.in1), out(lmem, cmd.out);
   const Quant q(cmd);
   const kiln_tiu_operand &os = cmd.out;
-  std::vector<int32_t> acc(size_t{os.n} * os.c * os.h * os.w, 0);
-  convAllSums(cmd, int8Copy(in, q.zp_in0), int8Copy(weight, 0), cmd.in1, acc);
+  std::vector<int32_t> &acc = scratch<int32_t>(kSums);
+  acc.assign(size_t{os.n} * os.c * os.h * os.w, 0);
+  convAllSums(cmd, int8Copy(in, q.zp_in0, kInput), int8Copy(weight, 0, kFilter), cmd.in1, acc);
   size_t i = 0;
   forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
     int64_t v = int64_t{table[c].bias} + acc[i++];
@@ -682,8 +736,9 @@ const char *deconvI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<I8> in(lmem, cmd.in0), weight(lmem, cmd.in1), out(lmem, cmd.out);
   const Quant q(cmd);
   const kiln_tiu_operand &os = cmd.out;
-  std::vector<int32_t> acc(size_t{os.n} * os.c * os.h * os.w, 0);
-  deconvSums(cmd, int8Copy(in, q.zp_in0), int8Copy(weight, 0), cmd.in1, acc);
+  std::vector<int32_t> &acc = scratch<int32_t>(kSums);
+  acc.assign(size_t{os.n} * os.c * os.h * os.w, 0);
+  deconvSums(cmd, int8Copy(in, q.zp_in0, kInput), int8Copy(weight, 0, kFilter), cmd.in1, acc);
   size_t i = 0;
   forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
     int64_t v = int64_t{table[c].bias} + acc[i++];

@@ -26,13 +26,24 @@ __attribute__((target("avx,f16c"))) void f32ToF16F16c(const float *src, uint32_t
     __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 2 * size_t{i}), h);
   }
-  // Clean upper halves before SSE code runs again (GCC omits this before a
-  // tail call; without it every later SSE instruction pays a transition).
+  if (i < count) { // the last 1..7 values through a padded vector
+    float tail[8] = {};
+    std::memcpy(tail, src + i, (count - i) * sizeof(float));
+    __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(tail), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    uint16_t bits[8];
+    _mm_storeu_si128(reinterpret_cast<__m128i *>(bits), h);
+    std::memcpy(dst + 2 * size_t{i}, bits, (count - i) * 2);
+  }
+  // Clean upper halves before SSE code runs again (without it every later
+  // SSE instruction pays a state transition).
   _mm256_zeroupper();
-  f32ToF16Scalar(src + i, count - i, dst + 2 * size_t{i});
 }
 
-const bool kHasF16c = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+// Read while static objects are constructed: CPU detection must be set up first.
+const bool kHasF16c = [] {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+}();
 #endif
 
 } // namespace

@@ -206,6 +206,15 @@ void forEachElement(const kiln_tiu_operand &o, F f) {
           f(n, c, h, w);
 }
 
+// Calls f(n, c, h) for every row of an output, in NCHW order.
+template <class F>
+void forEachRow(const kiln_tiu_operand &o, F f) {
+  for (uint32_t n = 0; n < o.n; ++n)
+    for (uint32_t c = 0; c < o.c; ++c)
+      for (uint32_t h = 0; h < o.h; ++h)
+        f(n, c, h);
+}
+
 // Input coordinate of output coordinate `out` at kernel tap `k`.
 int64_t inputCoord(uint32_t out, uint32_t k, uint32_t stride, uint32_t pad, uint32_t dil) {
   return int64_t{out} * stride - pad + int64_t{k} * dil;
@@ -642,11 +651,87 @@ void convSumsBlocked(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std
   });
 }
 
-// The blocked form where it pays and is exact, the row form otherwise.
+// out[j][p] = sum over k < K of w[j][k] * x[k][p] (k ascending), for 4
+// channels j (filters w[j], K values each) and kLanes pixels p (x rows start
+// `stride` apart).
+template <class T>
+KILN_HOT_KERNEL void dotPixels(const T *const w[4], const T *x, size_t stride, uint32_t K,
+                               T out[4][kLanes]) {
+  using V = typename LanesOf<T>::type;
+  V a0{}, a1{}, a2{}, a3{};
+  const T *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
+  for (uint32_t k = 0; k < K; ++k) {
+    V xk;
+    std::memcpy(&xk, x + k * stride, sizeof xk);
+    a0 += xk * w0[k];
+    a1 += xk * w1[k];
+    a2 += xk * w2[k];
+    a3 += xk * w3[k];
+  }
+  std::memcpy(out[0], &a0, sizeof a0);
+  std::memcpy(out[1], &a1, sizeof a1);
+  std::memcpy(out[2], &a2, sizeof a2);
+  std::memcpy(out[3], &a3, sizeof a3);
+}
+
+// A 1x1 conv with stride 1 and no padding reads each output pixel's input
+// pixel: pixels in the lanes of a vector straight from the input planes, 4
+// output channels at a time, the input channels in order. The last pixels of
+// a plane go through a zero-padded copy.
+template <class T, class Acc>
+void convSumsPointwise(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
+                       std::vector<Acc> &acc) {
+  const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
+  const uint32_t groups = cmd.groups, icg = is.c / groups, ocg = os.c / groups;
+  const size_t pixels = size_t{os.h} * os.w;
+  const uint32_t quads = (ocg + 3) / 4;
+  parallelFor(size_t{os.n} * groups * quads, [&](size_t job) {
+    const uint32_t quad = uint32_t(job % quads), g = uint32_t(job / quads % groups),
+                   n = uint32_t(job / quads / groups);
+    const T *in = &x[(size_t{n} * is.c + size_t{g} * icg) * pixels];
+    const T *filters[4];
+    for (uint32_t j = 0; j < 4; ++j)
+      filters[j] = &w[(size_t{g} * ocg + std::min(quad * 4 + j, ocg - 1)) * icg];
+    const uint32_t channels = std::min(4u, ocg - quad * 4);
+    std::vector<T> &tail = scratch<T>(kPatches);
+    for (size_t p = 0; p < pixels; p += kLanes) {
+      const uint32_t count = uint32_t(std::min<size_t>(kLanes, pixels - p));
+      const T *src = in + p;
+      size_t stride = pixels;
+      if (count < kLanes) {
+        tail.assign(size_t{icg} * kLanes, T(0));
+        for (uint32_t k = 0; k < icg; ++k)
+          std::memcpy(&tail[size_t{k} * kLanes], in + k * pixels + p, count * sizeof(T));
+        src = tail.data();
+        stride = kLanes;
+      }
+      T sums[4][kLanes];
+      dotPixels(filters, src, stride, icg, sums);
+      for (uint32_t j = 0; j < channels; ++j) {
+        Acc *dst = &acc[(size_t{n} * os.c + size_t{g} * ocg + quad * 4 + j) * pixels + p];
+        for (uint32_t l = 0; l < count; ++l)
+          dst[l] = Acc(sums[j][l]);
+      }
+    }
+  });
+}
+
+bool isPointwise(const kiln_tiu_cmd &cmd) {
+  return cmd.kh == 1 && cmd.kw == 1 && cmd.stride_h == 1 && cmd.stride_w == 1 &&
+         !cmd.pad_top && !cmd.pad_bottom && !cmd.pad_left && !cmd.pad_right;
+}
+
+// The fastest form that computes the reference's bits: pointwise convs read
+// their planes directly (no padding, so every weight may be anything); the
+// blocked form for 8 or more channels per group when every weight is finite;
+// rows otherwise (depthwise convs).
 template <class T, class Acc>
 void convAllSums(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
                  const kiln_tiu_operand &ws, std::vector<Acc> &acc) {
-  if (cmd.out.c / cmd.groups >= 8 && allFinite(w))
+  const uint32_t ocg = cmd.out.c / cmd.groups;
+  if (isPointwise(cmd) && ocg >= 4)
+    convSumsPointwise(cmd, x, w, acc);
+  else if (ocg >= 8 && allFinite(w))
     convSumsBlocked(cmd, x, w, ws, acc);
   else
     convSums(cmd, x, w, ws, acc);
@@ -661,12 +746,13 @@ void convFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   std::vector<float> &acc = scratch<float>(kSums);
   acc.assign(size_t{os.n} * os.c * os.h * os.w, 0.0f);
   convAllSums(cmd, denseCopy(in, kInput), denseCopy(weight, kFilter), cmd.in1, acc);
-  size_t i = 0;
-  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
-    float v = acc[i++];
-    if (has_bias)
-      v += bias.get(0, c, 0, 0);
-    out.set(n, c, h, w, applyFlags(cmd, v));
+  float *row = acc.data();
+  forEachRow(os, [&](uint32_t n, uint32_t c, uint32_t h) {
+    const float b = has_bias ? bias.get(0, c, 0, 0) : 0.0f;
+    for (uint32_t w = 0; w < os.w; ++w)
+      row[w] = applyFlags(cmd, has_bias ? row[w] + b : row[w]);
+    out.setRow(n, c, h, row);
+    row += os.w;
   });
 }
 
@@ -683,9 +769,12 @@ void deconvFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
     acc[i++] = has_bias ? bias.get(0, c, 0, 0) : 0.0f;
   });
   deconvSums(cmd, denseCopy(in, kInput), denseCopy(weight, kFilter), cmd.in1, acc);
-  i = 0;
-  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
-    out.set(n, c, h, w, applyFlags(cmd, acc[i++]));
+  float *row = acc.data();
+  forEachRow(os, [&](uint32_t n, uint32_t c, uint32_t h) {
+    for (uint32_t w = 0; w < os.w; ++w)
+      row[w] = applyFlags(cmd, row[w]);
+    out.setRow(n, c, h, row);
+    row += os.w;
   });
 }
 
@@ -850,15 +939,6 @@ float eltwiseOp(uint16_t subop, float a, float b) {
   case KILN_ELT_POW: return std::pow(a, b);
   default: return a >= 0.0f ? a : a * b; // KILN_ELT_PRELU, b the slope
   }
-}
-
-// Calls f(n, c, h) for every row of an output, in NCHW order.
-template <class F>
-void forEachRow(const kiln_tiu_operand &o, F f) {
-  for (uint32_t n = 0; n < o.n; ++n)
-    for (uint32_t c = 0; c < o.c; ++c)
-      for (uint32_t h = 0; h < o.h; ++h)
-        f(n, c, h);
 }
 
 // Row by row: each output row is computed from its input rows read first.

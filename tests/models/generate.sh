@@ -28,6 +28,7 @@ if [ ! -f "$out/model.onnx" ]; then
     stylegan2_64) "$py" "$here/stylegan2.py" --res 64 --noise const --out "$out" ;;
     stylegan2_64_random) "$py" "$here/stylegan2.py" --res 64 --noise random --out "$out" ;;
     stylegan2_256) "$py" "$here/stylegan2.py" --res 256 --noise const --out "$out" ;;
+    stylegan2_256_draggan) "$py" "$here/stylegan2.py" --res 256 --noise const --widths draggan --out "$out" ;;
     stylegan2_64_wide) "$py" "$here/stylegan2.py" --res 64 --noise const --style-bias 12 --out "$out" ;;
     *) "$py" "$here/$name.py" --out "$out" ;;
   esac

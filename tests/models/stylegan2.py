@@ -40,7 +40,8 @@ exports ConstantOfShape -> RandomNormalLike; const: a registered buffer per
 layer; none), then bias_act: bias, leaky ReLU 0.2, gain sqrt(2), clamp to
 +-256 (conv_clamp); toRGB: bias, clamp.
 
-Channels: min(2048 // res, 64), w_dim = z_dim = 64, 4 mapping layers;
+Channels: min(2048 // res, 64), w_dim = z_dim = 64, 4 mapping layers
+(--widths draggan: DragGAN's min(16384 // res, 512), 512, 8 layers);
 num_ws = 10 at 64x64, 14 at 256x256. Weights are seeded random (deterministic),
 scaled so activations stay O(1): affine biases 1 as in StyleGAN, small random
 conv biases, noise strengths in [0.1, 0.3], w_avg the mean mapping output of
@@ -400,7 +401,7 @@ def build(res, noise_mode, seed):
     """The synthesis and mapping networks with seeded weights (CPU, eval)."""
     torch.manual_seed(seed)
     synthesis = SynthesisNetwork(W_DIM, res, noise_mode)
-    mapping = MappingNetwork(Z_DIM, W_DIM, synthesis.num_ws)
+    mapping = MappingNetwork(Z_DIM, W_DIM, synthesis.num_ws, num_layers=MAPPING_LAYERS)
     gen = torch.Generator().manual_seed(seed + 1)
     with torch.no_grad():
         for layer in synthesis.layers():
@@ -497,6 +498,11 @@ def main():
     parser.add_argument("--style-bias", type=float, default=1.0,
                         help="affine bias init of the synthesis convs (trained-like: 12)")
     parser.add_argument("--psi", type=float, default=0.7, help="truncation_psi")
+    parser.add_argument("--widths", choices=("narrow", "draggan"), default="narrow",
+                        help="narrow: w_dim 64, at most 64 channels (the small tests); draggan: "
+                        "DragGAN's generator, w_dim = z_dim = 512, 8 mapping layers, "
+                        "channel_base 16384, channel_max 512 (512 channels up to 32 px, "
+                        "then 256, 128, 64)")
     parser.add_argument("--part", choices=("synthesis", "mapping"), default="synthesis")
     parser.add_argument("--deconv-filter", choices=("transpose", "grouped"), default="transpose",
                         help="ConvTranspose filter at batch 1: conv2d_resample's groups == 1 "
@@ -506,6 +512,9 @@ def main():
                         help="FIR steps as Pad + depthwise Conv and a depthwise ConvTranspose "
                         "(default), or as upfirdn2d's reference path with 6-D tensors")
     args = parser.parse_args()
+    if args.widths == "draggan":
+        global Z_DIM, W_DIM, MAPPING_LAYERS, CHANNEL_BASE, CHANNEL_MAX
+        Z_DIM, W_DIM, MAPPING_LAYERS, CHANNEL_BASE, CHANNEL_MAX = 512, 512, 8, 16384, 512
     GROUPED_DECONV_FILTER[0] = args.deconv_filter == "grouped"
     UPFIRDN_REF[0] = args.upfirdn == "ref"
     STYLE_BIAS[0] = args.style_bias

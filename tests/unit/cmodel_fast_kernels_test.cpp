@@ -37,7 +37,8 @@ uint64_t laneBytes(const kiln_tiu_operand &o) {
 }
 
 // A random conv or deconv record whose operands fit one lane of kLane.
-Case randomCase(std::mt19937 &rng, kiln_tiu_op op, uint8_t dtype) {
+// pointwise: 1x1, stride 1, no padding, at least 4 output channels per group.
+Case randomCase(std::mt19937 &rng, kiln_tiu_op op, uint8_t dtype, bool pointwise = false) {
   auto pick = [&](uint32_t lo, uint32_t hi) {
     return std::uniform_int_distribution<uint32_t>(lo, hi)(rng);
   };
@@ -57,10 +58,16 @@ Case randomCase(std::mt19937 &rng, kiln_tiu_op op, uint8_t dtype) {
     cmd.pad_top = uint16_t(pick(0, cmd.kh - 1));
     cmd.pad_left = uint16_t(pick(0, cmd.kw - 1));
     cmd.groups = uint16_t(g);
+    if (pointwise) {
+      if (ocg < 4)
+        continue;
+      cmd.kh = cmd.kw = cmd.stride_h = cmd.stride_w = 1;
+      cmd.pad_top = cmd.pad_left = 0;
+    }
     uint32_t oh, ow;
     if (op == KILN_TIU_CONV) {
-      cmd.pad_bottom = uint16_t(pick(0, cmd.kh - 1));
-      cmd.pad_right = uint16_t(pick(0, cmd.kw - 1));
+      cmd.pad_bottom = uint16_t(pointwise ? 0 : pick(0, cmd.kh - 1));
+      cmd.pad_right = uint16_t(pointwise ? 0 : pick(0, cmd.kw - 1));
       int64_t sh = int64_t{ih} + cmd.pad_top + cmd.pad_bottom - (cmd.dil_h * (cmd.kh - 1) + 1);
       int64_t sw = int64_t{iw} + cmd.pad_left + cmd.pad_right - (cmd.dil_w * (cmd.kw - 1) + 1);
       if (sh < 0 || sw < 0)
@@ -152,18 +159,19 @@ std::vector<uint8_t> randomLmem(std::mt19937 &rng, const kiln_tiu_cmd &cmd) {
   return lmem;
 }
 
-void expectSameBits(kiln_tiu_op op, uint8_t dtype, int cases, uint32_t seed) {
+void expectSameBits(kiln_tiu_op op, uint8_t dtype, int cases, uint32_t seed,
+                    bool pointwise = false) {
   std::mt19937 rng(seed);
   int blocked = 0;
   for (int i = 0; i < cases; ++i) {
-    Case c = randomCase(rng, op, dtype);
-    blocked += c.cmd.out.c / c.cmd.groups >= 8;
+    Case c = randomCase(rng, op, dtype, pointwise);
+    blocked += c.cmd.out.c / c.cmd.groups >= (pointwise ? 4 : 8);
     std::vector<uint8_t> ref = randomLmem(rng, c.cmd), fast = ref;
     ASSERT_EQ(runTiuRecord(c.cmd, ref.data(), kLane, Kernels::Reference), nullptr) << c.what;
     ASSERT_EQ(runTiuRecord(c.cmd, fast.data(), kLane, Kernels::Fast), nullptr) << c.what;
     ASSERT_TRUE(ref == fast) << "case " << i << ": " << c.what;
   }
-  // The blocked (8 channels in a vector) form was exercised, not only rows.
+  // The blocked (channels or pixels in a vector) forms ran, not only rows.
   EXPECT_GT(blocked, cases / 10);
 }
 
@@ -171,6 +179,11 @@ TEST(FastKernels, ConvF32MatchesReference) { expectSameBits(KILN_TIU_CONV, KILN_
 TEST(FastKernels, ConvF16MatchesReference) { expectSameBits(KILN_TIU_CONV, KILN_DTYPE_F16, 100, 2); }
 TEST(FastKernels, ConvBF16MatchesReference) { expectSameBits(KILN_TIU_CONV, KILN_DTYPE_BF16, 100, 3); }
 TEST(FastKernels, ConvInt8MatchesReference) { expectSameBits(KILN_TIU_CONV, KILN_DTYPE_INT8, 150, 4); }
+TEST(FastKernels, PointwiseConvMatchesReference) {
+  expectSameBits(KILN_TIU_CONV, KILN_DTYPE_F32, 60, 12, true);
+  expectSameBits(KILN_TIU_CONV, KILN_DTYPE_F16, 40, 13, true);
+  expectSameBits(KILN_TIU_CONV, KILN_DTYPE_INT8, 40, 14, true);
+}
 TEST(FastKernels, DeconvF32MatchesReference) { expectSameBits(KILN_TIU_DECONV, KILN_DTYPE_F32, 150, 5); }
 TEST(FastKernels, DeconvF16MatchesReference) { expectSameBits(KILN_TIU_DECONV, KILN_DTYPE_F16, 100, 6); }
 TEST(FastKernels, DeconvInt8MatchesReference) { expectSameBits(KILN_TIU_DECONV, KILN_DTYPE_INT8, 100, 7); }

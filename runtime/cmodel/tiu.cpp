@@ -796,9 +796,10 @@ bool int32SumsExact(const kiln_tiu_cmd &cmd) {
   return uint64_t(cmd.in0.c / cmd.groups) * cmd.kh * cmd.kw < kInt32SafeTaps;
 }
 
-const char *convI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem) {
-  if (!int32SumsExact(cmd))
-    return convI8(cmd, lmem);
+// Conv or deconv in INT8: `sums` adds the (x - zp) * w products into a
+// zeroed int32 vector; the bias and the per-channel requantization follow.
+template <class Sums>
+const char *convLikeI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem, Sums sums) {
   std::vector<RequantRow> table;
   if (const char *why = readRequantTable(cmd, lmem, &table))
     return why;
@@ -807,7 +808,7 @@ const char *convI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   const kiln_tiu_operand &os = cmd.out;
   std::vector<int32_t> &acc = scratch<int32_t>(kSums);
   acc.assign(size_t{os.n} * os.c * os.h * os.w, 0);
-  convAllSums(cmd, int8Copy(in, q.zp_in0, kInput), int8Copy(weight, 0, kFilter), cmd.in1, acc);
+  sums(int8Copy(in, q.zp_in0, kInput), int8Copy(weight, 0, kFilter), acc);
   size_t i = 0;
   forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
     int64_t v = int64_t{table[c].bias} + acc[i++];
@@ -816,24 +817,20 @@ const char *convI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   return nullptr;
 }
 
+const char *convI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  if (!int32SumsExact(cmd))
+    return convI8(cmd, lmem);
+  return convLikeI8Fast(cmd, lmem, [&](const auto &x, const auto &w, auto &acc) {
+    convAllSums(cmd, x, w, cmd.in1, acc);
+  });
+}
+
 const char *deconvI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   if (!int32SumsExact(cmd))
     return deconvI8(cmd, lmem);
-  std::vector<RequantRow> table;
-  if (const char *why = readRequantTable(cmd, lmem, &table))
-    return why;
-  Operand<I8> in(lmem, cmd.in0), weight(lmem, cmd.in1), out(lmem, cmd.out);
-  const Quant q(cmd);
-  const kiln_tiu_operand &os = cmd.out;
-  std::vector<int32_t> &acc = scratch<int32_t>(kSums);
-  acc.assign(size_t{os.n} * os.c * os.h * os.w, 0);
-  deconvSums(cmd, int8Copy(in, q.zp_in0, kInput), int8Copy(weight, 0, kFilter), cmd.in1, acc);
-  size_t i = 0;
-  forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
-    int64_t v = int64_t{table[c].bias} + acc[i++];
-    out.set(n, c, h, w, q.finish(kiln_requant_i8(v, table[c].multiplier, table[c].shift, q.zp_out)));
+  return convLikeI8Fast(cmd, lmem, [&](const auto &x, const auto &w, auto &acc) {
+    deconvSums(cmd, x, w, cmd.in1, acc);
   });
-  return nullptr;
 }
 
 // ---- pool ----------------------------------------------------------------------

@@ -147,33 +147,41 @@ FailureOr<Tensor> runDeconv(top::DeconvOp op, const Tensor &input,
     return double(filter.data[index]);
   };
   // Scatter form: input (iy, ix) times tap (ky, kx) adds to output
-  // (iy * stride + ky * dilation - pad_begin), when that is inside.
+  // (iy * stride + ky * dilation - pad_begin), when that is inside. Each
+  // output adds its products in (c, iy, ix) order; a row of inputs at a time
+  // (an input reaches an output through one tap at most, so taking kx from
+  // the last keeps ix ascending for every output).
   std::vector<double> acc(n * oc * oh * ow, 0.0);
+  const int64_t sx = strides[1], dx = dilations[1], px = pads[1];
   for (int64_t b = 0; b < n; ++b)
-    for (int64_t c = 0; c < ic; ++c) {
-      int64_t g = c / icg;
-      for (int64_t iy = 0; iy < ih; ++iy)
-        for (int64_t ix = 0; ix < iw; ++ix) {
-          double v = input.data[((b * ic + c) * ih + iy) * iw + ix];
-          for (int64_t o = g * ocg; o < (g + 1) * ocg; ++o)
-            for (int64_t ky = 0; ky < kh; ++ky) {
-              int64_t y = iy * strides[0] + ky * dilations[0] - pads[0];
-              if (y < 0 || y >= oh)
-                continue;
-              for (int64_t kx = 0; kx < kw; ++kx) {
-                int64_t x = ix * strides[1] + kx * dilations[1] - pads[1];
-                if (x < 0 || x >= ow)
-                  continue;
-                acc[((b * oc + o) * oh + y) * ow + x] += v * tap(c, o, ky, kx);
-              }
+    for (int64_t o = 0; o < oc; ++o) {
+      const int64_t g = o / ocg;
+      for (int64_t c = g * icg; c < (g + 1) * icg; ++c)
+        for (int64_t iy = 0; iy < ih; ++iy) {
+          const float *in = &input.data[((b * ic + c) * ih + iy) * iw];
+          for (int64_t ky = 0; ky < kh; ++ky) {
+            int64_t y = iy * strides[0] + ky * dilations[0] - pads[0];
+            if (y < 0 || y >= oh)
+              continue;
+            double *row = &acc[((b * oc + o) * oh + y) * ow];
+            for (int64_t kx = kw - 1; kx >= 0; --kx) {
+              // Inputs ix whose output ix * sx + off lies in [0, ow).
+              int64_t off = kx * dx - px;
+              int64_t lo = off >= 0 ? 0 : (-off + sx - 1) / sx;
+              int64_t hi = ow - 1 - off < 0 ? 0 : std::min(iw, (ow - 1 - off) / sx + 1);
+              const double w = tap(c, o, ky, kx);
+              for (int64_t ix = lo; ix < hi; ++ix)
+                row[ix * sx + off] += double(in[ix]) * w;
             }
+          }
         }
     }
   Tensor out{{n, oc, oh, ow}, {}};
   out.data.reserve(acc.size());
+  const bool doRelu = op.getDoRelu();
   for (size_t i = 0; i < acc.size(); ++i) {
     float r = float(acc[i] + (bias ? bias->data[(i / (oh * ow)) % oc] : 0.0));
-    out.data.push_back(op.getDoRelu() ? relu(r) : r);
+    out.data.push_back(doRelu ? relu(r) : r);
   }
   return out;
 }

@@ -30,6 +30,8 @@ if [ ! -f "$out/model.onnx" ]; then
     stylegan2_256) "$py" "$here/stylegan2.py" --res 256 --noise const --out "$out" ;;
     stylegan2_256_draggan) "$py" "$here/stylegan2.py" --res 256 --noise const --widths draggan --out "$out" ;;
     stylegan2_64_wide) "$py" "$here/stylegan2.py" --res 64 --noise const --style-bias 12 --out "$out" ;;
+    # torchvision's models: tv_resnet18, tv_resnet50, tv_mobilenet_v2, tv_mobilenet_v3_small.
+    tv_*) "$py" "$here/torchvision_nets.py" --arch "${name#tv_}" --out "$out" ;;
     *) "$py" "$here/$name.py" --out "$out" ;;
   esac
 fi

@@ -1,0 +1,48 @@
+#!/usr/bin/python3
+"""torchvision classification models: exports model.onnx, input.npz and reference.npz.
+
+The real architectures users bring, at full width and 1x3x224x224 with 1000
+classes: ResNet-18 and ResNet-50 (basic and bottleneck residual blocks),
+MobileNetV2 (inverted residuals, depthwise convs, ReLU6 as Clip) and
+MobileNetV3-Small (squeeze-and-excitation, Hardswish/Hardsigmoid), from
+Debian's python3-torchvision. Random initialization (weights=None: no
+download, torchvision's own init) seeded by --seed, and seeded random
+BatchNorm statistics (common.randomize_batchnorm), so the BatchNormalization
+nodes, kept in the graph, do real work. Dropout is dropped by eval mode. Run
+with /usr/bin/python3, which sees Debian's torch, torchvision, onnx and numpy.
+"""
+import argparse
+
+import torch
+import torchvision
+
+from common import export_with_batchnorm, randomize_batchnorm
+
+ARCHS = {
+    "resnet18": torchvision.models.resnet18,
+    "resnet50": torchvision.models.resnet50,
+    "mobilenet_v2": torchvision.models.mobilenet_v2,
+    "mobilenet_v3_small": torchvision.models.mobilenet_v3_small,
+}
+
+
+def build_model(arch: str, seed: int) -> torch.nn.Module:
+    torch.manual_seed(seed)
+    model = ARCHS[arch](weights=None)
+    randomize_batchnorm(model, torch.Generator().manual_seed(seed + 1))
+    return model.eval()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arch", required=True, choices=sorted(ARCHS))
+    parser.add_argument("--out", required=True, help="output directory")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    model = build_model(args.arch, args.seed)
+    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(args.seed + 2))
+    export_with_batchnorm(model, x, args.out, "tv_" + args.arch)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# prepare_models.sh: the smoke tests' fixture. For every example config,
+# prepare_models.sh: the smoke tests' fixture. For every small example config,
 # generates the PyTorch model and its reference (once, with
 # tests/models/generate.sh as tools/dev and run_e2e.sh do), compiles the
 # bmodel and lists it in $build/smoke/models.txt:
@@ -19,6 +19,10 @@ manifest=$out/models.txt.tmp
 
 for config in "$root"/configs/examples/*.yaml; do
   name=$(basename "$config" .yaml)
+  # Full-width models (torchvision's, DragGAN's generator) have e2e tests and
+  # bench entries of their own; here they would only add minutes of
+  # calibration and compilation.
+  case "$name" in tv_*|*_draggan*) continue ;; esac
   # Configs of one model in several dtypes share its directory.
   model=$(sed -n 's|^model: .*/models/\([^/]*\)/model.onnx|\1|p' "$config")
   dir=$build/models/$model

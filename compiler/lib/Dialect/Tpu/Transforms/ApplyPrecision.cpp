@@ -23,6 +23,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -41,7 +42,10 @@ struct QParams {
   int64_t zp = 0;
 };
 
-/// Multipliers sharing one shift, for ops that add requantized terms.
+/// Multipliers sharing one shift, for ops that add requantized terms. A ratio
+/// of 2^31 or more saturates, as requantMultiplier's: the result is a value
+/// whose calibrated range is (nearly) zero, e.g. x - max(x) over an axis of
+/// size 1, where any nonzero term saturates anyway.
 std::pair<SmallVector<int64_t>, int64_t> sharedMultipliers(ArrayRef<double> ratios) {
   double largest = 0;
   for (double r : ratios)
@@ -49,7 +53,8 @@ std::pair<SmallVector<int64_t>, int64_t> sharedMultipliers(ArrayRef<double> rati
   Multiplier top = requantMultiplier(largest);
   SmallVector<int64_t> ms;
   for (double r : ratios)
-    ms.push_back(std::llround(std::ldexp(r, int(top.shift))));
+    ms.push_back(std::clamp<int64_t>(std::llround(std::min(std::ldexp(r, int(top.shift)), 4e18)),
+                                     0, INT32_MAX));
   return {ms, top.shift};
 }
 

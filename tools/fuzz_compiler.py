@@ -284,16 +284,22 @@ def main():
         case.write()
         results = check(kiln, case)
         graphs += 1
+        shrunk = {}  # (outcome, detail) -> finding dir: one shrink per failure
         for dt, (outcome, detail, log) in results.items():
             counts[(dt, outcome)] = counts.get((dt, outcome), 0) + 1
             if not is_finding(outcome):
                 continue
             key = (outcome, detail)
             print("FINDING %s %s: %s %s" % (origin, dt, outcome, detail), flush=True)
+            if key in shrunk:
+                findings.append((origin, dt, outcome, detail, shrunk[key], -1))
+                print("  as at the dtype before: %s" % shrunk[key], flush=True)
+                continue
             small, tries = (graph, 0) if args.no_shrink or args.replay else \
                 shrink(kiln, graph, dt, key, work)
             d = write_finding(kiln, work, small, dt, key, log, origin)
             findings.append((origin, dt, outcome, detail, d, len(small.nodes)))
+            shrunk[key] = d
             print("  shrunk %d -> %d nodes in %d tries: %s" % (
                 len(graph.nodes), len(small.nodes), tries, d), flush=True)
         if not args.quiet and graphs % 50 == 0:

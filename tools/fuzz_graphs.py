@@ -1024,6 +1024,8 @@ def generate(seed, index):
         attempts += 1
         recent = b.live[-3:]
         v = b.pick(recent if rng.random() < 0.7 else b.live)
+        if _rank(b, v) == 0:
+            continue
         table = BLOCKS4 if _rank(b, v) == 4 else BLOCKSN
         fns, ws = zip(*table)
         fn = fns[int(rng.choice(len(fns), p=np.array(ws) / sum(ws)))]

@@ -120,14 +120,51 @@ def save_model(g, path):
 # Reference (float64 PyTorch, from the ONNX spec)
 # --------------------------------------------------------------------------
 
-def evaluate(g, feeds, want_all=False):
-    env = {k: torch.from_numpy(np.asarray(v, np.float64)) for k, v in feeds.items()}
+WEIGHTED = {"Conv": 0, "ConvTranspose": 1, "Gemm": None, "MatMul": None}
+
+
+def _round(t, dtype, absmax=None):
+    """t stored in dtype: f16/bf16 rounding, or int8 fake quantization with
+    the symmetric scale absmax / 127 (per tensor)."""
+    if dtype == "f16":
+        return t.to(torch.float16).to(torch.float64)
+    if dtype == "bf16":
+        return t.to(torch.bfloat16).to(torch.float64)
+    if dtype == "int8" and absmax is not None:
+        sc = max(absmax, 1e-12) / 127
+        return torch.clamp(torch.round(t / sc), -128, 127) * sc
+    return t
+
+
+def _quant_weight(w, axis):
+    """Per-channel symmetric INT8 fake quantization of a filter."""
+    dims = [d for d in range(w.dim()) if d != axis]
+    m = torch.amax(torch.abs(w), dim=dims, keepdim=True) if dims else torch.abs(w)
+    sc = torch.clamp(m, min=1e-12) / 127
+    return torch.round(w / sc) * sc
+
+
+def evaluate(g, feeds, want_all=False, emulate=None, ranges=None):
+    """The reference (float64); with `emulate` (f16, bf16, int8) every stored
+    value rounded as that dtype stores it (int8: per-tensor scales from
+    `ranges`, name -> absmax, and per-channel filters): what an ideal chip
+    at that dtype computes, the yardstick for kiln's own narrow results."""
+    rnd = (lambda name, t: _round(t, emulate, (ranges or {}).get(name))) if emulate \
+        else (lambda name, t: t)
+    env = {k: rnd(k, torch.from_numpy(np.asarray(v, np.float64))) for k, v in feeds.items()}
     for k, v in g.inits.items():
         env[k] = torch.from_numpy(v.astype(np.float64) if v.dtype == np.float32 else v)
     for n in g.nodes:
-        outs = eval_node(n, [env[i] if i else None for i in n.inputs], g.opset)
+        ins = [env[i] if i else None for i in n.inputs]
+        if emulate:
+            ins = [x if (x is None or not x.is_floating_point() or i not in g.inits) else
+                   (_quant_weight(x, WEIGHTED[n.op]) if emulate == "int8" and j == 1 and
+                    n.op in WEIGHTED and WEIGHTED[n.op] is not None else
+                    x if emulate == "int8" else _round(x, emulate))
+                   for j, (i, x) in enumerate(zip(n.inputs, ins))]
+        outs = eval_node(n, ins, g.opset)
         for name, v in zip(n.outputs, outs):
-            env[name] = v
+            env[name] = rnd(name, v) if n.op != "Constant" else v
     if want_all:
         return env
     return {o: env[o].numpy() for o in g.outputs}

@@ -115,13 +115,22 @@ private:
     return std::nullopt;
   }
 
-  /// Quantization of a calibrated range (symmetric unless asymmetric).
+  /// Quantization of a calibrated range (symmetric unless asymmetric). A
+  /// value that is exactly zero on every calibration sample (ReLU of a
+  /// negative input, x - max(x) over an axis of size 1) holds no scale of
+  /// its own: it gets threshold 1, so zero stays exact and its consumers'
+  /// arithmetic stays in range (a 1e-12 scale made a conv's bias saturate
+  /// int32 and its multiplier underflow to 0: the output was all zeros).
   QParams paramsOfRange(const Range &r) const {
     if (!asymmetric) {
       double t = r.threshold > 0 ? r.threshold : r.absMax();
+      if (!(t > 0))
+        t = 1.0;
       return {std::max(t / 127.0, 1e-12), 0};
     }
     double lo = std::min(r.min, 0.0), hi = std::max(r.max, 0.0);
+    if (!(hi > lo))
+      hi = 1.0;
     double scale = std::max((hi - lo) / 255.0, 1e-12);
     int64_t zp = std::llround(-128.0 - lo / scale);
     return {scale, std::clamp<int64_t>(zp, -128, 127)};

@@ -144,6 +144,22 @@ def _quant_weight(w, axis):
     return torch.round(w / sc) * sc
 
 
+def _instance_norm_rounded(n, xs, dtype):
+    """InstanceNormalization as kiln decomposes it (mean, centered, square,
+    var, rstd, normalized, scaled), each step stored in dtype (int8: its own
+    absmax): in a channel that is nearly constant, rstd magnifies the
+    rounding of `centered`, which a single rounded result would hide."""
+    x = xs[0]
+    r = lambda t: _round(t, dtype, float(t.abs().max()) if t.numel() else 0.0)
+    dims = tuple(range(2, x.dim()))
+    sh = (1, -1) + (1,) * (x.dim() - 2)
+    mean = r(x.mean(dim=dims, keepdim=True))
+    c = r(x - mean)
+    var = r(r(c * c).mean(dim=dims, keepdim=True))
+    rstd = r(1 / torch.sqrt(var + n.attrs.get("epsilon", 1e-5)))
+    return r(r(c * rstd) * xs[1].reshape(sh)) + xs[2].reshape(sh)
+
+
 def evaluate(g, feeds, want_all=False, emulate=None, ranges=None):
     """The reference (float64); with `emulate` (f16, bf16, int8) every stored
     value rounded as that dtype stores it (int8: per-tensor scales from
@@ -162,7 +178,10 @@ def evaluate(g, feeds, want_all=False, emulate=None, ranges=None):
                     n.op in WEIGHTED and WEIGHTED[n.op] is not None else
                     x if emulate == "int8" else _round(x, emulate))
                    for j, (i, x) in enumerate(zip(n.inputs, ins))]
-        outs = eval_node(n, ins, g.opset)
+        if emulate and n.op == "InstanceNormalization":
+            outs = [_instance_norm_rounded(n, ins, emulate)]
+        else:
+            outs = eval_node(n, ins, g.opset)
         for name, v in zip(n.outputs, outs):
             env[name] = rnd(name, v) if n.op != "Constant" else v
     if want_all:
@@ -1069,7 +1088,7 @@ def generate(seed, index):
         snap = (len(g.nodes), dict(g.inits), b.count, list(b.live))
         try:
             y = fn(b, v)
-        except Reject:
+        except (Reject, IndexError, ValueError):  # a block that does not fit v
             del g.nodes[snap[0]:]
             g.inits = snap[1]
             b.live = snap[3]

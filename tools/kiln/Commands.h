@@ -13,6 +13,8 @@ int inspectMain(const Args &args);
 int compareMain(const Args &args);
 int calibrateMain(const Args &args);
 int cutMain(const Args &args);
+/// Commands read from stdin, one per line, run in this process (batch.cpp).
+int batchMain(const Args &args);
 /// Prints "kiln: error: MESSAGE" and returns 2 (usage or input error).
 int fail(const std::string &message);
 } // namespace kiln::cli

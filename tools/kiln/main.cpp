@@ -15,7 +15,8 @@ static const char *kUsage =
     "  compare A.npz B.npz [--tolerance COS,EUCLID]\n"
     "  calibrate CONFIG.yaml [-o TABLE] [--samples N]\n"
     "  cut MODEL.onnx --from T1[,T2..] --to T3[,T4..] -o SUB.onnx "
-    "[--values RUN.npz]\n";
+    "[--values RUN.npz]\n"
+    "  batch   (commands on stdin, one per line; tools/fuzz_compiler.py)\n";
 
 int kiln::cli::fail(const std::string &message) {
   std::fprintf(stderr, "kiln: error: %s\n", message.c_str());
@@ -41,6 +42,8 @@ int main(int argc, char **argv) {
     return calibrateMain(args);
   if (cmd == "cut")
     return cutMain(args);
+  if (cmd == "batch")
+    return batchMain(args);
   std::fputs(kUsage, stderr);
   return fail("unknown command '" + cmd + "'");
 }

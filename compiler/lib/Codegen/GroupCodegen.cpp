@@ -155,7 +155,9 @@ struct GroupEmitter {
         return op->emitError("internal error: slice rows do not match the conv window");
     } else if (isa<tpu::ResizeOp>(op)) {
       int64_t fullIn = shape(node.operands[0])[2], fullOut = shape(node.result)[2];
-      if (out.h.len != fullOut) {
+      // A window of the source rows also when the output is whole: a
+      // downscale reads only the rows its output rows map to (resizeRows).
+      if (out.h.len != fullOut || reads[0].rows.h.len != fullIn) {
         c.aux[0] = fullIn;
         c.aux[1] = fullOut;
         c.aux[2] = out.h.idx;

@@ -1,6 +1,9 @@
 //===- Conv.cpp - Reference 2-D convolution and transposed convolution ----===//
 
 #include "Kernels.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
 
 #include <algorithm>
 #include <vector>
@@ -12,13 +15,14 @@ namespace kiln::interp {
 int64_t windowOutput(int64_t in, int64_t kernel, int64_t stride,
                      int64_t dilation, int64_t padBegin, int64_t padEnd,
                      bool ceilMode) {
+  // As top's shape inference (TopOps.cpp): a negative span still gives one
+  // output with ceil_mode when the window starts inside.
   int64_t span = in + padBegin + padEnd - dilation * (kernel - 1) - 1;
-  if (span < 0)
-    return 0;
-  int64_t out = (ceilMode ? (span + stride - 1) / stride : span / stride) + 1;
-  if (ceilMode && (out - 1) * stride >= in + padBegin)
+  int64_t out = (ceilMode ? llvm::divideCeilSigned(span, stride)
+                          : llvm::divideFloorSigned(span, stride)) + 1;
+  if (ceilMode && out > 0 && (out - 1) * stride >= in + padBegin)
     --out;
-  return out;
+  return std::max<int64_t>(out, 0);
 }
 
 FailureOr<Tensor> runConv(top::ConvOp op, const Tensor &input,

@@ -42,8 +42,19 @@ uint64_t lg::alignLmem(uint64_t bytes) {
 std::array<int64_t, 4> lg::nchwOf(Value v) {
   auto shape = cast<RankedTensorType>(v.getType()).getShape();
   std::array<int64_t, 4> out = {1, 1, 1, 1};
-  size_t off = 4 - std::min<size_t>(shape.size(), 4);
-  for (size_t i = 0; i < shape.size() && i < 4; ++i)
+  // Above 4-D (only casts, which apply-precision puts where a 5-D value
+  // meets the net boundary: lowering merges the dimensions of every other
+  // TIU op) the leading dimensions fold into N.
+  if (shape.size() > 4) {
+    size_t extra = shape.size() - 4;
+    for (size_t i = 0; i < 4; ++i)
+      out[i] = shape[extra + i];
+    for (size_t i = 0; i < extra; ++i)
+      out[0] *= shape[i];
+    return out;
+  }
+  size_t off = 4 - shape.size();
+  for (size_t i = 0; i < shape.size(); ++i)
     out[off + i] = shape[i];
   return out;
 }

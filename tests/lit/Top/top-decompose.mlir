@@ -44,3 +44,30 @@ func.func @bad_axis(%arg0: tensor<5x10xf32>) -> tensor<5x10xf32> {
   %0 = top.softmax %arg0 {axis = 2 : i64} : (tensor<5x10xf32>) -> tensor<5x10xf32>
   return %0 : tensor<5x10xf32>
 }
+
+// -----
+
+// Average pooling with count_include_pad and ceil_mode whose last window
+// hangs past the end (compiler fuzzer finding: the chip counted the part
+// past the end). Without pads, counting pads changes nothing.
+// CHECK-LABEL: func.func @ceil_avgpool_no_pads
+// CHECK: top.avgpool %arg0 {ceil_mode = true, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+func.func @ceil_avgpool_no_pads(%arg0: tensor<1x1x15x2xf32>) -> tensor<1x1x8x1xf32> {
+  %0 = top.avgpool %arg0 {ceil_mode = true, count_include_pad = true, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x1x15x2xf32>) -> tensor<1x1x8x1xf32> loc("pool")
+  return %0 : tensor<1x1x8x1xf32>
+}
+
+// -----
+
+// With pads, they become zeros in front of a pool that counts only what it
+// reads; a pool whose windows stay inside the pads is left alone.
+// CHECK-LABEL: func.func @ceil_avgpool_pads
+// CHECK: %[[P:.*]] = top.pad %arg0 {mode = 0 : i32, pads = array<i64: 0, 0, 1, 1, 0, 0, 1, 1>} : (tensor<1x3x15x16xf32>) -> tensor<1x3x17x18xf32> loc(#[[LPAD:[a-z0-9]+]])
+// CHECK: top.avgpool %[[P]] {ceil_mode = true, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x3x17x18xf32>) -> tensor<1x3x8x9xf32>
+// CHECK: top.avgpool %arg0 {ceil_mode = true, count_include_pad = true
+// CHECK: #[[LPAD]] = loc("pool_pad")
+func.func @ceil_avgpool_pads(%arg0: tensor<1x3x15x16xf32>) -> (tensor<1x3x8x9xf32>, tensor<1x3x8x8xf32>) {
+  %0 = top.avgpool %arg0 {ceil_mode = true, count_include_pad = true, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x3x15x16xf32>) -> tensor<1x3x8x9xf32> loc("pool")
+  %1 = top.avgpool %arg0 {ceil_mode = true, count_include_pad = true, kernel_shape = array<i64: 2, 2>, pads = array<i64: 1, 0, 1, 0>, strides = array<i64: 2, 2>} : (tensor<1x3x15x16xf32>) -> tensor<1x3x8x8xf32> loc("pool2")
+  return %0, %1 : tensor<1x3x8x9xf32>, tensor<1x3x8x8xf32>
+}

@@ -110,3 +110,24 @@ func.func @bad_deconv(%arg0: tensor<1x4x3x3xf32>, %arg1: tensor<3x2x2x2xf32>) ->
   %0 = top.deconv %arg0, %arg1, %n {kernel_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x3x3xf32>, tensor<3x2x2x2xf32>, none) -> tensor<1xf32>
   return %0 : tensor<1xf32>
 }
+
+// -----
+
+// ceil_mode with a window larger than the (padded) input: one output when
+// the window starts inside, as in ONNX and PyTorch (compiler fuzzer finding:
+// "window is larger than the padded input"). The second window is wider by
+// one stride than the input: no output there.
+// CHECK-LABEL: func.func @ceil_window_larger_than_input
+// CHECK: top.maxpool {{.*}} -> tensor<1x7x1x1xf32>
+func.func @ceil_window_larger_than_input(%arg0: tensor<1x7x1x2xf32>) -> tensor<1x7x1x1xf32> {
+  %0 = top.maxpool %arg0 {ceil_mode = true, kernel_shape = array<i64: 2, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x7x1x2xf32>) -> tensor<1x7x1x1xf32>
+  return %0 : tensor<1x7x1x1xf32>
+}
+
+// -----
+
+func.func @ceil_window_starts_past_input(%arg0: tensor<1x7x1x1xf32>) -> tensor<1x7x1x1xf32> {
+  // expected-error @+1 {{window is larger than the padded input}}
+  %0 = top.maxpool %arg0 {ceil_mode = true, kernel_shape = array<i64: 3, 1>, strides = array<i64: 2, 1>, pads = array<i64: 0, 0, 0, 0>} : (tensor<1x7x1x1xf32>) -> tensor<1x7x1x1xf32>
+  return %0 : tensor<1x7x1x1xf32>
+}

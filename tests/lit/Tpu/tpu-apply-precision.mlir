@@ -76,3 +76,30 @@ func.func @int8_active_of_argument(%arg0: tensor<1x2x4x4xf32> {kiln.calib = arra
   %r = tpu.relu %arg0 {kiln.dtype = "int8", kiln.calib = array<f64: 1.0, 0.0, 1.0>, kiln.final} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("relu")
   return %r : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// INT8 subtraction whose result's calibrated range is (nearly) zero
+// (Softmax's x - max(x) over an axis of size 1, found by the compiler
+// fuzzer): the result scale is the 1e-12 floor, the ratio 0.01 / 1e-12 is
+// beyond int32, so both multipliers saturate at INT32_MAX with shift 0 (it
+// used to fail in codegen with "quant multiplier out of int32 range").
+// CHECK-LABEL: func.func @int8_sub_tiny_range
+// CHECK: tpu.eltwise {{.*}}kind = 1 : i32, quant = array<i64: 2147483647, 2147483647, 0>}
+func.func @int8_sub_tiny_range(%arg0: tensor<1x8x1x1xf32> {kiln.calib = array<f64: 1.27, -1.27, 1.27>, kiln.name = "x"}) -> tensor<1x8x1x1xf32> {
+  %s = tpu.eltwise %arg0, %arg0 {kind = 1 : i32, do_relu = false, kiln.dtype = "int8", kiln.calib = array<f64: 1.0e-13, -1.0e-13, 1.0e-13>, kiln.final} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc("shifted")
+  return %s : tensor<1x8x1x1xf32>
+}
+
+// -----
+
+// A value that is exactly zero on every calibration sample (ReLU of a
+// negative input) gets threshold 1 (scale 1/127), so the conv reading it
+// keeps a bias and multiplier in range (fuzzer finding: with the 1e-12 scale
+// the bias saturated and the multiplier underflowed, the output was zeros).
+// CHECK-LABEL: func.func @int8_zero_range
+// CHECK: tpu.active {{.*}} -> tensor<1x1x1x1x!quant.uniform<i8:f32, 0.0078740157480314959>>
+func.func @int8_zero_range(%arg0: tensor<1x1x1x1xf32> {kiln.calib = array<f64: 0.64, -0.64, -0.45>, kiln.name = "x"}) -> tensor<1x1x1x1xf32> {
+  %r = tpu.relu %arg0 {kiln.dtype = "int8", kiln.calib = array<f64: 0.0, 0.0, 0.0>, kiln.final} : (tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32> loc("relu")
+  return %r : tensor<1x1x1x1xf32>
+}

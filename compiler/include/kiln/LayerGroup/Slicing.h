@@ -99,7 +99,8 @@ bool isWholeOperand(mlir::Operation *op, unsigned operandNumber);
 /// INT8 requant tables [1, oc, 1, 3], anything else its shape right-aligned
 /// to 4 dimensions (a tpu.active table [1, 1, 1, 256]).
 std::array<int64_t, 4> lmemShapeOf(mlir::Operation *op, int operandNumber);
-/// The shape right-aligned to [n, c, h, w].
+/// The shape right-aligned to [n, c, h, w]; above 4-D the leading
+/// dimensions fold into n.
 std::array<int64_t, 4> nchwOf(mlir::Value v);
 
 /// Per-lane LMEM use of a plan with `buffers` copies of every sliced value.

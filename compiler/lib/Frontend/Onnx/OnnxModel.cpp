@@ -404,6 +404,25 @@ int64_t defaultOpset(const onnx::ModelProto &model) {
   return 0;
 }
 
+/// libonnx's opset converter reads some optional attributes as required (the
+/// Pad 10->11 adapter asserts on a missing `value`): spell out their ONNX
+/// defaults before converting.
+void spellOutConverterDefaults(onnx::ModelProto &model) {
+  for (auto &node : *model.mutable_graph()->mutable_node()) {
+    if (node.op_type() != "Pad" || !(node.domain().empty() || node.domain() == "ai.onnx"))
+      continue;
+    bool hasValue = false;
+    for (const auto &a : node.attribute())
+      hasValue |= a.name() == "value";
+    if (!hasValue) {
+      onnx::AttributeProto *a = node.add_attribute();
+      a->set_name("value");
+      a->set_type(onnx::AttributeProto::FLOAT);
+      a->set_f(0.0f);
+    }
+  }
+}
+
 /// Before opset 11, Upsample and Resize map output to input coordinates as
 /// x / scale (asymmetric) and nearest takes the floor. The converter turns
 /// them into Resize-11 without saying so, which would default to half_pixel
@@ -520,6 +539,7 @@ void load(const std::string &path,
       onnx::shape_inference::InferShapes(model);
     } catch (const std::exception &) {
     }
+    spellOutConverterDefaults(model);
     try {
       model = onnx::version_conversion::ConvertVersion(model, kMinOpset);
     } catch (const std::exception &e) {

@@ -4,6 +4,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -125,10 +126,13 @@ static void setResultShape(Value result, ArrayRef<int64_t> shape) {
 /// Output extent of a sliding window, as ONNX defines it.
 static int64_t windowOut(int64_t in, int64_t k, int64_t s, int64_t d,
                          int64_t padBegin, int64_t padEnd, bool ceil) {
+  // floor/ceil of span / s also for a negative span: with ceil_mode a window
+  // larger than the padded input still gives one output when it starts
+  // inside (ONNX and PyTorch: ceil(-1 / 2) + 1 = 1).
   int64_t span = in + padBegin + padEnd - d * (k - 1) - 1;
-  int64_t out = ceil ? (span + s - 1) / s + 1 : span / s + 1;
+  int64_t out = (ceil ? llvm::divideCeilSigned(span, s) : llvm::divideFloorSigned(span, s)) + 1;
   // With ceil_mode the last window must start inside the input or left pad.
-  if (ceil && (out - 1) * s >= in + padBegin)
+  if (ceil && out > 0 && (out - 1) * s >= in + padBegin)
     --out;
   return out;
 }

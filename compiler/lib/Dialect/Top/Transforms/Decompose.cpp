@@ -15,8 +15,8 @@ using namespace kiln::top;
 namespace {
 
 /// NameLoc "<op's name><suffix>" for a helper op of a decomposition.
-Location helperLoc(Operation *op, StringRef suffix) {
-  std::string base = "softmax";
+Location helperLoc(Operation *op, StringRef suffix, StringRef fallback = "softmax") {
+  std::string base = fallback.str();
   if (auto loc = op->getLoc()->findInstanceOf<NameLoc>())
     base = loc.getName().str();
   return NameLoc::get(StringAttr::get(op->getContext(), base + suffix.str()));
@@ -61,6 +61,47 @@ LogicalResult decomposeSoftmax(SoftmaxOp op) {
   return success();
 }
 
+/// Average pooling with count_include_pad whose ceil_mode windows hang past
+/// the end padding: ONNX (and PyTorch) count the pads but not the part past
+/// them, while the chip's pool counts its whole window once lowering turns
+/// ceil_mode into extra end padding. Without pads, counting them changes
+/// nothing: the op becomes count_include_pad = false. Otherwise the pads
+/// become a zero top.pad ("<name>_pad") in front of a pool without pads that
+/// counts only real elements (the zeros now are).
+void decomposeCeilAvgPool(AvgPoolOp op) {
+  if (!op.getCountIncludePad() || !op.getCeilMode())
+    return;
+  auto in = cast<RankedTensorType>(op.getInput().getType()).getShape();
+  auto out = cast<RankedTensorType>(op.getType()).getShape();
+  auto k = op.getKernelShape();
+  auto s = op.getStrides();
+  auto pads = op.getPads();
+  if (in.size() != 4 || out.size() != 4 || k.size() != 2 || s.size() != 2 || pads.size() != 4)
+    return;
+  bool hangs = false;
+  for (int i = 0; i < 2; ++i)
+    hangs |= (out[2 + i] - 1) * s[i] + k[i] > in[2 + i] + pads[i] + pads[2 + i];
+  if (!hangs)
+    return;
+  if (llvm::all_of(pads, [](int64_t p) { return p == 0; })) {
+    op.setCountIncludePad(false);
+    return;
+  }
+  OpBuilder b(op);
+  auto type = cast<RankedTensorType>(op.getInput().getType());
+  SmallVector<int64_t> padded(in);
+  padded[2] += pads[0] + pads[2];
+  padded[3] += pads[1] + pads[3];
+  int64_t allPads[8] = {0, 0, pads[0], pads[1], 0, 0, pads[2], pads[3]};
+  auto pad = b.create<PadOp>(helperLoc(op, "_pad", "avgpool"),
+                             RankedTensorType::get(padded, type.getElementType()),
+                             op.getInput(), allPads, PadMode::Constant, APFloat(0.0));
+  op.getInputMutable().assign(pad);
+  int64_t zero[4] = {0, 0, 0, 0};
+  op.setPads(zero);
+  op.setCountIncludePad(false);
+}
+
 struct DecomposePass : public kiln::top::impl::TopDecomposeBase<DecomposePass> {
   void runOnOperation() override {
     SmallVector<SoftmaxOp> softmaxes;
@@ -68,6 +109,7 @@ struct DecomposePass : public kiln::top::impl::TopDecomposeBase<DecomposePass> {
     for (SoftmaxOp op : softmaxes)
       if (failed(decomposeSoftmax(op)))
         return signalPassFailure();
+    getOperation().walk([&](AvgPoolOp op) { decomposeCeilAvgPool(op); });
   }
 };
 } // namespace

@@ -23,6 +23,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -41,7 +42,10 @@ struct QParams {
   int64_t zp = 0;
 };
 
-/// Multipliers sharing one shift, for ops that add requantized terms.
+/// Multipliers sharing one shift, for ops that add requantized terms. A ratio
+/// of 2^31 or more saturates, as requantMultiplier's: the result is a value
+/// whose calibrated range is (nearly) zero, e.g. x - max(x) over an axis of
+/// size 1, where any nonzero term saturates anyway.
 std::pair<SmallVector<int64_t>, int64_t> sharedMultipliers(ArrayRef<double> ratios) {
   double largest = 0;
   for (double r : ratios)
@@ -49,7 +53,8 @@ std::pair<SmallVector<int64_t>, int64_t> sharedMultipliers(ArrayRef<double> rati
   Multiplier top = requantMultiplier(largest);
   SmallVector<int64_t> ms;
   for (double r : ratios)
-    ms.push_back(std::llround(std::ldexp(r, int(top.shift))));
+    ms.push_back(std::clamp<int64_t>(std::llround(std::min(std::ldexp(r, int(top.shift)), 4e18)),
+                                     0, INT32_MAX));
   return {ms, top.shift};
 }
 
@@ -110,13 +115,22 @@ private:
     return std::nullopt;
   }
 
-  /// Quantization of a calibrated range (symmetric unless asymmetric).
+  /// Quantization of a calibrated range (symmetric unless asymmetric). A
+  /// value that is exactly zero on every calibration sample (ReLU of a
+  /// negative input, x - max(x) over an axis of size 1) holds no scale of
+  /// its own: it gets threshold 1, so zero stays exact and its consumers'
+  /// arithmetic stays in range (a 1e-12 scale made a conv's bias saturate
+  /// int32 and its multiplier underflow to 0: the output was all zeros).
   QParams paramsOfRange(const Range &r) const {
     if (!asymmetric) {
       double t = r.threshold > 0 ? r.threshold : r.absMax();
+      if (!(t > 0))
+        t = 1.0;
       return {std::max(t / 127.0, 1e-12), 0};
     }
     double lo = std::min(r.min, 0.0), hi = std::max(r.max, 0.0);
+    if (!(hi > lo))
+      hi = 1.0;
     double scale = std::max((hi - lo) / 255.0, 1e-12);
     int64_t zp = std::llround(-128.0 - lo / scale);
     return {scale, std::clamp<int64_t>(zp, -128, 127)};

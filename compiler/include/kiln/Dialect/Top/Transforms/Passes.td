@@ -68,7 +68,11 @@ def TopDecompose : Pass<"top-decompose", "mlir::func::FuncOp"> {
     max and sum reduced along a with keepdims; log-softmax becomes
     (x - max) - log(sum(exp(x - max))). The last op keeps the softmax's
     location, the helper ops get "<name>_max", "_shifted", "_exp", "_sum"
-    and "_log_sum".
+    and "_log_sum". An average pool with count_include_pad whose ceil_mode
+    windows hang past the end padding (the chip would count that part):
+    without pads it becomes count_include_pad = false; with pads, a zero
+    top.pad "<name>_pad" in front of a pool without pads that does not
+    count pads.
   }];
   let constructor = "kiln::top::createDecomposePass()";
   let dependentDialects = ["kiln::top::TopDialect"];

@@ -303,6 +303,7 @@ int kiln::cli::inspectMain(const Args &args) {
     std::printf("     \"activation_plan\": %s,\n", planJson(*net).c_str());
     std::printf("     \"inputs\": %s,\n", list(net->inputs(), tensor, "        ").c_str());
     std::printf("     \"outputs\": %s,\n", list(net->outputs(), tensor, "        ").c_str());
+    std::printf("     \"tensors\": %s,\n", list(net->tensors(), tensor, "        ").c_str());
     std::printf("     \"groups\": %s,\n", list(net->groups(), groupJson, "      ").c_str());
     std::printf("     \"dynamic_weights\": %s,\n",
                 list(net->dynamic_weights(), dynamicJson, "      ").c_str());

@@ -111,7 +111,8 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
     module.emitError("codegen expects @main after tpu-address-assign");
     return failure();
   }
-  FailureOr<tpu::DdrLiveness> live = tpu::DdrLiveness::compute(func);
+  FailureOr<tpu::DdrLiveness> live =
+      tpu::DdrLiveness::compute(func, module->hasAttr("tpu.keep_tensors"));
   if (failed(live))
     return failure();
   NetCode net;

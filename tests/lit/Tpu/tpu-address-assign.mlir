@@ -24,17 +24,18 @@ func.func @main(%arg0: tensor<1x4x4x4xf32>) -> tensor<1x64xf32> {
 
 // -----
 
-// A chain of four ops, one group each (steps 0..3): the first result dies
-// at step 1, so the third (written at step 2) takes its bytes; the second
-// and fourth share likewise. The live set is two 16 KiB buffers plus the
-// pinned input and output.
-// SHARE-LABEL: module attributes {tpu.activation_peak = 65536 : i64, tpu.coeff_size = 0 : i64, tpu.neuron_size = 65536 : i64}
+// A chain of four elementwise ops, one group each (steps 0..3). The first
+// reads the net input, which stays the caller's; the second and third each
+// write over the value they read for the last time (in place), so the three
+// intermediate results share one buffer; the fourth is the output. With
+// keep-tensors every result keeps bytes of its own.
+// SHARE-LABEL: module attributes {tpu.activation_peak = 49152 : i64, tpu.coeff_size = 0 : i64, tpu.neuron_size = 49152 : i64}
 // SHARE: func.func @chain(%arg0: tensor<1x64x8x8xf32> {tpu.ddr_addr = 0 : i64})
-// SHARE: %[[A:.*]] = tpu.group {{{.*}}ddr_addr = [[[X:[0-9]+]]]
-// SHARE: %[[B:.*]] = tpu.group {{{.*}}ddr_addr = [[[Y:[0-9]+]]]
-// SHARE: %[[C:.*]] = tpu.group {{{.*}}ddr_addr = [[[X]]]
+// SHARE: tpu.group {{{.*}}ddr_addr = [32768]
+// SHARE: tpu.group {{{.*}}ddr_addr = [32768]
+// SHARE: tpu.group {{{.*}}ddr_addr = [32768]
 // SHARE: tpu.group {{{.*}}ddr_addr = [16384]
-// KEEP-LABEL: module attributes {tpu.activation_peak = 65536 : i64, tpu.coeff_size = 0 : i64, tpu.neuron_size = 81920 : i64}
+// KEEP-LABEL: module attributes {tpu.activation_peak = 65536 : i64, tpu.coeff_size = 0 : i64, tpu.keep_tensors, tpu.neuron_size = 81920 : i64}
 // KEEP: tpu.group {{{.*}}ddr_addr = [32768]
 // KEEP: tpu.group {{{.*}}ddr_addr = [49152]
 // KEEP: tpu.group {{{.*}}ddr_addr = [65536]
@@ -76,4 +77,20 @@ func.func @concat_copies(%arg0: tensor<1x64x8x8xf32>) -> (tensor<1x128x8x8xf32>,
   %2 = top.relu %0 : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
   %3 = top.concat %2, %2 {axis = 1 : i64} : (tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>) -> tensor<1x128x8x8xf32>
   return %1, %3 : tensor<1x128x8x8xf32>, tensor<1x128x8x8xf32>
+}
+
+// -----
+
+// Not in place: the first result is read again by the add after the second
+// group, and the add's result is the caller's output.
+// SHARE-LABEL: func.func @not_in_place
+// SHARE: %[[A:.*]] = tpu.group {{{.*}}ddr_addr = [[[X:[0-9]+]]]
+// SHARE: %[[B:.*]] = tpu.group {{{.*}}ddr_addr = [[[Y:[0-9]+]]]
+// SHARE-NOT: ddr_addr = [[[X]]]
+// SHARE: tpu.group {{{.*}}ddr_addr = [16384]
+func.func @not_in_place(%arg0: tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> {
+  %0 = top.relu %arg0 : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %1 = top.relu %0 : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %2 = top.add %0, %1 : (tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  return %2 : tensor<1x64x8x8xf32>
 }

@@ -81,8 +81,67 @@ int64_t DdrLiveness::lastStep(Value v) const {
   return std::max(i.last, i.def);
 }
 
-FailureOr<DdrLiveness> DdrLiveness::compute(func::FuncOp func) {
+/// Elementwise TIU ops: each output element reads the input elements at its
+/// own position, so a slice's rows map to the same rows.
+static bool isPointwise(Operation *op) {
+  return isa<EltwiseOp, ActiveOp, ReluOp, CastOp>(op);
+}
+
+Value DdrLiveness::findInPlaceOperand(GroupOp group, int64_t step) const {
+  if (group.getNumResults() != 1)
+    return {};
+  Value result = group.getResult(0);
+  auto type = cast<RankedTensorType>(result.getType());
+  if (rootOf(result) != result || bufs[bufferOf(result)].pinned)
+    return {};
+  for (Operation &inner : group.getBody().front()) {
+    if (isa<LoadOp, StoreOp, YieldOp>(inner))
+      continue;
+    if (!isPointwise(&inner) ||
+        cast<RankedTensorType>(inner.getResult(0).getType()).getShape() != type.getShape())
+      return {};
+  }
+  for (auto load : group.getBody().front().getOps<LoadOp>()) {
+    Value x = load.getInput();
+    int64_t index = bufferOf(x);
+    if (index < 0 || rootOf(x) != x || !x.getDefiningOp())
+      continue;
+    const Buffer &b = bufs[index];
+    auto xType = cast<RankedTensorType>(x.getType());
+    // Another view of x's bytes in the same group would map rows otherwise.
+    bool otherView = llvm::any_of(group.getBody().front().getOps<LoadOp>(), [&](LoadOp other) {
+      return other.getInput() != x && rootOf(other.getInput()) == x;
+    });
+    if (!otherView && !b.pinned && b.last == step && xType.getShape() == type.getShape() &&
+        tensorBytes(x) == tensorBytes(result))
+      return x;
+  }
+  return {};
+}
+
+FailureOr<DdrLiveness> DdrLiveness::compute(func::FuncOp func, bool keepTensors) {
+  FailureOr<DdrLiveness> plain = computeWith(func, llvm::DenseMap<Operation *, Value>());
+  if (failed(plain) || keepTensors)
+    return plain;
+  llvm::DenseMap<Operation *, Value> inPlace;
+  int64_t step = 0;
+  for (Operation &op : func.getBody().front()) {
+    if (!runsCommands(&op))
+      continue;
+    if (auto group = dyn_cast<GroupOp>(op))
+      if (Value x = plain->findInPlaceOperand(group, step))
+        inPlace[group] = x;
+    ++step;
+  }
+  if (inPlace.empty())
+    return plain;
+  return computeWith(func, inPlace);
+}
+
+FailureOr<DdrLiveness>
+DdrLiveness::computeWith(func::FuncOp func, const llvm::DenseMap<Operation *, Value> &inPlace) {
   DdrLiveness l;
+  l.inPlace = inPlace;
   Block &body = func.getBody().front();
   for (BlockArgument arg : body.getArguments()) {
     l.info[arg] = Info{};
@@ -138,8 +197,9 @@ FailureOr<DdrLiveness> DdrLiveness::compute(func::FuncOp func) {
         if (l.info.count(operand) && !weights.contains(operand))
           l.markRead(operand, l.steps);
     });
+    const Value over = inPlace.lookup(&op);
     for (Value result : op.getResults()) {
-      l.info[result] = Info{{}, 0, l.steps};
+      l.info[result] = Info{over, 0, l.steps};
       l.order.push_back(result);
     }
     ++l.steps;

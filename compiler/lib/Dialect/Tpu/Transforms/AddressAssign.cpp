@@ -109,7 +109,7 @@ struct AddressAssignPass
     for (auto concat : func.getOps<tpu::ConcatOp>())
       if (tpu::claimConcatInPlace(concat, placedInConcat))
         concat.setInPlace(true);
-    FailureOr<tpu::DdrLiveness> live = tpu::DdrLiveness::compute(func);
+    FailureOr<tpu::DdrLiveness> live = tpu::DdrLiveness::compute(func, keepTensors);
     if (failed(live))
       return signalPassFailure();
 
@@ -154,6 +154,8 @@ struct AddressAssignPass
         addrs.push_back(addressOf(r));
       op.setAttr("ddr_addr", b.getI64ArrayAttr(addrs));
     }
+    if (keepTensors) // codegen describes the same plan
+      module->setAttr("tpu.keep_tensors", b.getUnitAttr());
     module->setAttr("tpu.coeff_size", b.getI64IntegerAttr(neuronBase));
     module->setAttr("tpu.neuron_size", b.getI64IntegerAttr(cursor - neuronBase));
     module->setAttr("tpu.activation_peak",

@@ -47,8 +47,15 @@ public:
   };
 
   /// Fails with a diagnostic on IR the plan cannot describe (an in-place
-  /// concat whose inputs it cannot own).
-  static mlir::FailureOr<DdrLiveness> compute(mlir::func::FuncOp func);
+  /// concat whose inputs it cannot own). A layer group of elementwise ops
+  /// whose one result has the bytes of a value it loads, read for the last
+  /// time there, writes its result over that value (in place): each slice is
+  /// loaded before the same rows are stored. keepTensors (every value
+  /// readable after the run) rules that out.
+  static mlir::FailureOr<DdrLiveness> compute(mlir::func::FuncOp func, bool keepTensors = false);
+
+  /// The value a group writes its result over, if it runs in place.
+  mlir::Value inPlaceOperand(GroupOp group) const { return inPlace.lookup(group); }
 
   int64_t stepCount() const { return steps; }
   /// Arguments, then the results of top-level ops in program order (weights
@@ -76,11 +83,15 @@ private:
     int64_t last = INT64_MIN;
   };
   void markRead(mlir::Value v, int64_t step);
+  static mlir::FailureOr<DdrLiveness>
+  computeWith(mlir::func::FuncOp func, const llvm::DenseMap<mlir::Operation *, mlir::Value> &inPlace);
+  mlir::Value findInPlaceOperand(GroupOp group, int64_t step) const;
 
   llvm::DenseMap<mlir::Value, Info> info;
   llvm::SmallVector<mlir::Value> order;
   llvm::SmallVector<Buffer> bufs;
   llvm::DenseMap<mlir::Value, int64_t> bufferIndex;
+  llvm::DenseMap<mlir::Operation *, mlir::Value> inPlace;
   int64_t steps = 0;
 };
 

@@ -81,10 +81,13 @@ def TpuAddressAssign : Pass<"tpu-address-assign", "mlir::ModuleOp"> {
     placed greedily by size (largest first, at the lowest 4 KiB-aligned
     offset free during its lifetime), so buffers never live at the same time
     share bytes. Reshapes and views alias their input; a concat whose inputs'
-    producers can write into its result is marked `in_place`. Sets
+    producers can write into its result is marked `in_place`; a group of
+    elementwise ops writes its result over an input of the same bytes that
+    dies there. Sets
     `ddr_addr` on ops (one per result) and `tpu.ddr_addr` on arguments, and
     `tpu.coeff_size` / `tpu.neuron_size` / `tpu.activation_peak` (the bytes
-    of the largest set of buffers live at once) on the module.
+    of the largest set of buffers live at once) on the module, and
+    `tpu.keep_tensors` with keep-tensors.
   }];
   let constructor = "kiln::tpu::createAddressAssignPass()";
   let options = [

@@ -275,7 +275,12 @@ def shrink(kiln, graph, dtype, key, work, budget_s=120):
 
 
 def write_finding(kiln, work, graph, dtype, key, log, origin):
-    fid = "%s-%s-%s" % (origin.replace(" ", "_"), dtype, key[0])
+    # A replayed graph's origin is its path: keep the name only, so the
+    # finding lands in WORK/findings, not next to the replayed file.
+    name = os.path.basename(origin)
+    if name.endswith(".json"):
+        name = name[:-5]
+    fid = "%s-%s-%s" % (name.replace(" ", "_"), dtype, key[0])
     d = os.path.join(work, "findings", fid)
     shutil.rmtree(d, ignore_errors=True)
     Case(graph, d).write()

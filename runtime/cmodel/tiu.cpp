@@ -1061,7 +1061,45 @@ float sourceCoord(uint32_t coord, uint32_t o, float scale, uint32_t in, uint32_t
 // amounts to); nearest picks floor(x) or floor(x) + 1 by the fraction as
 // nearest_mode says, then clamps. A tiny scale can make x infinite; the
 // clamps keep every index inside.
-ResizeTap resizeTap(uint32_t subop, uint32_t o, float scale, uint32_t in, uint32_t out) {
+// Nearest with an EXACT axis (commands.h): the source coordinate is the
+// fraction num / den of the integer lengths, so a tie is a tie.
+uint32_t exactNearest(uint32_t subop, uint32_t o, uint32_t in, uint32_t out) {
+  int64_t num, den;
+  switch (kiln_resize_coord_of(subop)) {
+  case KILN_COORD_ASYMMETRIC: num = int64_t(o) * in, den = out; break;
+  case KILN_COORD_ALIGN_CORNERS:
+    num = out > 1 ? int64_t(o) * (in - 1) : 0, den = out > 1 ? out - 1 : 1;
+    break;
+  case KILN_COORD_PYTORCH_HALF_PIXEL:
+    if (out <= 1) {
+      num = 0, den = 1;
+      break;
+    }
+    [[fallthrough]];
+  default: // (o + 0.5) * in / out - 0.5
+    num = (2 * int64_t(o) + 1) * in - out, den = 2 * int64_t(out);
+    break;
+  }
+  int64_t f = num / den, rem = num % den;
+  if (rem < 0)
+    f -= 1, rem += den; // floor division
+  bool up;
+  switch (kiln_resize_nearest_of(subop)) {
+  case KILN_NEAREST_ROUND_PREFER_CEIL: up = 2 * rem >= den; break;
+  case KILN_NEAREST_FLOOR: up = false; break;
+  case KILN_NEAREST_CEIL: up = rem > 0; break;
+  default: up = 2 * rem > den; break; // KILN_NEAREST_ROUND_PREFER_FLOOR
+  }
+  const int64_t pick = f + (up ? 1 : 0);
+  return uint32_t(pick < 0 ? 0 : pick > int64_t(in) - 1 ? int64_t(in) - 1 : pick);
+}
+
+ResizeTap resizeTap(uint32_t subop, uint32_t o, float scale, uint32_t in, uint32_t out,
+                    bool exact) {
+  if (exact && kiln_resize_mode_of(subop) == KILN_RESIZE_NEAREST) {
+    const uint32_t i = exactNearest(subop, o, in, out);
+    return {i, i, 0.0f};
+  }
   const float x = sourceCoord(kiln_resize_coord_of(subop), o, scale, in, out);
   const float last = float(in - 1);
   if (kiln_resize_mode_of(subop) == KILN_RESIZE_LINEAR) {
@@ -1088,12 +1126,12 @@ ResizeTap resizeTap(uint32_t subop, uint32_t o, float scale, uint32_t in, uint32
 // global index out_first of a full length out_full, made relative to its
 // input, which starts at global index in_first and holds in_len. Fails if a
 // tap falls outside that input (a slice loaded too few rows).
-bool axisTaps(uint32_t subop, float scale, uint32_t in_full, uint32_t out_full,
+bool axisTaps(uint32_t subop, float scale, bool exact, uint32_t in_full, uint32_t out_full,
               uint32_t in_first, uint32_t in_len, uint32_t out_first, uint32_t out_len,
               std::vector<ResizeTap> *taps) {
   taps->clear();
   for (uint32_t o = 0; o < out_len; ++o) {
-    ResizeTap t = resizeTap(subop, out_first + o, scale, in_full, out_full);
+    ResizeTap t = resizeTap(subop, out_first + o, scale, in_full, out_full, exact);
     if (t.i0 < in_first || t.i1 - in_first >= in_len) // i1 >= i0
       return false;
     taps->push_back({t.i0 - in_first, t.i1 - in_first, t.l});
@@ -1109,10 +1147,10 @@ const char *resize(const kiln_tiu_cmd &cmd, Lmem lmem, Finish finish) {
   const bool slice = cmd.aux[0] != 0;
   const uint32_t in_h = slice ? cmd.aux[0] : cmd.in0.h, out_h = slice ? cmd.aux[1] : cmd.out.h;
   std::vector<ResizeTap> rows, cols;
-  if (!axisTaps(cmd.subop, cmd.param[0], in_h, out_h, cmd.aux[3], cmd.in0.h, cmd.aux[2],
-                cmd.out.h, &rows) ||
-      !axisTaps(cmd.subop, cmd.param[1], cmd.in0.w, cmd.out.w, 0, cmd.in0.w, 0, cmd.out.w,
-                &cols))
+  if (!axisTaps(cmd.subop, cmd.param[0], cmd.subop & KILN_RESIZE_EXACT_H, in_h, out_h,
+                cmd.aux[3], cmd.in0.h, cmd.aux[2], cmd.out.h, &rows) ||
+      !axisTaps(cmd.subop, cmd.param[1], cmd.subop & KILN_RESIZE_EXACT_W, cmd.in0.w,
+                cmd.out.w, 0, cmd.in0.w, 0, cmd.out.w, &cols))
     return "resize reads input rows outside its window";
 
   Operand<E> in(lmem, cmd.in0), out(lmem, cmd.out);

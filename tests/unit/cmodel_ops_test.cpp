@@ -695,6 +695,9 @@ TEST(RecordChecks, Resize) {
   EXPECT_EQ(check(whole), KILN_OK);
   EXPECT_EQ(check(slice), KILN_OK);
   EXPECT_EQ(check(edited(whole, [](auto &c) { c.flags = KILN_TIU_FLAG_RELU; })), KILN_OK);
+  // ABI 1.3: the exact-ratio bits of each axis.
+  EXPECT_EQ(check(edited(whole, [](auto &c) { c.subop |= KILN_RESIZE_EXACT_H | KILN_RESIZE_EXACT_W; })),
+            KILN_OK);
   // The slice may end at the full heights exactly.
   EXPECT_EQ(check(edited(slice, [&](auto &c) {
               c.aux[2] = p.oh - c.out.h;
@@ -706,7 +709,7 @@ TEST(RecordChecks, Resize) {
            [](auto &c) { c.subop = resizeSubop(2, 0, 0); },
            [](auto &c) { c.subop = resizeSubop(1, 4, 0); },
            [](auto &c) { c.subop = resizeSubop(0, 0, 4); },
-           [](auto &c) { c.subop |= 1u << 12; },
+           [](auto &c) { c.subop |= 1u << 14; },
            [](auto &c) { c.param[0] = 0.0f; }, [](auto &c) { c.param[1] = -2.0f; },
            [](auto &c) { c.param[0] = -0.0f; },
            [&](auto &c) { c.param[1] = inf; },

@@ -181,6 +181,16 @@ LogicalResult codegen::fillTiuRecord(Operation *op, kiln_tiu_cmd &c) {
               resize.getNearestMode() << 8;
     c.param[0] = resize.getScales()[0];
     c.param[1] = resize.getScales()[1];
+    // An axis whose scale is exactly out / in of its full lengths (sizes):
+    // nearest computes ties exactly (commands.h, KILN_RESIZE_EXACT_*).
+    auto inShape = cast<ShapedType>(resize.getInput().getType()).getShape();
+    auto outShape = cast<ShapedType>(resize.getType()).getShape();
+    if (inShape.size() == 4 && outShape.size() == 4) {
+      if (resize.getScales()[0] == double(outShape[2]) / double(inShape[2]))
+        c.subop |= KILN_RESIZE_EXACT_H;
+      if (resize.getScales()[1] == double(outShape[3]) / double(inShape[3]))
+        c.subop |= KILN_RESIZE_EXACT_W;
+    }
   } else if (auto active = dyn_cast<tpu::ActiveOp>(op)) {
     c.op = KILN_TIU_ACTIVE;
     c.subop = active.getMode();

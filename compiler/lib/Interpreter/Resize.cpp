@@ -61,10 +61,41 @@ struct Taps {
 };
 } // namespace
 
+/// Nearest when the scale is exactly out / in (the model gave sizes): the
+/// source coordinate as the exact fraction num / den of the integer lengths,
+/// so a tie is a tie (the cmodel's KILN_RESIZE_EXACT_* path, commands.h).
+static int64_t exactNearestIndex(int64_t o, int64_t in, int64_t out,
+                                 int64_t coord, int64_t mode) {
+  int64_t num, den;
+  if (coord == Asymmetric) {
+    num = o * in, den = out;
+  } else if (coord == AlignCorners || (coord == PytorchHalfPixel && out <= 1)) {
+    num = out > 1 && coord == AlignCorners ? o * (in - 1) : 0;
+    den = out > 1 && coord == AlignCorners ? out - 1 : 1;
+  } else {
+    num = (2 * o + 1) * in - out, den = 2 * out;
+  }
+  int64_t f = num / den, rem = num % den;
+  if (rem < 0)
+    f -= 1, rem += den;
+  bool up = mode == RoundPreferCeil ? 2 * rem >= den
+            : mode == Floor         ? false
+            : mode == Ceil          ? rem > 0
+                                    : 2 * rem > den;
+  return std::clamp<int64_t>(f + (up ? 1 : 0), 0, in - 1);
+}
+
 static std::vector<Taps> axisTaps(int64_t in, int64_t out, double scale,
                                   top::ResizeOp op) {
   std::vector<Taps> taps;
+  bool exact = scale == double(out) / double(in);
   for (int64_t o = 0; o < out; ++o) {
+    if (exact && op.getMode() == top::ResizeMode::Nearest) {
+      int64_t i = exactNearestIndex(o, in, out, op.getCoordMode(),
+                                    op.getNearestMode());
+      taps.push_back({i, i, 0.0});
+      continue;
+    }
     double x = sourceCoord(o, in, out, scale, op.getCoordMode());
     if (op.getMode() == top::ResizeMode::Nearest) {
       int64_t i = nearestIndex(x, in, op.getNearestMode());

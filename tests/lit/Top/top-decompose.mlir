@@ -1,12 +1,13 @@
 // RUN: kiln-opt %s -top-decompose -split-input-file -verify-diagnostics -mlir-print-debuginfo | FileCheck %s
 
 // softmax = exp(x - max) / sum(exp(x - max)) along the axis; the last op
-// keeps the softmax's name.
+// keeps the softmax's name. exp and sum (and log-sum) carry kiln.norm: under
+// int8 they run in F16 (top-assign-precision).
 // CHECK-LABEL: func.func @softmax
 // CHECK: %[[MAX:.*]] = top.reduce %arg0 {axes = array<i64: 1>, mode = 2 : i32} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32> loc(#[[LMAX:[a-z0-9]+]])
 // CHECK: %[[SH:.*]] = top.sub %arg0, %[[MAX]] : (tensor<2x3x4xf32>, tensor<2x1x4xf32>) -> tensor<2x3x4xf32> loc(#[[LSH:[a-z0-9]+]])
-// CHECK: %[[EXP:.*]] = top.active %[[SH]] {{{.*}}mode = 4 : i32} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32> loc(#[[LEXP:[a-z0-9]+]])
-// CHECK: %[[SUM:.*]] = top.reduce %[[EXP]] {axes = array<i64: 1>, mode = 0 : i32} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32> loc(#[[LSUM:[a-z0-9]+]])
+// CHECK: %[[EXP:.*]] = top.active %[[SH]] {{{.*}}kiln.norm = ["prob", "int8 rounds small exponentials to 0"], mode = 4 : i32} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32> loc(#[[LEXP:[a-z0-9]+]])
+// CHECK: %[[SUM:.*]] = top.reduce %[[EXP]] {axes = array<i64: 1>, kiln.norm = ["prob", "int8 rounds small exponentials to 0"], mode = 0 : i32} : (tensor<2x3x4xf32>) -> tensor<2x1x4xf32> loc(#[[LSUM:[a-z0-9]+]])
 // CHECK: %[[DIV:.*]] = top.div %[[EXP]], %[[SUM]] : (tensor<2x3x4xf32>, tensor<2x1x4xf32>) -> tensor<2x3x4xf32> loc(#[[LOUT:[a-z0-9]+]])
 // CHECK-NOT: top.softmax
 // CHECK: return %[[DIV]]
@@ -28,8 +29,8 @@ func.func @softmax(%arg0: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
 // CHECK: %[[MAX:.*]] = top.reduce %arg0 {axes = array<i64: 1>, mode = 2 : i32} : (tensor<5x10xf32>) -> tensor<5x1xf32>
 // CHECK: %[[SH:.*]] = top.sub %arg0, %[[MAX]]
 // CHECK: %[[EXP:.*]] = top.active %[[SH]] {{{.*}}mode = 4 : i32}
-// CHECK: %[[SUM:.*]] = top.reduce %[[EXP]] {axes = array<i64: 1>, mode = 0 : i32}
-// CHECK: %[[LOG:.*]] = top.active %[[SUM]] {{{.*}}mode = 5 : i32} : (tensor<5x1xf32>) -> tensor<5x1xf32>
+// CHECK: %[[SUM:.*]] = top.reduce %[[EXP]] {axes = array<i64: 1>, kiln.norm = {{.*}}, mode = 0 : i32}
+// CHECK: %[[LOG:.*]] = top.active %[[SUM]] {{{.*}}kiln.norm = {{.*}}mode = 5 : i32} : (tensor<5x1xf32>) -> tensor<5x1xf32>
 // CHECK: %[[OUT:.*]] = top.sub %[[SH]], %[[LOG]] : (tensor<5x10xf32>, tensor<5x1xf32>) -> tensor<5x10xf32>
 // CHECK: return %[[OUT]]
 func.func @log_softmax(%arg0: tensor<5x10xf32>) -> tensor<5x10xf32> {

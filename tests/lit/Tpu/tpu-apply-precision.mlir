@@ -103,3 +103,34 @@ func.func @int8_zero_range(%arg0: tensor<1x1x1x1xf32> {kiln.calib = array<f64: 0
   %r = tpu.relu %arg0 {kiln.dtype = "int8", kiln.calib = array<f64: 0.0, 0.0, 0.0>, kiln.final} : (tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32> loc("relu")
   return %r : tensor<1x1x1x1xf32>
 }
+
+// -----
+
+// A constant pad whose fill (1.0) lies outside its INT8 input's range
+// (Clip(-0.5, 0.5)): the fill would saturate to 0.5 under the input's scale,
+// so the pad takes its own calibrated range (scale 1/127) and its input is
+// requantized to it (fuzzer finding pad_fill_outside_int8_range).
+// CHECK-LABEL: func.func @int8_pad_fill_outside_range
+// CHECK: %[[CL:.*]] = tpu.active {{.*}} -> tensor<1x1x1x2x!quant.uniform<i8:f32, 0.003937007874015748>>
+// CHECK: %[[RQ:.*]] = tpu.cast %[[CL]] {{.*}} -> tensor<1x1x1x2x!quant.uniform<i8:f32, 0.0078740157480314959>>
+// CHECK: tpu.dma %[[RQ]] {{.*}}program = array<i64: 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 1, 4, 4, 4, 1, 0, -1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 4, 4, 4, 1, 127>}
+// CHECK-SAME: -> tensor<1x1x1x4x!quant.uniform<i8:f32, 0.0078740157480314959>>
+func.func @int8_pad_fill_outside_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = array<f64: 1.0, -1.0, 1.0>, kiln.name = "x"}) -> tensor<1x1x1x4xf32> {
+  %cl = tpu.active %arg0 {mode = 17 : i64, alpha = -0.5 : f64, beta = 0.5 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 0.5, -0.5, 0.5>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32> loc("cl")
+  %p = tpu.dma %cl {program = array<i64: 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 1, 4, 4, 4, 1, 0, -1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 4, 4, 4, 1, 1065353216>, kiln.dtype = "int8", kiln.calib = array<f64: 1.0, -0.5, 1.0>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x4xf32> loc("pad")
+  return %p : tensor<1x1x1x4xf32>
+}
+
+// -----
+
+// The same pad without a calibrated range of its own runs in F16.
+// CHECK: kiln.precision_report = ["pad: f16 (pad value outside its input's INT8 range, and no calibrated range of its own covers it)"]
+// CHECK-LABEL: func.func @int8_pad_fill_no_range
+// CHECK: tpu.dma {{.*}} -> tensor<1x1x1x4xf16>
+module {
+func.func @int8_pad_fill_no_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = array<f64: 1.0, -1.0, 1.0>, kiln.name = "x"}) -> tensor<1x1x1x4xf32> {
+  %cl = tpu.active %arg0 {mode = 17 : i64, alpha = -0.5 : f64, beta = 0.5 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 0.5, -0.5, 0.5>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32> loc("cl")
+  %p = tpu.dma %cl {program = array<i64: 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 1, 4, 4, 4, 1, 0, -1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 4, 4, 4, 1, 1065353216>, kiln.dtype = "int8"} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x4xf32> loc("pad")
+  return %p : tensor<1x1x1x4xf32>
+}
+}

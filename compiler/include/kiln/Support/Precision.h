@@ -23,6 +23,19 @@ inline constexpr llvm::StringLiteral kCalibAttr = "kiln.calib";     // [threshol
 inline constexpr llvm::StringLiteral kQParamsAttr = "kiln.qparams"; // [scale, zero point]
 inline constexpr llvm::StringLiteral kReasonAttr = "kiln.reason";
 inline constexpr llvm::StringLiteral kFinalAttr = "kiln.final";
+/// On the inner ops of a decomposed normalization (InstanceNormalization's
+/// mean, centered, variance, rstd, normalized; Softmax's exp, sum, log-sum):
+/// [the node's name, why INT8 fails there]. Under `quantize: int8` they run
+/// in F16 (top-assign-precision), one report line per node.
+inline constexpr llvm::StringLiteral kNormAttr = "kiln.norm";
+
+/// Marks op as an inner op of normalization `node` (kNormAttr). Inline: the
+/// importer uses it without linking the precision library.
+inline void markNormalization(mlir::Operation *op, llvm::StringRef node, llvm::StringRef why) {
+  mlir::MLIRContext *ctx = op->getContext();
+  op->setAttr(kNormAttr, mlir::ArrayAttr::get(ctx, {mlir::StringAttr::get(ctx, node),
+                                                    mlir::StringAttr::get(ctx, why)}));
+}
 inline constexpr llvm::StringLiteral kReportAttr = "kiln.precision_report";
 
 /// f32 | f16 | bf16 | int8

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+#include "kiln/Support/Precision.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -490,6 +491,15 @@ LogicalResult Importer::importInstanceNorm(const Node &node) {
   Value normalized = rstd ? create<top::MulOp>(node, subLoc(node, "normalized"),
                                                centered, rstd, false)
                           : Value();
+  // The statistics run in F16 under `quantize: int8` (top-assign-precision):
+  // on a nearly constant channel rstd is large and multiplies the INT8
+  // rounding of `centered`.
+  for (Value v : {mean, centered, square, var, varEps, rstd, normalized})
+    if (Operation *def = v ? v.getDefiningOp() : nullptr;
+        def && !isa<top::WeightOp>(def))
+      markNormalization(def,
+                        node.name.empty() ? node.outputs.front() : node.name,
+                        "int8 loses nearly constant channels");
   Value scale4 = reshape(node, subLoc(node, "scale_c11"), scale, perChannel);
   Value bias4 = reshape(node, subLoc(node, "bias_c11"), bias, perChannel);
   Value scaled = normalized && scale4

@@ -167,7 +167,7 @@ static inline int kiln_f32_finite_positive(const float *p) {
  * engine (the cmodel faults). */
 static inline kiln_status kiln_resize_check(const kiln_tiu_cmd *cmd) {
   const uint32_t *aux = cmd->aux;
-  if ((cmd->subop >> 12) || kiln_resize_mode_of(cmd->subop) > KILN_RESIZE_LINEAR ||
+  if ((cmd->subop >> 14) || kiln_resize_mode_of(cmd->subop) > KILN_RESIZE_LINEAR ||
       kiln_resize_coord_of(cmd->subop) > KILN_COORD_PYTORCH_HALF_PIXEL ||
       kiln_resize_nearest_of(cmd->subop) > KILN_NEAREST_CEIL)
     return KILN_ERR_BAD_COMMAND;

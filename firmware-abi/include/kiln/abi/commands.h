@@ -80,7 +80,15 @@ typedef enum kiln_active_kind {
   KILN_ACT_END
 } kiln_active_kind;
 
-/* RESIZE subop: mode | coord << 4 | nearest << 8. */
+/* RESIZE subop: mode | coord << 4 | nearest << 8 | KILN_RESIZE_EXACT_H |
+ * KILN_RESIZE_EXACT_W. An EXACT bit (ABI 1.3) says the axis's scale is
+ * exactly its full output length over its full input length (the model gave
+ * sizes, or a scale that is that ratio): nearest then computes the source
+ * coordinate as an exact fraction of the integer lengths, so an output that
+ * maps exactly onto a rounding tie rounds as nearest_mode says (the f32
+ * scale would land just off the tie). Linear ignores the bits. */
+#define KILN_RESIZE_EXACT_H 0x1000u
+#define KILN_RESIZE_EXACT_W 0x2000u
 typedef enum kiln_resize_mode { KILN_RESIZE_NEAREST = 0, KILN_RESIZE_LINEAR = 1 } kiln_resize_mode;
 typedef enum kiln_resize_coord {
   KILN_COORD_HALF_PIXEL = 0,        /* (o + 0.5) / scale - 0.5 */

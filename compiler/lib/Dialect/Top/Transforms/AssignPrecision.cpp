@@ -6,11 +6,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Top/Transforms/Passes.h"
 #include "kiln/Support/Precision.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace kiln::top {
@@ -30,6 +32,13 @@ std::pair<double, std::string> largestMagnitude(Operation *op) {
   if (auto r = calibratedRange(op)) {
     largest = r->absMax();
     what = "result";
+    // ReduceL2 lowers to a sum of squares and a square root: the sum it
+    // stores on the way is the result squared.
+    if (auto reduce = dyn_cast<top::ReduceOp>(op);
+        reduce && reduce.getMode() == top::ReduceMode::L2) {
+      largest *= largest;
+      what = "sum of squares (result squared)";
+    }
   }
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
     Operation *def = v.getDefiningOp();
@@ -41,6 +50,13 @@ std::pair<double, std::string> largestMagnitude(Operation *op) {
     }
   }
   return {largest, what};
+}
+
+/// ReduceL2 and ReduceSumSquare: lowered as a square, then a sum.
+bool isSquareReduce(Operation *op) {
+  auto reduce = dyn_cast<top::ReduceOp>(op);
+  return reduce && (reduce.getMode() == top::ReduceMode::L2 ||
+                    reduce.getMode() == top::ReduceMode::SumSquare);
 }
 
 struct AssignPrecisionPass
@@ -66,6 +82,7 @@ struct AssignPrecisionPass
 
     Builder b(&getContext());
     llvm::StringMap<bool> used;
+    llvm::StringSet<> reportedNorms;
     func.walk([&](Operation *op) {
       if (!isa<top::TopDialect>(op->getDialect()) || isa<top::WeightOp, top::NoneOp>(op))
         return;
@@ -76,8 +93,26 @@ struct AssignPrecisionPass
         dtype = it->second;
         used[name] = true;
         reason = "qtable";
-      } else if (mode == "f16") {
-        // The op must neither produce nor read a value f16 cannot hold.
+      } else if (auto norm = op->getAttrOfType<ArrayAttr>(kNormAttr);
+                 mode == "int8" && norm && norm.size() == 2) {
+        // Inner ops of a normalization (kNormAttr): INT8 rounds `centered`
+        // on a nearly constant channel to a few levels that rstd then
+        // multiplies; a softmax's sum loses the exponentials INT8 rounds to 0.
+        dtype = "f16";
+        std::string node = cast<StringAttr>(norm[0]).str();
+        reason = "inner op of normalization '" + node + "': " +
+                 cast<StringAttr>(norm[1]).str();
+        op->setAttr(kReasonAttr, b.getStringAttr(reason));
+        op->setAttr(kDTypeAttr, b.getStringAttr(dtype));
+        // One report line per normalization, not one per op of it.
+        if (reportedNorms.insert(node).second)
+          appendPrecisionReport(func, node + " (inner ops of the normalization): f16 (" +
+                                          cast<StringAttr>(norm[1]).str() + ")");
+        return;
+      } else if (mode == "f16" || (mode == "int8" && isSquareReduce(op))) {
+        // The op must neither produce nor read a value f16 cannot hold. In
+        // int8, a sum of squares has no INT8 form (its inner square has no
+        // range of its own) and runs in F16, so the same check applies.
         auto [largest, what] = largestMagnitude(op);
         if (largest > f16Limit) {
           dtype = "f32";

@@ -1,6 +1,7 @@
 //===- Decompose.cpp - Composite Top ops into simpler ones ----------------===//
 
 #include "kiln/Dialect/Top/Transforms/Passes.h"
+#include "kiln/Support/Precision.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -56,6 +57,14 @@ LogicalResult decomposeSoftmax(SoftmaxOp op) {
   } else {
     result = b.create<DivOp>(op.getLoc(), type, exp, sum, false);
   }
+  // Under `quantize: int8` exp, sum and log-sum run in F16: INT8 rounds the
+  // small exponentials of a wide row to 0 and the sum loses them.
+  std::string name = kiln::opName(op);
+  for (Operation *inner : {exp.getOperation(), sum.getOperation()})
+    kiln::markNormalization(inner, name, "int8 rounds small exponentials to 0");
+  if (op.getLog())
+    kiln::markNormalization(result.getDefiningOp()->getOperand(1).getDefiningOp(), name,
+                            "int8 rounds small exponentials to 0");
   op.getOutput().replaceAllUsesWith(result);
   op.erase();
   return success();

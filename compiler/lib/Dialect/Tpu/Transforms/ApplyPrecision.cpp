@@ -291,11 +291,47 @@ private:
       setElement(r, element);
   }
 
-  /// Data movement keeps its first input's type; fills are re-encoded.
+  /// Whether an INT8 fill of `value` saturates under quantization q.
+  static bool fillSaturates(float value, QParams q) {
+    double level = std::nearbyint(double(value) / q.scale) + double(q.zp);
+    return !(level >= -128.0 && level <= 127.0);
+  }
+
+  /// The fill values of a dma program (records reading source -1).
+  static SmallVector<float> fillsOf(tpu::DmaOp dma) {
+    SmallVector<float> fills;
+    ArrayRef<int64_t> program = dma.getProgram();
+    for (size_t r = 0; r + tpu::DmaOp::kDmaRecord <= program.size(); r += tpu::DmaOp::kDmaRecord)
+      if (program[r] == -1)
+        fills.push_back(kiln_f32_from_bits(uint32_t(program[r + tpu::DmaOp::kDmaRecord - 1])));
+    return fills;
+  }
+
+  /// Data movement keeps its first input's type; fills are re-encoded. In
+  /// INT8 a constant pad whose fill lies outside its input's range would
+  /// saturate (Clip(-0.5, 0.5) then a pad of 1.0): the dma then takes its own
+  /// calibrated range, which covers the fill, and its inputs are requantized
+  /// to it; without one it runs in F16 (reported).
   LogicalResult applyDma(tpu::DmaOp dma) {
     if (dma.getInputs().empty())
       return success();
     Type element = elementOf(dma.getInputs()[0]);
+    if (auto in = paramsOfType(element)) {
+      SmallVector<float> fills = fillsOf(dma);
+      auto saturates = [&](QParams q) {
+        return llvm::any_of(fills, [&](float v) { return fillSaturates(v, q); });
+      };
+      if (saturates(*in)) {
+        auto own = resultParams(dma);
+        if (own && !saturates(*own)) {
+          element = quantType(*own);
+        } else {
+          element = b.getF16Type();
+          report(dma, "f16 (pad value outside its input's INT8 range, and no calibrated range "
+                      "of its own covers it)");
+        }
+      }
+    }
     for (OpOperand &operand : dma->getOpOperands())
       operand.set(convert(operand.get(), element));
     setElement(dma.getResult(), element);

@@ -5,7 +5,7 @@
 // become the f32 a kernel computes in and back): F32, and F16/BF16, which
 // load exactly and store rounded to nearest even. INT8 has kernels of its own
 // (integer accumulation and the requantization of kiln/abi/quant.h). The
-// scalar functions (eltwiseOp, activeRow, the resize taps) compute in f32
+// row functions (eltwiseRow, activeRow) and the resize taps compute in f32
 // whatever the codec.
 #include "kiln/cmodel/tiu_kernels.h"
 
@@ -925,16 +925,28 @@ void poolI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 
 // ---- eltwise and active ---------------------------------------------------------
 
-float eltwiseOp(uint16_t subop, float a, float b) {
+// a[i] = f(a[i], b[i]), then ReLU if asked: one loop per kind (as activeRow).
+template <class F>
+void zipRow(float *a, const float *b, uint32_t count, bool relu_after, F f) {
+  if (relu_after)
+    for (uint32_t i = 0; i < count; ++i)
+      a[i] = relu(f(a[i], b[i]));
+  else
+    for (uint32_t i = 0; i < count; ++i)
+      a[i] = f(a[i], b[i]);
+}
+
+void eltwiseRow(uint16_t subop, float *a, const float *b, uint32_t n, bool relu_after) {
+  auto zip = [&](auto f) { zipRow(a, b, n, relu_after, f); };
   switch (subop) {
-  case KILN_ELT_ADD: return a + b;
-  case KILN_ELT_SUB: return a - b;
-  case KILN_ELT_MUL: return a * b;
-  case KILN_ELT_MAX: return a > b ? a : b;
-  case KILN_ELT_MIN: return a < b ? a : b;
-  case KILN_ELT_DIV: return a / b;
-  case KILN_ELT_POW: return std::pow(a, b);
-  default: return a >= 0.0f ? a : a * b; // KILN_ELT_PRELU, b the slope
+  case KILN_ELT_ADD: return zip([](float x, float y) { return x + y; });
+  case KILN_ELT_SUB: return zip([](float x, float y) { return x - y; });
+  case KILN_ELT_MUL: return zip([](float x, float y) { return x * y; });
+  case KILN_ELT_MAX: return zip([](float x, float y) { return x > y ? x : y; });
+  case KILN_ELT_MIN: return zip([](float x, float y) { return x < y ? x : y; });
+  case KILN_ELT_DIV: return zip([](float x, float y) { return x / y; });
+  case KILN_ELT_POW: return zip([](float x, float y) { return std::pow(x, y); });
+  default: return zip([](float x, float y) { return x >= 0.0f ? x : x * y; }); // PRELU, y the slope
   }
 }
 
@@ -947,8 +959,7 @@ void eltwise(const kiln_tiu_cmd &cmd, Lmem lmem) {
   forEachRow(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h) {
     a.getRow(n, c, h, width, ra.data());
     b.getRow(n, c, h, width, rb.data());
-    for (uint32_t w = 0; w < width; ++w)
-      ra[w] = applyFlags(cmd, eltwiseOp(cmd.subop, ra[w], rb[w]));
+    eltwiseRow(cmd.subop, ra.data(), rb.data(), width, cmd.flags & KILN_TIU_FLAG_RELU);
     out.setRow(n, c, h, ra.data());
   });
 }

@@ -25,14 +25,20 @@ def randomize_batchnorm(model: nn.Module, gen: torch.Generator) -> int:
     count = 0
     for m in model.modules():
         if isinstance(m, nn.BatchNorm2d):
-            c = m.num_features
-            with torch.no_grad():
-                m.weight.copy_(torch.rand(c, generator=gen) + 0.5)
-                m.bias.copy_(torch.randn(c, generator=gen) * 0.1)
-                m.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
-                m.running_var.copy_(torch.rand(c, generator=gen) * 1.5 + 0.5)
+            randomize_bn(m, gen)
             count += 1
     return count
+
+
+def randomize_bn(bn: nn.BatchNorm2d, gen: torch.Generator) -> None:
+    """One BatchNorm2d's parameters and statistics, drawn as randomize_batchnorm
+    does (for scripts that interleave other draws between the modules)."""
+    c = bn.num_features
+    with torch.no_grad():
+        bn.weight.copy_(torch.rand(c, generator=gen) + 0.5)
+        bn.bias.copy_(torch.randn(c, generator=gen) * 0.1)
+        bn.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
+        bn.running_var.copy_(torch.rand(c, generator=gen) * 1.5 + 0.5)
 
 
 def export_with_batchnorm(model: nn.Module, x: torch.Tensor, out_dir: str, tag: str,

@@ -29,6 +29,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from common import randomize_bn
+
 NUM_CLASSES = 4
 ANCHORS = [  # (w, h) in pixels per anchor, YOLOv5s' P3 and P4 anchors
     [(10, 13), (16, 30), (33, 23)],
@@ -36,15 +38,6 @@ ANCHORS = [  # (w, h) in pixels per anchor, YOLOv5s' P3 and P4 anchors
 ]
 STRIDES = [8, 16]
 INPUT_HW = 256
-
-
-def randomize_batchnorm(bn: nn.BatchNorm2d, gen: torch.Generator) -> None:
-    c = bn.num_features
-    with torch.no_grad():
-        bn.weight.copy_(torch.rand(c, generator=gen) + 0.5)
-        bn.bias.copy_(torch.randn(c, generator=gen) * 0.1)
-        bn.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
-        bn.running_var.copy_(torch.rand(c, generator=gen) * 1.5 + 0.5)
 
 
 def cbs(cin: int, cout: int, kernel: int = 3, stride: int = 1) -> nn.Sequential:
@@ -106,7 +99,7 @@ def build_model(seed: int) -> nn.Module:
     gen = torch.Generator().manual_seed(seed + 1)
     for m in model.modules():
         if isinstance(m, nn.BatchNorm2d):
-            randomize_batchnorm(m, gen)
+            randomize_bn(m, gen)
         elif isinstance(m, nn.Conv2d):
             with torch.no_grad():  # He-normal: activations keep their scale
                 m.weight.normal_(0, (2.0 / m.weight[0].numel()) ** 0.5, generator=gen)

@@ -20,14 +20,7 @@ import onnx
 import torch
 from torch import nn
 
-
-def randomize_batchnorm(bn: nn.BatchNorm2d, gen: torch.Generator) -> None:
-    c = bn.num_features
-    with torch.no_grad():
-        bn.weight.copy_(torch.rand(c, generator=gen) + 0.5)
-        bn.bias.copy_(torch.randn(c, generator=gen) * 0.1)
-        bn.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
-        bn.running_var.copy_(torch.rand(c, generator=gen) * 1.5 + 0.5)
+from common import randomize_bn
 
 
 def conv_bn(cin: int, cout: int, kernel: int, stride: int = 1, groups: int = 1,
@@ -86,7 +79,7 @@ def build_model(seed: int) -> nn.Module:
     gen = torch.Generator().manual_seed(seed + 1)
     for m in model.modules():
         if isinstance(m, nn.BatchNorm2d):
-            randomize_batchnorm(m, gen)
+            randomize_bn(m, gen)
         elif isinstance(m, nn.Conv2d):
             # He-normal: activations keep their scale through the blocks, so
             # ReLU6's upper bound clips a few percent of every layer's values

@@ -26,6 +26,8 @@ from torch import nn
 from torch.ao import quantization as tq
 from torch.nn.utils.fusion import fuse_conv_bn_eval
 
+from common import randomize_bn
+
 
 def weight_fq() -> tq.FakeQuantize:
     return tq.FakeQuantize(observer=tq.PerChannelMinMaxObserver, quant_min=-128,
@@ -39,15 +41,6 @@ def act_fq(unsigned: bool = False) -> tq.FakeQuantize:
                                dtype=torch.quint8, qscheme=torch.per_tensor_affine)
     return tq.FakeQuantize(observer=tq.MinMaxObserver, quant_min=-128, quant_max=127,
                            dtype=torch.qint8, qscheme=torch.per_tensor_affine)
-
-
-def randomize_batchnorm(bn: nn.BatchNorm2d, gen: torch.Generator) -> None:
-    c = bn.num_features
-    with torch.no_grad():
-        bn.weight.copy_(torch.rand(c, generator=gen) + 0.5)
-        bn.bias.copy_(torch.randn(c, generator=gen) * 0.1)
-        bn.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
-        bn.running_var.copy_(torch.rand(c, generator=gen) * 1.5 + 0.5)
 
 
 class QConv(nn.Module):
@@ -113,7 +106,7 @@ def build_model(seed: int) -> nn.Module:
     gen = torch.Generator().manual_seed(seed + 1)
     for m in model.modules():
         if isinstance(m, nn.BatchNorm2d):
-            randomize_batchnorm(m, gen)
+            randomize_bn(m, gen)
     model.eval()
     for m in model.modules():
         if isinstance(m, QConv):

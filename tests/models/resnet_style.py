@@ -17,14 +17,7 @@ import onnx
 import torch
 from torch import nn
 
-
-def randomize_batchnorm(bn: nn.BatchNorm2d, gen: torch.Generator) -> None:
-    c = bn.num_features
-    with torch.no_grad():
-        bn.weight.copy_(torch.rand(c, generator=gen) + 0.5)
-        bn.bias.copy_(torch.randn(c, generator=gen) * 0.1)
-        bn.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
-        bn.running_var.copy_(torch.rand(c, generator=gen) * 1.5 + 0.5)
+from common import randomize_bn
 
 
 class BasicBlock(nn.Module):
@@ -72,7 +65,7 @@ def build_model(seed: int) -> nn.Module:
     gen = torch.Generator().manual_seed(seed + 1)
     for m in model.modules():
         if isinstance(m, nn.BatchNorm2d):
-            randomize_batchnorm(m, gen)
+            randomize_bn(m, gen)
     return model.eval()
 
 

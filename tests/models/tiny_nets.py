@@ -19,6 +19,8 @@ import onnx
 import torch
 from torch import nn
 
+from common import randomize_batchnorm
+
 
 class TinyConv(nn.Module):
     def __init__(self):
@@ -48,17 +50,6 @@ class TinyMulti(nn.Module):
         a = self.pool(torch.relu(self.conv_a(x)))
         b = self.pool(self.conv_b(x))
         return self.fc(torch.flatten(torch.cat([a, b], dim=1), 1))
-
-
-def randomize_batchnorm(model: nn.Module, gen: torch.Generator) -> None:
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            c = m.num_features
-            with torch.no_grad():
-                m.weight.copy_(torch.rand(c, generator=gen) + 0.5)
-                m.bias.copy_(torch.randn(c, generator=gen) * 0.1)
-                m.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
-                m.running_var.copy_(torch.rand(c, generator=gen) * 1.5 + 0.5)
 
 
 def export(name: str, model: nn.Module, out: str, seed: int) -> None:

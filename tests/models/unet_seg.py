@@ -28,16 +28,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from common import randomize_bn
+
 NUM_CLASSES = 6
-
-
-def randomize_batchnorm(bn: nn.BatchNorm2d, gen: torch.Generator) -> None:
-    c = bn.num_features
-    with torch.no_grad():
-        bn.weight.copy_(torch.rand(c, generator=gen) + 0.5)
-        bn.bias.copy_(torch.randn(c, generator=gen) * 0.1)
-        bn.running_mean.copy_(torch.randn(c, generator=gen) * 0.1)
-        bn.running_var.copy_(torch.rand(c, generator=gen) * 1.5 + 0.5)
 
 
 def cbr(cin: int, cout: int, kernel: int = 3, stride: int = 1) -> nn.Sequential:
@@ -82,7 +75,7 @@ def build_model(seed: int) -> nn.Module:
     gen = torch.Generator().manual_seed(seed + 1)
     for m in model.modules():
         if isinstance(m, nn.BatchNorm2d):
-            randomize_batchnorm(m, gen)
+            randomize_bn(m, gen)
         elif isinstance(m, nn.Conv2d):
             with torch.no_grad():  # He-normal: activations keep their scale
                 m.weight.normal_(0, (2.0 / m.weight[0].numel()) ** 0.5, generator=gen)

@@ -568,12 +568,17 @@ KILN_HOT_KERNEL void dotTile(const T *const x[4], const T *w, uint32_t K, T out[
   std::memcpy(out[3], &a3, sizeof a3);
 }
 
+// Branch-free over the exponent bits, so it vectorizes.
 template <class T>
 bool allFinite(const std::vector<T> &v) {
-  if constexpr (std::is_floating_point_v<T>) {
-    for (T e : v)
-      if (!std::isfinite(e))
-        return false;
+  if constexpr (std::is_same_v<T, float>) {
+    uint32_t nonFinite = 0;
+    for (float e : v) {
+      uint32_t bits;
+      std::memcpy(&bits, &e, sizeof bits);
+      nonFinite |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    return !nonFinite;
   }
   return true;
 }
@@ -594,16 +599,18 @@ void convSumsBlocked(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std
   const uint32_t blocksPerJob = (blocks + splits - 1) / splits;
   // Filters as [group][block][k][kLanes channels], zero beyond the group's.
   std::vector<T> &packed = scratch<T>(kPacked);
-  packed.assign(size_t{groups} * blocks * K * kLanes, T(0));
+  packed.resize(size_t{groups} * blocks * K * kLanes);
   // Each oc's filter is K = icg * taps values in a row (ws is [1, oc, icg,
   // taps]); a block's rows are read side by side so the writes run in order.
   for (uint32_t g = 0; g < groups; ++g)
     for (uint32_t b = 0; b < blocks; ++b) {
       const uint32_t first = g * ocg + b * kLanes, lanes = std::min(kLanes, ocg - b * kLanes);
       T *dst = &packed[(size_t{g} * blocks + b) * K * kLanes];
-      for (uint32_t k = 0; k < K; ++k)
+      for (uint32_t k = 0; k < K; ++k) {
         for (uint32_t l = 0; l < lanes; ++l)
           dst[size_t{k} * kLanes + l] = w[(size_t{first} + l) * ws.h * ws.w + k];
+        std::fill(dst + size_t{k} * kLanes + lanes, dst + size_t{k + 1} * kLanes, T(0));
+      }
     }
   parallelFor(tileJobs * splits, [&](size_t job) {
     const uint32_t split = uint32_t(job % splits);
@@ -611,22 +618,32 @@ void convSumsBlocked(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std
     const uint32_t tile = uint32_t(tileJob % tiles), g = uint32_t(tileJob / tiles % groups),
                    n = uint32_t(tileJob / tiles / groups);
     const uint32_t p0 = tile * kTilePixels, count = std::min(kTilePixels, pixels - p0);
-    // patches[p][k]: input (i, ky, kx) of pixel p0 + p, zero where padding.
+    // patches[p][k]: input (i, ky, kx) of pixel p0 + p, zero where padding;
+    // a tap row inside the input is one copy.
     std::vector<T> &patches = scratch<T>(kPatches);
-    patches.assign(size_t{count} * K, T(0));
+    patches.resize(size_t{count} * K);
     for (uint32_t p = 0; p < count; ++p) {
       const uint32_t oy = (p0 + p) / os.w, ox = (p0 + p) % os.w;
+      const int64_t ix0 = inputCoord(ox, 0, cmd.stride_w, cmd.pad_left, cmd.dil_w);
+      const bool rowInside = cmd.dil_w == 1 && ix0 >= 0 && ix0 + cmd.kw <= is.w;
       T *patch = &patches[size_t{p} * K];
       for (uint32_t i = 0; i < icg; ++i) {
         const T *plane = &x[(size_t{n} * is.c + size_t{g} * icg + i) * is.h * is.w];
         for (uint32_t ky = 0; ky < cmd.kh; ++ky) {
+          T *dst = patch + (i * cmd.kh + ky) * cmd.kw;
           int64_t iy = inputCoord(oy, ky, cmd.stride_h, cmd.pad_top, cmd.dil_h);
-          if (iy < 0 || iy >= is.h)
+          if (iy < 0 || iy >= is.h) {
+            std::fill(dst, dst + cmd.kw, T(0));
             continue;
+          }
+          const T *row = plane + size_t(iy) * is.w;
+          if (rowInside) {
+            std::memcpy(dst, row + ix0, cmd.kw * sizeof(T));
+            continue;
+          }
           for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
-            int64_t ix = inputCoord(ox, kx, cmd.stride_w, cmd.pad_left, cmd.dil_w);
-            if (ix >= 0 && ix < is.w)
-              patch[(i * cmd.kh + ky) * cmd.kw + kx] = plane[size_t(iy) * is.w + size_t(ix)];
+            int64_t ix = ix0 + int64_t{kx} * cmd.dil_w;
+            dst[kx] = ix >= 0 && ix < is.w ? row[ix] : T(0);
           }
         }
       }

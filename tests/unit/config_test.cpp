@@ -161,7 +161,8 @@ TEST_F(ConfigTest, UnknownKeys) {
             at(2, 1,
                "unknown key 'batch' (expected one of: model, name, chip, "
                "inputs, quantize, "
-               "qtable, calibration, random_ops, random_seed, layer_group, "
+               "qtable, qtable_file, calibration, random_ops, random_seed, "
+               "layer_group, "
                "debug, verify, output)"));
   EXPECT_EQ(
       loadError("model: models/net.onnx\ncalibration: {samples: calib/*.npz, "
@@ -291,6 +292,46 @@ TEST_F(ConfigTest, MissingFiles) {
           "model: models/net.onnx\ncalibration: {samples: nothing/*.npz}\n"),
       at(2, 24,
          "no calibration samples match '" + path("nothing/*.npz") + "'"));
+}
+
+TEST_F(ConfigTest, QtableFile) {
+  // Entries from the file, the inline qtable winning on a conflict.
+  std::ofstream(path("q.yaml")) << "# kiln calibrate --search\n\"/a/Conv_output_0\": f16\nb: bf16\n";
+  DeployConfig c;
+  EXPECT_EQ(load("model: models/net.onnx\nqtable: {b: f32, c: int8}\n"
+                 "qtable_file: q.yaml\n",
+                 c),
+            "");
+  EXPECT_EQ(c.qtable_file, path("q.yaml"));
+  EXPECT_EQ(c.qtable, (std::map<std::string, DType>{
+                          {"/a/Conv_output_0", DType::F16},
+                          {"b", DType::F32},
+                          {"c", DType::INT8}}));
+  // An empty file is an empty table.
+  std::ofstream(path("empty.yaml")) << "";
+  EXPECT_EQ(load("model: models/net.onnx\nqtable_file: empty.yaml\n", c), "");
+  EXPECT_TRUE(c.qtable.empty());
+}
+
+TEST_F(ConfigTest, QtableFileErrors) {
+  EXPECT_EQ(loadError("model: models/net.onnx\nqtable_file: gone.yaml\n"),
+            at(2, 14,
+               "cannot open qtable file '" + path("gone.yaml") +
+                   "': No such file or directory"));
+  // Errors inside the file name the file, line and column.
+  std::ofstream(path("q.yaml")) << "a: f16\nb:   fp16\n";
+  EXPECT_EQ(loadError("model: models/net.onnx\nqtable_file: q.yaml\n"),
+            path("q.yaml") +
+                ":2:6: error: invalid value 'fp16' for 'qtable.b' (allowed: "
+                "f32, f16, bf16, int8)");
+  std::ofstream(path("list.yaml")) << "- a\n- b\n";
+  EXPECT_EQ(loadError("model: models/net.onnx\nqtable_file: list.yaml\n"),
+            path("list.yaml") +
+                ":1:1: error: expected a mapping for 'qtable', got a list");
+  std::ofstream(path("bad.yaml")) << "a: {\n";
+  EXPECT_NE(loadError("model: models/net.onnx\nqtable_file: bad.yaml\n")
+                .find(path("bad.yaml") + ":"),
+            std::string::npos);
 }
 
 TEST_F(ConfigTest, UnsupportedChip) {

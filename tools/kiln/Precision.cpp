@@ -1,11 +1,18 @@
 #include "Precision.h"
 
+#include "Commands.h"
+
+#include "kiln/Calibration/CalibrationTable.h"
+#include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Interpreter/TopInterpreter.h"
+#include "kiln/Support/IRChecks.h"
 #include "kiln/host/npz.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+
+#include "mlir/Pass/PassManager.h"
 
 #include <glob.h>
 
@@ -119,4 +126,59 @@ cli::observeRanges(const config::DeployConfig &cfg, ModuleOp module) {
       observe(name, t.data);
   }
   return ranges;
+}
+
+PipelineOptions cli::pipelineOptionsOf(const config::DeployConfig &cfg) {
+  PipelineOptions p;
+  p.layerGroups = cfg.layer_group_enabled;
+  p.precision = config::toString(cfg.quantize);
+  for (const auto &[name, dtype] : cfg.qtable)
+    p.qtable.push_back(name + "=" + config::toString(dtype));
+  p.asymmetric = cfg.calibration.asymmetric;
+  p.keepTensors = cfg.keep_tensors;
+  return p;
+}
+
+static bool hasQdq(ModuleOp module) {
+  bool found = false;
+  module.walk([&](top::QuantizeLinearOp) { found = true; });
+  return found;
+}
+
+/// Calibrated ranges onto the Top IR: from the calibration table, or, for
+/// float modes without one, from one interpreter run (the policy then sees
+/// real magnitudes). INT8 needs a table unless the model brings its own
+/// quantization (QDQ).
+int cli::annotateModule(const config::DeployConfig &cfg, ModuleOp module,
+                   const PipelineOptions &pipeline) {
+  std::string table = calibrationTablePath(cfg);
+  std::map<std::string, Range> ranges;
+  if (llvm::sys::fs::exists(table)) {
+    std::map<std::string, calib::TensorRange> read;
+    if (auto err = calib::readCalibrationTable(table, read); !err.empty()) {
+      std::fprintf(stderr, "%s\n", err.c_str());
+      return 2;
+    }
+    for (const auto &[name, r] : read)
+      ranges[name] = Range{r.threshold, r.min, r.max};
+  } else if (pipeline.precision == "int8" && !hasQdq(module)) {
+    return fail(cfg.config_path + ": quantize: int8 needs a calibration table and " + table +
+                " does not exist; run `kiln calibrate " + cfg.config_path + "` first");
+  } else if (pipeline.precision != "int8") {
+    auto observed = observeRanges(cfg, module);
+    if (!observed)
+      return 1;
+    ranges = std::move(*observed);
+  }
+  module.walk([&](func::FuncOp func) { kiln::annotateRanges(func, ranges); });
+  return 0;
+}
+
+
+LogicalResult cli::lowerToTpuIR(ModuleOp module, const PipelineOptions &pipeline) {
+  PassManager lower(module.getContext());
+  addIRChecks(lower);
+  addPrecisionPipeline(lower, pipeline);
+  addTpuLoweringPipeline(lower, pipeline);
+  return lower.run(module);
 }

@@ -1,11 +1,13 @@
 // What `kiln compile` and `kiln calibrate` share: import options, the
-// calibration table's place, and the ranges one interpreter run observes when
-// there is no table.
+// calibration table's place, the ranges one interpreter run observes when
+// there is no table, the pipeline options of a config, and the Top -> Tpu IR
+// steps (calibrate --search measures the IR compile would build).
 #ifndef KILN_TOOLS_KILN_PRECISION_H
 #define KILN_TOOLS_KILN_PRECISION_H
 
 #include "kiln/Config/Config.h"
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
+#include "kiln/Support/Pipeline.h"
 #include "kiln/Support/Precision.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -40,6 +42,19 @@ std::vector<std::string> observationInputs(const config::DeployConfig &cfg, size
 /// (after a diagnostic) if the interpreter does.
 std::optional<std::map<std::string, Range>> observeRanges(const config::DeployConfig &cfg,
                                                           mlir::ModuleOp module);
+/// The pipeline options of a config: precision, qtable, layer groups.
+PipelineOptions pipelineOptionsOf(const config::DeployConfig &cfg);
+
+/// Calibrated ranges onto the Top IR (after addTopPipeline): from the
+/// calibration table, or, for float modes without one, from one interpreter
+/// run. INT8 needs a table unless the model brings its own quantization
+/// (QDQ). Returns 0, else the exit code after a diagnostic.
+int annotateModule(const config::DeployConfig &cfg, mlir::ModuleOp module,
+                   const PipelineOptions &pipeline);
+
+/// Annotated Top IR to the Tpu IR the Tpu interpreter runs, in place: the
+/// precision pipeline and Tpu lowering (no layer groups), with IR checks.
+mlir::LogicalResult lowerToTpuIR(mlir::ModuleOp module, const PipelineOptions &pipeline);
 } // namespace kiln::cli
 
 #endif

@@ -1,13 +1,18 @@
 // kiln calibrate CONFIG.yaml [-o TABLE] [--samples N]
+// kiln calibrate CONFIG.yaml --search TARGET_COSINE [-o QTABLE.yaml]
+//   [--search-samples N] [--keep-dtype f16|bf16]
 //
 // Imports the config's model, runs the Top pipeline (so the tensor names are
 // the ones lowering sees) and interprets it on every calibration sample,
 // collecting each tensor's range: the net inputs and every op result. minmax
 // takes one pass over the samples; kl and percentile take two (ranges, then
 // histograms of |x| over [0, absmax], see CalibrationTable.h). Writes the
-// table of docs/precision.md.
+// table of docs/precision.md. With --search, the table goes where the config
+// says (compile reads it there), and the sensitivity search (Search.h) writes
+// a qtable file: -o names it (default <config dir>/out/<name>.qtable.yaml).
 #include "Commands.h"
 #include "Precision.h"
+#include "Search.h"
 
 #include "kiln/Calibration/CalibrationTable.h"
 #include "kiln/Config/Config.h"
@@ -87,9 +92,30 @@ struct NetInput {
 int kiln::cli::calibrateMain(const Args &args) {
   std::string configPath, output;
   long maxSamples = -1;
+  bool search = false;
+  SearchOptions searchOptions;
+  long searchSamples = 8;
   for (size_t i = 0; i < args.size(); ++i) {
     if ((args[i] == "-o" || args[i] == "--output") && i + 1 < args.size()) {
       output = args[++i];
+    } else if (args[i] == "--search" && i + 1 < args.size()) {
+      const std::string &t = args[++i];
+      char *end = nullptr;
+      searchOptions.target = std::strtod(t.c_str(), &end);
+      if (t.empty() || *end || !(searchOptions.target > 0 && searchOptions.target <= 1))
+        return fail("calibrate: --search expects a target cosine in (0, 1], got '" + t + "'");
+      search = true;
+    } else if (args[i] == "--search-samples" && i + 1 < args.size()) {
+      const std::string &t = args[++i];
+      char *end = nullptr;
+      searchSamples = std::strtol(t.c_str(), &end, 10);
+      if (t.empty() || *end || searchSamples < 1)
+        return fail("calibrate: --search-samples expects a positive count, got '" + t + "'");
+    } else if (args[i] == "--keep-dtype" && i + 1 < args.size()) {
+      searchOptions.keepDtype = args[++i];
+      if (searchOptions.keepDtype != "f16" && searchOptions.keepDtype != "bf16")
+        return fail("calibrate: --keep-dtype expects f16 or bf16, got '" +
+                    searchOptions.keepDtype + "'");
     } else if (args[i] == "--samples" && i + 1 < args.size()) {
       const std::string &t = args[++i];
       char *end = nullptr;
@@ -108,7 +134,7 @@ int kiln::cli::calibrateMain(const Args &args) {
   }
   if (configPath.empty())
     return fail("calibrate expects a config file: kiln calibrate CONFIG.yaml "
-                "[-o TABLE] [--samples N]");
+                "[-o TABLE] [--samples N] | --search TARGET_COSINE [-o QTABLE.yaml]");
   const auto start = std::chrono::steady_clock::now();
 
   config::DeployConfig cfg;
@@ -116,6 +142,9 @@ int kiln::cli::calibrateMain(const Args &args) {
     std::fprintf(stderr, "%s\n", err.c_str());
     return 2;
   }
+  if (search && cfg.quantize != config::DType::INT8)
+    return fail("calibrate --search: " + configPath + " has quantize: " +
+                config::toString(cfg.quantize) + "; the search is for quantize: int8");
   const config::Calibration &calibration = cfg.calibration;
   if (calibration.samples.empty())
     return fail(configPath + ": no calibration samples: add 'calibration: "
@@ -130,8 +159,19 @@ int kiln::cli::calibrateMain(const Args &args) {
                   calibration.samples + "'");
     samples.resize(size_t(maxSamples));
   }
+  if (search) {
+    searchOptions.output = output;
+    if (searchOptions.output.empty()) {
+      llvm::SmallString<256> path(llvm::sys::path::parent_path(cfg.config_path));
+      llvm::sys::path::append(path, "out", cfg.name + ".qtable.yaml");
+      searchOptions.output = std::string(path.str());
+    }
+    output.clear();
+  }
   if (output.empty())
     output = calibrationTablePath(cfg);
+  // The samples the search measures on (the first ones).
+  std::vector<interp::TensorMap> searchInputs;
 
   MLIRContext ctx;
   ctx.loadDialect<func::FuncDialect, top::TopDialect, tpu::TpuDialect>();
@@ -208,6 +248,8 @@ int kiln::cli::calibrateMain(const Args &args) {
         progress.finish();
         return fail("the Top interpreter failed on sample " + samples[s]);
       }
+      if (search && pass == 0 && s < size_t(searchSamples))
+        searchInputs.push_back(inputs);
       for (const NetInput &in : netInputs) {
         const interp::Tensor &t = inputs.at(in.name);
         calibrator.observe(pass, in.name, t.data.data(), t.data.size());
@@ -249,5 +291,9 @@ int kiln::cli::calibrateMain(const Args &args) {
               "(%.1f s)\n",
               cfg.name.c_str(), table.size(), samples.size(),
               config::toString(calibration.method), output.c_str(), seconds);
-  return 0;
+  if (!search)
+    return 0;
+  std::fflush(stdout);
+  cfg.calibration.table = output;
+  return searchPrecision(cfg, *module, searchInputs, searchOptions);
 }

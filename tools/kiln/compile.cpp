@@ -61,52 +61,6 @@ void printSummary(const codegen::NetCode &net, size_t ops, double ms,
               (unsigned long long)net.modelledCycles());
   std::printf("  compile time %.1f ms\n", ms);
 }
-PipelineOptions pipelineOptionsOf(const config::DeployConfig &cfg) {
-  PipelineOptions p;
-  p.layerGroups = cfg.layer_group_enabled;
-  p.precision = dtypeName(cfg.quantize);
-  for (const auto &[name, dtype] : cfg.qtable)
-    p.qtable.push_back(name + "=" + dtypeName(dtype));
-  p.asymmetric = cfg.calibration.asymmetric;
-  p.keepTensors = cfg.keep_tensors;
-  return p;
-}
-
-bool hasQdq(ModuleOp module) {
-  bool found = false;
-  module.walk([&](top::QuantizeLinearOp) { found = true; });
-  return found;
-}
-
-/// Calibrated ranges onto the Top IR: from the calibration table, or, for
-/// float modes without one, from one interpreter run (the policy then sees
-/// real magnitudes). INT8 needs a table unless the model brings its own
-/// quantization (QDQ).
-int annotateModule(const config::DeployConfig &cfg, ModuleOp module,
-                   const PipelineOptions &pipeline) {
-  std::string table = calibrationTablePath(cfg);
-  std::map<std::string, Range> ranges;
-  if (llvm::sys::fs::exists(table)) {
-    std::map<std::string, calib::TensorRange> read;
-    if (auto err = calib::readCalibrationTable(table, read); !err.empty()) {
-      std::fprintf(stderr, "%s\n", err.c_str());
-      return 2;
-    }
-    for (const auto &[name, r] : read)
-      ranges[name] = Range{r.threshold, r.min, r.max};
-  } else if (pipeline.precision == "int8" && !hasQdq(module)) {
-    return fail(cfg.config_path + ": quantize: int8 needs a calibration table and " + table +
-                " does not exist; run `kiln calibrate " + cfg.config_path + "` first");
-  } else if (pipeline.precision != "int8") {
-    auto observed = observeRanges(cfg, module);
-    if (!observed)
-      return 1;
-    ranges = std::move(*observed);
-  }
-  module.walk([&](func::FuncOp func) { kiln::annotateRanges(func, ranges); });
-  return 0;
-}
-
 void printPrecisionReport(ModuleOp module) {
   std::vector<std::string> lines = readPrecisionReport(module);
   if (lines.empty())
@@ -178,11 +132,7 @@ int kiln::cli::compileMain(const Args &args) {
   OwningOpRef<ModuleOp> topIR, tpuIR;
   if (cfg.verify.enabled)
     topIR = module->clone();
-  PassManager lower(&ctx);
-  addIRChecks(lower);
-  addPrecisionPipeline(lower, pipeline);
-  addTpuLoweringPipeline(lower, pipeline);
-  if (failed(lower.run(*module)))
+  if (failed(lowerToTpuIR(*module, pipeline)))
     return 1;
   if (cfg.verify.enabled)
     tpuIR = module->clone();

@@ -129,10 +129,12 @@ public:
       return fail(root, "the config must be a mapping, not " + describe(root));
 
     bool haveModel = false, haveName = false, haveOutput = false;
+    std::map<std::string, DType> fileQtable;
     bool ok = forEachKey(
         root, "",
-        {"model", "name", "chip", "inputs", "quantize", "qtable", "calibration",
-         "random_ops", "random_seed", "layer_group", "debug", "verify", "output"},
+        {"model", "name", "chip", "inputs", "quantize", "qtable", "qtable_file",
+         "calibration", "random_ops", "random_seed", "layer_group", "debug",
+         "verify", "output"},
         [&](const std::string &key, yaml_node_t *keyNode, yaml_node_t *value) {
           if (key == "model") {
             haveModel = true;
@@ -152,6 +154,9 @@ public:
             return getEnum(value, key, kDTypes, out.quantize);
           if (key == "qtable")
             return getQtable(value, out.qtable);
+          if (key == "qtable_file")
+            return getPath(value, key, out.qtable_file) &&
+                   getQtableFile(value, out.qtable_file, fileQtable);
           if (key == "calibration")
             return getCalibration(value, out.calibration);
           if (key == "random_ops")
@@ -169,6 +174,9 @@ public:
         });
     if (!ok)
       return false;
+    // The inline qtable wins over the file's entries.
+    for (const auto &[op, dtype] : fileQtable)
+      out.qtable.emplace(op, dtype);
 
     if (!haveModel)
       return fail(root, "missing required key 'model'");
@@ -456,6 +464,31 @@ private:
         });
   }
 
+  // A qtable file: a YAML mapping of op name -> dtype, errors at its own
+  // file:line:col (a missing file at the config's value).
+  bool getQtableFile(yaml_node_t *node, const std::string &file,
+                     std::map<std::string, DType> &out) {
+    if (std::string problem = fileProblem(file); !problem.empty())
+      return fail(node, "cannot open qtable file '" + file + "': " + problem);
+    std::string error = loadQtableFile(file, out);
+    if (error.empty())
+      return true;
+    error_ = error;
+    return false;
+  }
+
+public:
+  // Reads a qtable file's mapping (its document is this loader's).
+  bool loadQtable(std::map<std::string, DType> &out) {
+    yaml_node_t *root = yaml_document_get_root_node(&doc_);
+    if (!root || isNull(root))
+      return true;
+    return getQtable(root, out);
+  }
+  static std::string loadQtableFile(const std::string &path,
+                                    std::map<std::string, DType> &out);
+
+private:
   bool getCalibration(yaml_node_t *node, Calibration &out) {
     if (!expectMapping(node, "calibration"))
       return false;
@@ -585,6 +618,31 @@ std::string syntaxError(const std::string &path, const yaml_parser_t &parser) {
                std::to_string(parser.context_mark.column + 1) + ")";
   return path + ":" + std::to_string(parser.problem_mark.line + 1) + ":" +
          std::to_string(parser.problem_mark.column + 1) + ": error: " + message;
+}
+
+std::string Loader::loadQtableFile(const std::string &path,
+                                   std::map<std::string, DType> &out) {
+  std::string yamlText;
+  if (std::string error = readText(path, yamlText); !error.empty())
+    return error;
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser))
+    return path + ": error: cannot initialise the YAML parser";
+  yaml_parser_set_input_string(
+      &parser, reinterpret_cast<const unsigned char *>(yamlText.data()),
+      yamlText.size());
+  std::string error;
+  yaml_document_t doc;
+  if (!yaml_parser_load(&parser, &doc)) {
+    error = syntaxError(path, parser);
+  } else {
+    Loader loader(path, doc);
+    if (!loader.loadQtable(out))
+      error = loader.error();
+    yaml_document_delete(&doc);
+  }
+  yaml_parser_delete(&parser);
+  return error;
 }
 
 } // namespace

@@ -47,7 +47,10 @@ struct DeployConfig {
   std::string chip = "bm1684x";
   std::vector<InputOverride> inputs; // in config order
   DType quantize = DType::F32;
+  // The inline `qtable` merged over the entries of `qtable_file` (a YAML
+  // mapping op name -> dtype; the inline entry wins on a conflict).
   std::map<std::string, DType> qtable;
+  std::string qtable_file; // resolved relative to the config; empty if none
   Calibration calibration;
   RandomOps random_ops = RandomOps::Reject;
   uint64_t random_seed = 0;
@@ -61,7 +64,7 @@ struct DeployConfig {
 };
 
 // Loads and checks a config. Paths in it (model, output, verify.reference,
-// calibration.samples, calibration.table) are resolved relative to the config file's directory;
+// calibration.samples, calibration.table, qtable_file) are resolved relative to the config file's directory;
 // `name` defaults to the model file's stem and `output` to
 // <config dir>/out/<name>.bmodel. Returns an empty string on success, else
 // "FILE:LINE:COL: error: MESSAGE" with the 1-based position of the offending

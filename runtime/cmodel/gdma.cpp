@@ -1,10 +1,12 @@
 // GDMA engine: copies an [n, c, h, w] block between DDR (element strides) and
 // LMEM (the layout of chip.h), in any of the four directions, or fills one.
+#include <algorithm>
 #include <cstring>
 #include <optional>
 
 #include "engines.h"
 #include "kiln/abi/cmd_check.h"
+#include "parallel.h"
 
 namespace kiln::cmodel {
 namespace {
@@ -88,7 +90,7 @@ const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lme
     // The source side is only made for a copy: a FILL's src_addr is no address.
     const Side src = makeSide(src_lmem, cmd, cmd.src_addr, cmd.src_stride, ddr, lmem);
     const bool dense_rows = src.step() == dsize && dst.step() == dsize;
-    forEachRow(cmd, [&](uint32_t n, uint32_t c, uint32_t h) {
+    auto copyRow = [&](uint32_t n, uint32_t c, uint32_t h) {
       const uint8_t *from = src.row(n, c, h);
       uint8_t *to = dst.row(n, c, h);
       if (dense_rows) {
@@ -97,6 +99,18 @@ const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lme
       }
       for (uint32_t w = 0; w < cmd.w; ++w)
         std::memmove(to + w * dst.step(), from + w * src.step(), dsize);
+    };
+    // Between DDR and LMEM nothing overlaps, so a large copy splits over the
+    // threads by channel; a copy within one memory keeps the NCHW order.
+    const uint64_t total = kiln_gdma_elems(&cmd) * dsize;
+    const size_t chunks = src_lmem != dst_lmem && total >= (uint64_t{1} << 20)
+                              ? std::min<size_t>(cmd.c, 4 * cmodelThreads())
+                              : 1;
+    parallelFor(chunks, [&](size_t chunk) {
+      for (uint32_t n = 0; n < cmd.n; ++n)
+        for (uint32_t c = uint32_t(chunk * cmd.c / chunks); c < (chunk + 1) * cmd.c / chunks; ++c)
+          for (uint32_t h = 0; h < cmd.h; ++h)
+            copyRow(n, c, h);
     });
   }
 

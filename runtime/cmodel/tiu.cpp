@@ -420,9 +420,13 @@ std::vector<typename E::Value> &denseCopy(const Operand<E> &o, Scratch slot) {
   std::vector<typename E::Value> &v = scratch<typename E::Value>(slot);
   v.resize(size_t{s.n} * s.c * s.h * s.w);
   const size_t plane = size_t{s.h} * s.w;
-  for (uint32_t n = 0; n < s.n; ++n)
-    for (uint32_t c = 0; c < s.c; ++c)
-      o.getPlane(n, c, &v[(size_t{n} * s.c + c) * plane]);
+  // Large copies (a layer's filters) split over the threads by channel.
+  const size_t chunks = v.size() >= (size_t{1} << 20) ? std::min<size_t>(s.c, 4 * cmodelThreads()) : 1;
+  parallelFor(chunks, [&](size_t chunk) {
+    for (uint32_t n = 0; n < s.n; ++n)
+      for (uint32_t c = uint32_t(chunk * s.c / chunks); c < (chunk + 1) * s.c / chunks; ++c)
+        o.getPlane(n, c, &v[(size_t{n} * s.c + c) * plane]);
+  });
   return v;
 }
 
@@ -602,16 +606,16 @@ void convSumsBlocked(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std
   packed.resize(size_t{groups} * blocks * K * kLanes);
   // Each oc's filter is K = icg * taps values in a row (ws is [1, oc, icg,
   // taps]); a block's rows are read side by side so the writes run in order.
-  for (uint32_t g = 0; g < groups; ++g)
-    for (uint32_t b = 0; b < blocks; ++b) {
-      const uint32_t first = g * ocg + b * kLanes, lanes = std::min(kLanes, ocg - b * kLanes);
-      T *dst = &packed[(size_t{g} * blocks + b) * K * kLanes];
-      for (uint32_t k = 0; k < K; ++k) {
-        for (uint32_t l = 0; l < lanes; ++l)
-          dst[size_t{k} * kLanes + l] = w[(size_t{first} + l) * ws.h * ws.w + k];
-        std::fill(dst + size_t{k} * kLanes + lanes, dst + size_t{k + 1} * kLanes, T(0));
-      }
+  parallelFor(size_t{groups} * blocks, [&](size_t job) {
+    const uint32_t g = uint32_t(job / blocks), b = uint32_t(job % blocks);
+    const uint32_t first = g * ocg + b * kLanes, lanes = std::min(kLanes, ocg - b * kLanes);
+    T *dst = &packed[(size_t{g} * blocks + b) * K * kLanes];
+    for (uint32_t k = 0; k < K; ++k) {
+      for (uint32_t l = 0; l < lanes; ++l)
+        dst[size_t{k} * kLanes + l] = w[(size_t{first} + l) * ws.h * ws.w + k];
+      std::fill(dst + size_t{k} * kLanes + lanes, dst + size_t{k + 1} * kLanes, T(0));
     }
+  });
   parallelFor(tileJobs * splits, [&](size_t job) {
     const uint32_t split = uint32_t(job % splits);
     const size_t tileJob = job / splits;

@@ -135,7 +135,11 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
       current.push_back(&op);
       currentPlan = lg::choosePlan(lg::GroupGraph::fromOps(current));
       if (!currentPlan) {
-        op.emitError("does not fit local memory even when sliced along N and H");
+        // Rows are never split: a value whose last dimension alone overflows
+        // a lane (a reduction over one long row) cannot be placed.
+        auto type = cast<RankedTensorType>(op.getResult(0).getType());
+        op.emitError("does not fit local memory even when sliced along N and H (rows of ")
+            << type.getShape().back() << " elements; slicing along W is not supported yet)";
         failedToFit = true;
         current.clear();
       }

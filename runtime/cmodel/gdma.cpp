@@ -32,6 +32,9 @@ public:
     return base_ + (n * stride_[0] + c * stride_[1] + h * stride_[2]) * dsize_;
   }
   uint64_t step() const { return layout_ ? dsize_ : uint64_t{stride_[3]} * dsize_; }
+  // Bytes from one row of a plane to the next (LMEM: a plane's rows follow
+  // one another).
+  uint64_t rowPitch(uint32_t w) const { return layout_ ? w * dsize_ : uint64_t{stride_[2]} * dsize_; }
 
 private:
   Side(uint8_t *base, std::optional<LmemLayout> layout, const uint32_t *stride, uint32_t dsize)
@@ -46,6 +49,27 @@ private:
 Side makeSide(bool is_lmem, const kiln_gdma_cmd &cmd, uint64_t addr, const uint32_t *stride,
               const DdrWindow &ddr, uint8_t *lmem) {
   return is_lmem ? Side::lmem(lmem, cmd, addr) : Side::ddr(ddr.base, cmd, addr, stride);
+}
+
+// count elements of size bytes, element by element (each a fixed-size copy
+// the compiler inlines, not a library call).
+template <size_t Size>
+void copyElements(uint8_t *to, uint64_t to_step, const uint8_t *from, uint64_t from_step,
+                  uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i)
+    std::memmove(to + i * to_step, from + i * from_step, Size);
+}
+
+void copyStrided(uint8_t *to, uint64_t to_step, const uint8_t *from, uint64_t from_step,
+                 uint32_t count, uint64_t size) {
+  switch (size) {
+  case 1: return copyElements<1>(to, to_step, from, from_step, count);
+  case 2: return copyElements<2>(to, to_step, from, from_step, count);
+  case 4: return copyElements<4>(to, to_step, from, from_step, count);
+  default:
+    for (uint32_t i = 0; i < count; ++i)
+      std::memmove(to + i * to_step, from + i * from_step, size);
+  }
 }
 
 // Calls f(n, c, h) for every row of the block, in NCHW order.
@@ -97,8 +121,7 @@ const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lme
         std::memmove(to, from, cmd.w * dsize);
         return;
       }
-      for (uint32_t w = 0; w < cmd.w; ++w)
-        std::memmove(to + w * dst.step(), from + w * src.step(), dsize);
+      copyStrided(to, dst.step(), from, src.step(), cmd.w, dsize);
     };
     // Between DDR and LMEM nothing overlaps, so a large copy splits over the
     // threads by channel; a copy within one memory keeps the NCHW order.
@@ -106,11 +129,21 @@ const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lme
     const size_t chunks = src_lmem != dst_lmem && total >= (uint64_t{1} << 20)
                               ? std::min<size_t>(cmd.c, 4 * cmodelThreads())
                               : 1;
+    // Between memories, planes whose rows follow one another on both sides
+    // are one copy each.
+    const uint64_t rowBytes = uint64_t{cmd.w} * dsize;
+    const bool densePlanes = src_lmem != dst_lmem && dense_rows &&
+                             src.rowPitch(cmd.w) == rowBytes && dst.rowPitch(cmd.w) == rowBytes;
     parallelFor(chunks, [&](size_t chunk) {
       for (uint32_t n = 0; n < cmd.n; ++n)
-        for (uint32_t c = uint32_t(chunk * cmd.c / chunks); c < (chunk + 1) * cmd.c / chunks; ++c)
+        for (uint32_t c = uint32_t(chunk * cmd.c / chunks); c < (chunk + 1) * cmd.c / chunks; ++c) {
+          if (densePlanes) {
+            std::memcpy(dst.row(n, c, 0), src.row(n, c, 0), rowBytes * cmd.h);
+            continue;
+          }
           for (uint32_t h = 0; h < cmd.h; ++h)
             copyRow(n, c, h);
+        }
     });
   }
 

@@ -143,6 +143,10 @@ public:
     }
     const uint8_t *p = lmem_ + layout_.offset(o_.n == 1 ? 0 : n, o_.c == 1 ? 0 : c,
                                               o_.h == 1 ? 0 : h, 0);
+    if constexpr (std::is_same_v<E, F32>) {
+      std::memcpy(dst, p, size_t{width} * sizeof(float));
+      return;
+    }
     for (uint32_t w = 0; w < width; ++w)
       dst[w] = E::load(p + size_t{w} * E::kBytes);
   }
@@ -150,6 +154,8 @@ public:
     uint8_t *p = lmem_ + layout_.offset(n, c, h, 0);
     if constexpr (std::is_same_v<E, F16>) {
       f32ToF16Row(src, o_.w, p);
+    } else if constexpr (std::is_same_v<E, F32>) {
+      std::memcpy(p, src, size_t{o_.w} * sizeof(float));
     } else {
       for (uint32_t w = 0; w < o_.w; ++w)
         E::store(p + size_t{w} * E::kBytes, src[w]);
@@ -750,12 +756,14 @@ template <class T, class Acc>
 void convAllSums(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
                  const kiln_tiu_operand &ws, std::vector<Acc> &acc) {
   const uint32_t ocg = cmd.out.c / cmd.groups;
-  if (isPointwise(cmd) && ocg >= 4)
-    convSumsPointwise(cmd, x, w, acc);
-  else if (ocg >= 8 && allFinite(w))
-    convSumsBlocked(cmd, x, w, ws, acc);
-  else
+  if (isPointwise(cmd) && ocg >= 4) {
+    convSumsPointwise(cmd, x, w, acc); // writes every sum
+  } else if (ocg >= 8 && allFinite(w)) {
+    convSumsBlocked(cmd, x, w, ws, acc); // writes every sum
+  } else {
+    std::fill(acc.begin(), acc.end(), Acc(0));
     convSums(cmd, x, w, ws, acc);
+  }
 }
 
 template <class E, class B>
@@ -765,7 +773,7 @@ void convFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   const bool has_bias = cmd.flags & KILN_TIU_FLAG_HAS_BIAS;
   const kiln_tiu_operand &os = cmd.out;
   std::vector<float> &acc = scratch<float>(kSums);
-  acc.assign(size_t{os.n} * os.c * os.h * os.w, 0.0f);
+  acc.resize(size_t{os.n} * os.c * os.h * os.w);
   convAllSums(cmd, denseCopy(in, kInput), denseCopy(weight, kFilter), cmd.in1, acc);
   float *row = acc.data();
   forEachRow(os, [&](uint32_t n, uint32_t c, uint32_t h) {

@@ -28,6 +28,16 @@ private:
   uint64_t addr_, w_, dsize_, plane_, c_groups_, lane_bytes_;
 };
 
+// Calls f(n, c, h) for every row of an [n, c, h, w] block (a TIU operand, a
+// GDMA record), in NCHW order.
+template <class Block, class F>
+void forEachRow(const Block &b, F f) {
+  for (uint32_t n = 0; n < b.n; ++n)
+    for (uint32_t c = 0; c < b.c; ++c)
+      for (uint32_t h = 0; h < b.h; ++h)
+        f(n, c, h);
+}
+
 // The part of DDR a submission may touch (the net's window), already checked
 // to lie inside the device's DDR.
 struct DdrWindow {

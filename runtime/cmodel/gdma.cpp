@@ -72,15 +72,6 @@ void copyStrided(uint8_t *to, uint64_t to_step, const uint8_t *from, uint64_t fr
   }
 }
 
-// Calls f(n, c, h) for every row of the block, in NCHW order.
-template <class F>
-void forEachRow(const kiln_gdma_cmd &cmd, F f) {
-  for (uint32_t n = 0; n < cmd.n; ++n)
-    for (uint32_t c = 0; c < cmd.c; ++c)
-      for (uint32_t h = 0; h < cmd.h; ++h)
-        f(n, c, h);
-}
-
 } // namespace
 
 // Elements are copied in NCHW order; a copy whose source and destination

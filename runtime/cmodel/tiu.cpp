@@ -212,15 +212,6 @@ void forEachElement(const kiln_tiu_operand &o, F f) {
           f(n, c, h, w);
 }
 
-// Calls f(n, c, h) for every row of an output, in NCHW order.
-template <class F>
-void forEachRow(const kiln_tiu_operand &o, F f) {
-  for (uint32_t n = 0; n < o.n; ++n)
-    for (uint32_t c = 0; c < o.c; ++c)
-      for (uint32_t h = 0; h < o.h; ++h)
-        f(n, c, h);
-}
-
 // Input coordinate of output coordinate `out` at kernel tap `k`.
 int64_t inputCoord(uint32_t out, uint32_t k, uint32_t stride, uint32_t pad, uint32_t dil) {
   return int64_t{out} * stride - pad + int64_t{k} * dil;
@@ -401,13 +392,13 @@ const char *deconvI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 // visited. Jobs are (n, oc) pairs, so the thread count never changes a bit.
 // The operands are read before anything is written.
 
-// GCC builds an AVX2 and a baseline version of each hot loop and picks one
-// when the program loads (same arithmetic, no FMA: -ffp-contract=off); clang
+// GCC builds an AVX-512, an AVX2 and a baseline version of each hot loop
+// and picks one when the program loads (same arithmetic, no FMA: -ffp-contract=off); clang
 // (the sanitizer build) cannot multiversion templates and builds the baseline.
 #if defined(__clang__)
 #define KILN_HOT_LOOP
 #else
-#define KILN_HOT_LOOP __attribute__((target_clones("avx2", "default")))
+#define KILN_HOT_LOOP __attribute__((target_clones("avx512f", "avx2", "default")))
 #endif
 
 // Scratch vectors that keep their memory from one record to the next (per
@@ -551,31 +542,33 @@ struct LanesOf<int32_t> {
   typedef int32_t type __attribute__((vector_size(kLanes * 4)));
 };
 
-#if defined(__clang__)
-#define KILN_HOT_KERNEL
-#else
-#define KILN_HOT_KERNEL __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
 
-// out[j][l] = sum over k < K of x[j][k] * w[k][l] (k ascending), for 4
-// pixels j and kLanes channels l; w is [K][kLanes].
-template <class T>
-KILN_HOT_KERNEL void dotTile(const T *const x[4], const T *w, uint32_t K, T out[4][kLanes]) {
+// out[j][l] = sum over k < K of the products of scalars[j][k] and
+// vectors[k * stride + l] (k ascending), for 4 rows j and kLanes lanes l.
+// The input operand stays the left factor, as in the reference kernels, so
+// even NaN payloads agree: `InputIsScalar` says which side the input is.
+template <bool InputIsScalar, class T>
+KILN_HOT_LOOP void dot4(const T *const scalars[4], const T *vectors, size_t stride, uint32_t K,
+                          T out[4][kLanes]) {
   using V = typename LanesOf<T>::type;
-  V a0{}, a1{}, a2{}, a3{};
-  const T *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+  V acc[4] = {};
+  const T *s0 = scalars[0], *s1 = scalars[1], *s2 = scalars[2], *s3 = scalars[3];
   for (uint32_t k = 0; k < K; ++k) {
-    V wk;
-    std::memcpy(&wk, w + size_t{k} * kLanes, sizeof wk);
-    a0 += x0[k] * wk;
-    a1 += x1[k] * wk;
-    a2 += x2[k] * wk;
-    a3 += x3[k] * wk;
+    V v;
+    std::memcpy(&v, vectors + k * stride, sizeof v);
+    if constexpr (InputIsScalar) {
+      acc[0] += s0[k] * v;
+      acc[1] += s1[k] * v;
+      acc[2] += s2[k] * v;
+      acc[3] += s3[k] * v;
+    } else {
+      acc[0] += v * s0[k];
+      acc[1] += v * s1[k];
+      acc[2] += v * s2[k];
+      acc[3] += v * s3[k];
+    }
   }
-  std::memcpy(out[0], &a0, sizeof a0);
-  std::memcpy(out[1], &a1, sizeof a1);
-  std::memcpy(out[2], &a2, sizeof a2);
-  std::memcpy(out[3], &a3, sizeof a3);
+  std::memcpy(out, acc, sizeof acc);
 }
 
 // Branch-free over the exponent bits, so it vectorizes.
@@ -667,7 +660,7 @@ void convSumsBlocked(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std
         for (uint32_t j = 0; j < 4; ++j)
           rows[j] = &patches[size_t{std::min(p + j, count - 1)} * K];
         T sums[4][kLanes];
-        dotTile(rows, wb, K, sums);
+        dot4<true>(rows, wb, kLanes, K, sums); // pixels x filter lanes
         for (uint32_t j = 0; j < 4 && p + j < count; ++j)
           for (uint32_t l = 0; l < lanes; ++l) {
             const uint32_t oc = g * ocg + b * kLanes + l;
@@ -676,29 +669,6 @@ void convSumsBlocked(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std
       }
     }
   });
-}
-
-// out[j][p] = sum over k < K of w[j][k] * x[k][p] (k ascending), for 4
-// channels j (filters w[j], K values each) and kLanes pixels p (x rows start
-// `stride` apart).
-template <class T>
-KILN_HOT_KERNEL void dotPixels(const T *const w[4], const T *x, size_t stride, uint32_t K,
-                               T out[4][kLanes]) {
-  using V = typename LanesOf<T>::type;
-  V a0{}, a1{}, a2{}, a3{};
-  const T *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
-  for (uint32_t k = 0; k < K; ++k) {
-    V xk;
-    std::memcpy(&xk, x + k * stride, sizeof xk);
-    a0 += xk * w0[k];
-    a1 += xk * w1[k];
-    a2 += xk * w2[k];
-    a3 += xk * w3[k];
-  }
-  std::memcpy(out[0], &a0, sizeof a0);
-  std::memcpy(out[1], &a1, sizeof a1);
-  std::memcpy(out[2], &a2, sizeof a2);
-  std::memcpy(out[3], &a3, sizeof a3);
 }
 
 // A 1x1 conv with stride 1 and no padding reads each output pixel's input
@@ -733,7 +703,7 @@ void convSumsPointwise(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const s
         stride = kLanes;
       }
       T sums[4][kLanes];
-      dotPixels(filters, src, stride, icg, sums);
+      dot4<false>(filters, src, stride, icg, sums); // pixel lanes x filters
       for (uint32_t j = 0; j < channels; ++j) {
         Acc *dst = &acc[(size_t{n} * os.c + size_t{g} * ocg + quad * 4 + j) * pixels + p];
         for (uint32_t l = 0; l < count; ++l)

@@ -13,6 +13,7 @@
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Interpreter/TpuInterpreter.h"
 #include "kiln/Support/IRChecks.h"
+#include "kiln/host/compare.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -23,7 +24,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -37,18 +37,9 @@ namespace {
 
 func::FuncOp mainOf(ModuleOp module) { return module.lookupSymbol<func::FuncOp>("main"); }
 
+/// kiln compare's cosine; 0 for tensors of different sizes.
 double cosine(const std::vector<float> &a, const std::vector<float> &b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
-    ab += double(a[i]) * b[i];
-    aa += double(a[i]) * a[i];
-    bb += double(b[i]) * b[i];
-  }
-  if (aa == 0 && bb == 0)
-    return 1;
-  if (aa == 0 || bb == 0 || !std::isfinite(ab) || !std::isfinite(aa * bb))
-    return 0;
-  return ab / std::sqrt(aa * bb);
+  return a.size() == b.size() ? host::similarity(a.data(), b.data(), a.size()).cosine : 0.0;
 }
 
 /// YAML double-quoted scalar.

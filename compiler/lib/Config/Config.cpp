@@ -620,8 +620,10 @@ std::string syntaxError(const std::string &path, const yaml_parser_t &parser) {
          std::to_string(parser.problem_mark.column + 1) + ": error: " + message;
 }
 
-std::string Loader::loadQtableFile(const std::string &path,
-                                   std::map<std::string, DType> &out) {
+// Reads `path` as YAML and calls use(parser, document) with its first
+// document; returns a read or syntax error, else what use returns.
+template <class Use>
+std::string withYamlDocument(const std::string &path, Use use) {
   std::string yamlText;
   if (std::string error = readText(path, yamlText); !error.empty())
     return error;
@@ -636,58 +638,46 @@ std::string Loader::loadQtableFile(const std::string &path,
   if (!yaml_parser_load(&parser, &doc)) {
     error = syntaxError(path, parser);
   } else {
-    Loader loader(path, doc);
-    if (!loader.loadQtable(out))
-      error = loader.error();
+    error = use(parser, doc);
     yaml_document_delete(&doc);
   }
   yaml_parser_delete(&parser);
   return error;
 }
 
+std::string Loader::loadQtableFile(const std::string &path,
+                                   std::map<std::string, DType> &out) {
+  return withYamlDocument(path, [&](yaml_parser_t &, yaml_document_t &doc) {
+    Loader loader(path, doc);
+    return loader.loadQtable(out) ? std::string() : loader.error();
+  });
+}
+
 } // namespace
 
 std::string loadConfig(const std::string &path, DeployConfig &out) {
-  std::string yamlText;
-  if (std::string error = readText(path, yamlText); !error.empty())
-    return error;
-
-  yaml_parser_t parser;
-  if (!yaml_parser_initialize(&parser))
-    return path + ": error: cannot initialise the YAML parser";
-  yaml_parser_set_input_string(
-      &parser, reinterpret_cast<const unsigned char *>(yamlText.data()),
-      yamlText.size());
-
-  std::string error;
-  yaml_document_t doc;
-  if (!yaml_parser_load(&parser, &doc)) {
-    error = syntaxError(path, parser);
-  } else {
+  return withYamlDocument(path, [&](yaml_parser_t &parser, yaml_document_t &doc) {
     DeployConfig config;
     config.config_path = path;
     Loader loader(path, doc);
-    if (loader.load(config)) {
-      // A second document would be silently ignored; say so instead.
-      yaml_document_t next;
-      if (!yaml_parser_load(&parser, &next)) {
-        error = syntaxError(path, parser);
-      } else {
-        if (yaml_node_t *root = yaml_document_get_root_node(&next))
-          error = path + ":" + std::to_string(root->start_mark.line + 1) + ":" +
-                  std::to_string(root->start_mark.column + 1) +
-                  ": error: a config holds a single YAML document";
-        yaml_document_delete(&next);
-      }
-      if (error.empty())
-        out = std::move(config);
+    if (!loader.load(config))
+      return loader.error();
+    // A second document would be silently ignored; say so instead.
+    std::string error;
+    yaml_document_t next;
+    if (!yaml_parser_load(&parser, &next)) {
+      error = syntaxError(path, parser);
     } else {
-      error = loader.error();
+      if (yaml_node_t *root = yaml_document_get_root_node(&next))
+        error = path + ":" + std::to_string(root->start_mark.line + 1) + ":" +
+                std::to_string(root->start_mark.column + 1) +
+                ": error: a config holds a single YAML document";
+      yaml_document_delete(&next);
     }
-    yaml_document_delete(&doc);
-  }
-  yaml_parser_delete(&parser);
-  return error;
+    if (error.empty())
+      out = std::move(config);
+    return error;
+  });
 }
 
 } // namespace kiln::config

@@ -1,17 +1,21 @@
-// kiln inspect MODEL.bmodel [--json]
+// kiln inspect MODEL.bmodel [--json | --profile]
 // Prints everything in a bmodel: header, chip, tensors, layer groups with
 // their slice tables and LMEM allocations, dynamic weights and residency.
+// --profile prints instead where the modelled time goes, group by group.
 #include "Commands.h"
 
 #include "kiln/abi/bmodel.h"
 #include "kiln/abi/chip.h"
+#include "kiln/abi/cost.h"
 #include "kiln/bmodel_generated.h"
 #include "kiln/host/npz.h"
 #include "kiln/rt/kiln_rt.h"
 
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace fb = kiln::bmodel;
 
@@ -248,14 +252,81 @@ void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
         std::printf("  dynamic weight %s\n", dynamicJson(d).c_str());
   }
 }
+/// A group's records copied out of the blob; false if they lie outside it.
+bool groupRecords(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
+                  const fb::LayerGroup &g, std::vector<kiln_tiu_cmd> &tiu,
+                  std::vector<kiln_gdma_cmd> &gdma) {
+  auto copy = [&](const fb::BlobRange *range, uint32_t count, auto &out) {
+    uint64_t bytes = uint64_t{count} * sizeof(out[0]);
+    uint64_t offset = range ? range->offset() : 0;
+    if (h.blob_offset > file.size() || h.blob_size > file.size() - h.blob_offset ||
+        offset > h.blob_size || bytes > h.blob_size - offset)
+      return false;
+    out.resize(count);
+    if (bytes)
+      std::memcpy(out.data(), file.data() + h.blob_offset + offset, bytes);
+    return true;
+  };
+  return copy(g.tiu_cmds(), g.tiu_count(), tiu) && copy(g.gdma_cmds(), g.gdma_count(), gdma);
+}
+
+/// Per group: modelled cycles (the chip's scheduler over its queues), each
+/// engine's busy cycles, what bounds it, DDR bytes on the bus and LMEM peak.
+int printProfile(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
+                 const fb::Model *m) {
+  for (const fb::Net *net : *m->nets()) {
+    std::printf("net %s: per group, modelled cycles; bound: the engine busy >= 90%% of the "
+                "group's cycles, else latency (engines waiting on each other)\n",
+                net->name()->c_str());
+    std::printf("  %5s %4s %10s %10s %10s %7s %10s %9s  %s\n", "group", "ops", "cycles",
+                "tiu_busy", "gdma_busy", "bound", "ddr_bytes", "lmem_peak", "first op");
+    uint64_t total = 0, tiuTotal = 0, gdmaTotal = 0, ddrTotal = 0;
+    for (const fb::LayerGroup *g : *net->groups()) {
+      std::vector<kiln_tiu_cmd> tiu;
+      std::vector<kiln_gdma_cmd> gdma;
+      kiln_queue_timing t{};
+      if (!groupRecords(file, h, *g, tiu, gdma) ||
+          kiln_schedule_queues(tiu.data(), tiu.size(), gdma.data(), gdma.size(), nullptr,
+                               nullptr, &t) != KILN_OK)
+        return kiln::cli::fail("inspect: group " + std::to_string(g->id()) +
+                    " has commands outside the blob or sync ids that never resolve");
+      uint64_t ddr = 0;
+      for (const kiln_gdma_cmd &c : gdma)
+        if (!(kiln_gdma_src_is_lmem(c.dir) && kiln_gdma_dst_is_lmem(c.dir)))
+          ddr += kiln_gdma_bus_bytes(&c);
+      uint32_t peak = 0;
+      if (g->lmem())
+        for (const fb::LmemAlloc *a : *g->lmem())
+          peak = std::max(peak, a->addr() + a->size());
+      const char *bound = t.tiu_busy * 10 >= t.total_cycles * 9    ? "TIU"
+                          : t.gdma_busy * 10 >= t.total_cycles * 9 ? "GDMA"
+                                                                   : "latency";
+      std::printf("  %5u %4u %10llu %10llu %10llu %7s %10llu %9u  %s\n", g->id(),
+                  g->ops()->size(), (unsigned long long)t.total_cycles,
+                  (unsigned long long)t.tiu_busy, (unsigned long long)t.gdma_busy, bound,
+                  (unsigned long long)ddr, peak,
+                  g->ops()->size() ? g->ops()->Get(0)->c_str() : "");
+      total += t.total_cycles;
+      tiuTotal += t.tiu_busy;
+      gdmaTotal += t.gdma_busy;
+      ddrTotal += ddr;
+    }
+    std::printf("  %5s %4s %10llu %10llu %10llu %7s %10llu\n", "total", "",
+                (unsigned long long)total, (unsigned long long)tiuTotal,
+                (unsigned long long)gdmaTotal, "", (unsigned long long)ddrTotal);
+  }
+  return 0;
+}
 } // namespace
 
 int kiln::cli::inspectMain(const Args &args) {
   std::string path;
-  bool json = false;
+  bool json = false, profile = false;
   for (const auto &a : args) {
     if (a == "--json")
       json = true;
+    else if (a == "--profile")
+      profile = true;
     else if (!a.empty() && a[0] == '-')
       return fail("inspect: unknown option '" + a + "'");
     else
@@ -281,6 +352,10 @@ int kiln::cli::inspectMain(const Args &args) {
   const fb::Model *m = fb::GetModel(buf);
   if (!m->chip() || !m->nets() || !m->compiler_version())
     return fail(path + ": bmodel lacks its chip or nets");
+  if (json && profile)
+    return fail("inspect: --json and --profile exclude each other");
+  if (profile)
+    return printProfile(file, h, m);
   if (!json) {
     printText(file, h, m);
     return 0;

@@ -4,7 +4,7 @@
 
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
-#include "kiln/LayerGroup/Slicing.h"
+#include "kiln/LayerGroup/Schedule.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/quant.h"
 
@@ -21,19 +21,6 @@ using namespace kiln;
 bool codegen::isTiuOp(Operation *op) {
   return isa<tpu::Conv2DOp, tpu::Deconv2DOp, tpu::Pool2DOp, tpu::EltwiseOp,
              tpu::ReluOp, tpu::ActiveOp, tpu::ResizeOp, tpu::CastOp>(op);
-}
-
-kiln_tiu_operand *codegen::tiuOperandSlot(kiln_tiu_cmd &cmd, unsigned i) {
-  switch (i) {
-  case 0:
-    return &cmd.in0;
-  case 1:
-    return &cmd.in1;
-  case 2:
-    return &cmd.in2;
-  default:
-    return nullptr;
-  }
 }
 
 namespace {
@@ -108,7 +95,7 @@ LogicalResult codegen::fillTiuRecord(Operation *op, kiln_tiu_cmd &c) {
   for (auto [i, v] : llvm::enumerate(op->getOperands())) {
     if (isa<NoneType>(v.getType()))
       continue;
-    kiln_tiu_operand *slot = tiuOperandSlot(c, i);
+    kiln_tiu_operand *slot = lg::tiuOperandSlot(c, i);
     if (!slot)
       return op->emitError("codegen: too many operands for a TIU record");
     if (failed(describeOperand(op, i, *slot)))

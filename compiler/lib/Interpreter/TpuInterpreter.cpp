@@ -6,7 +6,7 @@
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
-#include "kiln/LayerGroup/Slicing.h"
+#include "kiln/LayerGroup/Schedule.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/quant.h"
 #include "kiln/cmodel/tiu_kernels.h"
@@ -273,7 +273,7 @@ FailureOr<RawTensor> Interpreter::runTiu(Operation *op) {
   SmallVector<std::pair<kiln_tiu_operand *, Value>> placed;
   placed.push_back({&cmd.out, op->getResult(0)});
   for (auto [i, v] : llvm::enumerate(op->getOperands()))
-    if (kiln_tiu_operand *slot = codegen::tiuOperandSlot(cmd, i);
+    if (kiln_tiu_operand *slot = lg::tiuOperandSlot(cmd, i);
         slot && (slot->flags & KILN_OPND_USED))
       placed.push_back({slot, v});
   uint64_t cursor = 0;

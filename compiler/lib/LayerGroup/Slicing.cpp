@@ -338,31 +338,3 @@ uint64_t lg::lmemLaneBytes(const GroupGraph &g, const GroupSlicing &s,
   return total;
 }
 
-std::optional<Plan> lg::choosePlan(const GroupGraph &g) {
-  int64_t maxN = 1, maxH = 1;
-  for (const auto &val : g.vals)
-    if (val.escaping) {
-      maxN = std::max(maxN, val.lmemShape[0]);
-      maxH = std::max(maxH, val.lmemShape[2]);
-    }
-  maxH = std::min<int64_t>(maxH, 256);
-  std::optional<Plan> best;
-  for (int64_t n = 1; n <= maxN; ++n) {
-    for (int64_t h = 1; h <= maxH; ++h) {
-      int64_t count = n * h;
-      if (best && count >= best->nSlices * best->hSlices)
-        break;
-      GroupSlicing s = computeSlicing(g, n, h);
-      // One slice gains nothing from a second buffer.
-      for (int64_t buffers : {2, 1}) {
-        if (count == 1 && buffers == 2)
-          continue;
-        if (lmemLaneBytes(g, s, buffers) <= KILN_LMEM_BYTES_PER_LANE) {
-          best = Plan{n, h, buffers};
-          break;
-        }
-      }
-    }
-  }
-  return best;
-}

@@ -37,9 +37,6 @@ bool isTiuOp(mlir::Operation *op);
 /// Emits an error at the op and fails on an op or dtype it cannot encode.
 mlir::LogicalResult fillTiuRecord(mlir::Operation *op, kiln_tiu_cmd &cmd);
 
-/// The record operand op operand `i` feeds (in0, in1, in2), null past in2.
-kiln_tiu_operand *tiuOperandSlot(kiln_tiu_cmd &cmd, unsigned i);
-
 /// The bytes of a weight in its result type's dtype, row-major: the raw data
 /// of a dense or dense-resource attribute of the same dtype (any of f32, f16,
 /// bf16, i8, i32, ...), else its values converted (float data rounded to

@@ -110,9 +110,6 @@ uint64_t lmemLaneBytes(const GroupGraph &g, const GroupSlicing &s,
 struct Plan {
   int64_t nSlices = 1, hSlices = 1, buffers = 1;
 };
-/// Fewest slices that fit LMEM, preferring double buffering; nullopt if no
-/// slicing fits.
-std::optional<Plan> choosePlan(const GroupGraph &g);
 
 /// Aligns LMEM allocations so each starts on an EU boundary.
 uint64_t alignLmem(uint64_t bytes);

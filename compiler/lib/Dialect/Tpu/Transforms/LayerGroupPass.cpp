@@ -1,10 +1,12 @@
 //===- LayerGroupPass.cpp - Form and slice layer groups -------------------===//
 
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
-#include "kiln/LayerGroup/Slicing.h"
+#include "kiln/LayerGroup/Schedule.h"
 
+#include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 
 namespace kiln::tpu {
 #define GEN_PASS_DEF_TPULAYERGROUP
@@ -21,6 +23,42 @@ bool isComputeOp(Operation *op) {
              tpu::ReluOp, tpu::ActiveOp, tpu::ResizeOp, tpu::CastOp>(op);
 }
 
+/// The ops' TIU records (fillTiuRecord), each encoded once; nullopt if one
+/// cannot be encoded, which code generation reports.
+class RecordCache {
+public:
+  std::optional<std::vector<kiln_tiu_cmd>> of(ArrayRef<Operation *> ops) {
+    std::vector<kiln_tiu_cmd> records;
+    for (Operation *op : ops) {
+      auto [it, inserted] = cache.try_emplace(op);
+      if (inserted) {
+        ScopedDiagnosticHandler quiet(op->getContext(),
+                                      [](Diagnostic &) { return success(); });
+        kiln_tiu_cmd cmd{};
+        if (succeeded(codegen::fillTiuRecord(op, cmd)))
+          it->second = cmd;
+      }
+      if (!it->second)
+        return std::nullopt;
+      records.push_back(*it->second);
+    }
+    return records;
+  }
+
+private:
+  DenseMap<Operation *, std::optional<kiln_tiu_cmd>> cache;
+};
+
+std::optional<lg::Plan> planFor(ArrayRef<Operation *> ops, RecordCache &records) {
+  std::optional<std::vector<kiln_tiu_cmd>> recs = records.of(ops);
+  std::optional<lg::CostedPlan> best =
+      lg::choosePlan(lg::GroupGraph::fromOps(ops),
+                     recs ? std::optional<ArrayRef<kiln_tiu_cmd>>(*recs) : std::nullopt);
+  if (!best)
+    return std::nullopt;
+  return best->plan;
+}
+
 /// Moves `ops` into a new tpu.group placed where the last of them was, with
 /// loads for external operands and stores for escaping results, and records
 /// the plan and every LMEM address.
@@ -28,18 +66,8 @@ void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan) {
   lg::GroupGraph g = lg::GroupGraph::fromOps(ops);
   lg::GroupSlicing slicing = lg::computeSlicing(g, plan.nSlices, plan.hSlices);
 
-  // LMEM: held values once, sliced values once per buffer.
-  SmallVector<std::pair<uint64_t, uint64_t>> addr(g.vals.size());
-  uint64_t cursor = 0;
-  for (size_t v = 0; v < g.vals.size(); ++v) {
-    bool held = g.vals[v].external && slicing.isHeld(v);
-    uint64_t bytes = slicing.laneBytes(g, v);
-    addr[v].first = cursor;
-    addr[v].second = held ? cursor : cursor + bytes;
-    cursor += bytes * (held || plan.buffers == 1 ? 1 : 2);
-    if (plan.buffers == 1)
-      addr[v].second = addr[v].first;
-  }
+  lg::Placement place = lg::placeInLmem(g, slicing, plan.buffers);
+  auto &addr = place.lmem;
 
   Operation *last = ops.back();
   OpBuilder b(last);
@@ -57,8 +85,8 @@ void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan) {
   OpBuilder inner = OpBuilder::atBlockBegin(body);
 
   auto setLmem = [&](Operation *op, int val) {
-    op->setAttr("lmem_addr", inner.getI64IntegerAttr(addr[val].first));
-    op->setAttr("lmem_pong", inner.getI64IntegerAttr(addr[val].second));
+    op->setAttr("lmem_addr", inner.getI64IntegerAttr(addr[val][0]));
+    op->setAttr("lmem_pong", inner.getI64IntegerAttr(addr[val][1]));
   };
   for (auto [v, val] : llvm::enumerate(g.vals)) {
     if (!val.external)
@@ -97,6 +125,7 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
     SmallVector<Operation *> current;
     std::optional<lg::Plan> currentPlan;
     bool failedToFit = false;
+    RecordCache records;
 
     auto flush = [&]() {
       if (current.empty())
@@ -125,7 +154,7 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
           !readsLocalFilter) {
         SmallVector<Operation *> candidate(current);
         candidate.push_back(&op);
-        if (auto plan = lg::choosePlan(lg::GroupGraph::fromOps(candidate))) {
+        if (auto plan = planFor(candidate, records)) {
           current = candidate;
           currentPlan = plan;
           continue;
@@ -133,7 +162,7 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
       }
       flush();
       current.push_back(&op);
-      currentPlan = lg::choosePlan(lg::GroupGraph::fromOps(current));
+      currentPlan = planFor(current, records);
       if (!currentPlan) {
         // Rows are never split: a value whose last dimension alone overflows
         // a lane (a reduction over one long row) cannot be placed.

@@ -1,0 +1,96 @@
+//===- Schedule.h - A layer group's two command queues ----------*- C++ -*-===//
+//
+// Turns a sliced group into its TIU and GDMA queues with sync ids. The same
+// function serves the group search (to cost a candidate with the chip's
+// scheduler, firmware-abi cost.h) and code generation (to emit it), so the
+// plan chosen is the plan that runs.
+//
+// Order and dependences (each command waits only for what it needs):
+//  - GDMA: the prologue holds the group's held loads and the first slice's
+//    loads, ordered by the first op that reads them, so the TIU starts on the
+//    first op while the coefficients of later ops still load. Then per slice
+//    k >= 1 its loads, followed by the stores of slice k - (buffers - 1),
+//    each in the order their producers run.
+//  - A TIU command waits for the loads of the operands it reads in its
+//    slice, and for the store of the previous value in the buffer it writes.
+//  - A load waits for the last TIU command that read the previous value in
+//    its buffer; a store waits for the command that produced its rows.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LAYERGROUP_SCHEDULE_H
+#define KILN_LAYERGROUP_SCHEDULE_H
+
+#include "kiln/LayerGroup/Slicing.h"
+#include "kiln/abi/commands.h"
+
+#include <array>
+#include <optional>
+#include <vector>
+
+namespace kiln::lg {
+
+/// The record operand op operand `i` feeds (in0, in1, in2), null past in2.
+inline kiln_tiu_operand *tiuOperandSlot(kiln_tiu_cmd &cmd, unsigned i) {
+  kiln_tiu_operand *slots[] = {&cmd.in0, &cmd.in1, &cmd.in2};
+  return i < 3 ? slots[i] : nullptr;
+}
+
+/// Where a group's values are: LMEM per-lane offsets of each value's two
+/// buffers (the same offset twice when it has one), and the DDR offsets of
+/// the values it loads or stores (0 when only costing).
+struct Placement {
+  std::vector<std::array<uint32_t, 2>> lmem;
+  std::vector<uint64_t> ddr;
+};
+
+/// A bump allocation in value order: held values once, sliced values once
+/// per buffer.
+Placement placeInLmem(const GroupGraph &g, const GroupSlicing &s, int64_t buffers);
+
+/// A span of the queues: the prologue (slice -1) or one slice, or the drain.
+struct Step {
+  int32_t slice = -1;
+  uint32_t tiuBegin = 0, tiuEnd = 0, gdmaBegin = 0, gdmaEnd = 0;
+};
+
+struct GroupQueues {
+  std::vector<kiln_tiu_cmd> tiu;
+  std::vector<kiln_gdma_cmd> gdma;
+  std::vector<Step> steps;
+  std::vector<int> slices; ///< the non-empty slices, in the order they run
+};
+
+/// The queues of group `g` sliced as `s` with `buffers` buffers per sliced
+/// value. `records[n]` is node n's record for the whole op (fillTiuRecord).
+/// Fails (with a diagnostic at the op) if a slice does not match its conv
+/// window.
+mlir::FailureOr<GroupQueues> scheduleGroup(const GroupGraph &g, const GroupSlicing &s,
+                                           int64_t buffers, const Placement &place,
+                                           llvm::ArrayRef<kiln_tiu_cmd> records);
+
+/// Modelled cycles of the queues (kiln_schedule_queues); 0 if they deadlock.
+uint64_t modelledCycles(const GroupQueues &q);
+
+/// Modelled cycles of running `g` with `plan`, or nullopt if it cannot be
+/// scheduled.
+std::optional<uint64_t> costPlan(const GroupGraph &g, const Plan &plan,
+                                 llvm::ArrayRef<kiln_tiu_cmd> records);
+
+/// A plan and its modelled cycles.
+struct CostedPlan {
+  Plan plan;
+  uint64_t cycles = 0;
+};
+
+/// The fastest slicing of `g` that fits LMEM: N x H slices with one or two
+/// buffers, each candidate costed by costPlan. More slices pipeline loads,
+/// compute and stores but repeat halo rows and command overheads; the
+/// candidates run from the fewest slices that fit to a few times more.
+/// Without records (an op the code generator cannot encode, which it will
+/// report) the fewest slices that fit, uncosted. nullopt if nothing fits.
+std::optional<CostedPlan> choosePlan(const GroupGraph &g,
+                                     std::optional<llvm::ArrayRef<kiln_tiu_cmd>> records);
+
+} // namespace kiln::lg
+
+#endif

@@ -1,0 +1,331 @@
+//===- Schedule.cpp - A layer group's two command queues ------------------===//
+
+#include "kiln/LayerGroup/Schedule.h"
+
+#include "kiln/Dialect/Tpu/IR/TpuOps.h"
+#include "kiln/Dialect/Tpu/IR/TpuTypes.h"
+#include "kiln/abi/chip.h"
+#include "kiln/abi/cost.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace kiln;
+using namespace kiln::lg;
+
+Placement lg::placeInLmem(const GroupGraph &g, const GroupSlicing &s, int64_t buffers) {
+  Placement p;
+  p.lmem.resize(g.vals.size());
+  p.ddr.assign(g.vals.size(), 0);
+  uint64_t cursor = 0;
+  for (size_t v = 0; v < g.vals.size(); ++v) {
+    bool single = (g.vals[v].external && s.isHeld(v)) || buffers == 1;
+    uint64_t bytes = s.laneBytes(g, v);
+    p.lmem[v] = {(uint32_t)cursor, (uint32_t)(single ? cursor : cursor + bytes)};
+    cursor += bytes * (single ? 1 : 2);
+  }
+  return p;
+}
+
+namespace {
+
+struct Scheduler {
+  const GroupGraph &g;
+  const GroupSlicing &s;
+  int64_t buffers;
+  const Placement &place;
+  ArrayRef<kiln_tiu_cmd> records;
+  GroupQueues q;
+  std::vector<bool> held;
+
+  /// Per slice ordinal and value: 1-based ids of its load and store (GDMA),
+  /// of the command that produced it and of its last reader (TIU); 0: none.
+  struct Ids {
+    std::vector<uint32_t> load, store, produced, lastRead;
+  };
+  std::vector<Ids> ids;
+  std::vector<uint32_t> heldLoad;
+
+  Scheduler(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
+            const Placement &place, ArrayRef<kiln_tiu_cmd> records)
+      : g(g), s(s), buffers(buffers), place(place), records(records) {
+    held.resize(g.vals.size());
+    for (size_t v = 0; v < g.vals.size(); ++v)
+      held[v] = g.vals[v].external && s.isHeld(v);
+    heldLoad.assign(g.vals.size(), 0);
+  }
+
+  uint32_t bufferAddr(int v, size_t ordinal) const {
+    return held[v] ? place.lmem[v][0] : place.lmem[v][ordinal % buffers];
+  }
+  const std::array<int64_t, 4> &shape(int v) const { return g.vals[v].lmemShape; }
+  uint32_t dsize(int v) const { return g.vals[v].dsize; }
+
+  /// LMEM address of rows `rows` of value v, which holds `holding` at `base`.
+  uint32_t rowsAddr(int v, uint32_t base, Slice holding, Slice rows) const {
+    auto &sh = shape(v);
+    uint64_t cgroups = (sh[1] + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
+    uint64_t plane = kiln_lmem_plane_stride(holding.h.len, sh[3], dsize(v));
+    return base + (rows.n.idx - holding.n.idx) * cgroups * plane +
+           (rows.h.idx - holding.h.idx) * sh[3] * dsize(v);
+  }
+
+  /// Places a record operand (dtype and flags already filled) on rows `rows`
+  /// of value v, which holds `holding` in LMEM at `base`.
+  void placeOperand(kiln_tiu_operand &o, int v, uint32_t base, Slice holding,
+                    Slice rows) const {
+    auto &sh = shape(v);
+    o.addr = rowsAddr(v, base, holding, rows);
+    o.n = rows.n.len;
+    o.c = sh[1];
+    o.h = rows.h.len;
+    o.w = sh[3];
+    o.plane_h = holding.h.len;
+  }
+
+  kiln_gdma_cmd transfer(int v, uint32_t lmemAddr, Slice holding, Slice rows,
+                         bool toLmem) const {
+    auto &sh = shape(v);
+    kiln_gdma_cmd c{};
+    c.cmd_id = q.gdma.size() + 1;
+    c.dir = toLmem ? KILN_GDMA_DDR_TO_LMEM : KILN_GDMA_LMEM_TO_DDR;
+    c.dtype = tpu::dtypeOrF32(g.vals[v].value);
+    c.n = rows.n.len;
+    c.c = sh[1];
+    c.h = rows.h.len;
+    c.w = sh[3];
+    uint32_t window = rowsAddr(v, lmemAddr, holding, rows);
+    uint64_t ddrAddr =
+        place.ddr[v] + (rows.n.idx * sh[1] * sh[2] + rows.h.idx) * sh[3] * dsize(v);
+    uint32_t strides[4] = {(uint32_t)(sh[1] * sh[2] * sh[3]),
+                           (uint32_t)(sh[2] * sh[3]), (uint32_t)sh[3], 1};
+    c.lmem_plane_h = holding.h.len;
+    if (toLmem) {
+      c.src_addr = ddrAddr;
+      c.dst_addr = window;
+      std::memcpy(c.src_stride, strides, sizeof(strides));
+    } else {
+      c.src_addr = window;
+      c.dst_addr = ddrAddr;
+      std::memcpy(c.dst_stride, strides, sizeof(strides));
+    }
+    return c;
+  }
+
+  /// Loads value v for slice ordinal k (held values: once, k unused).
+  void emitLoad(int v, size_t k) {
+    int slice = q.slices[k];
+    Slice rows = s.hold[v][slice];
+    kiln_gdma_cmd c = transfer(v, bufferAddr(v, k), rows, rows, true);
+    // The buffer's previous value must have been read.
+    if (!held[v] && k >= (size_t)buffers)
+      c.wait_tiu_id = ids[k - buffers].lastRead[v];
+    q.gdma.push_back(c);
+    (held[v] ? heldLoad[v] : ids[k].load[v]) = q.gdma.size();
+  }
+
+  bool needsLoad(int v, size_t k) const {
+    return g.vals[v].external && !s.hold[v][q.slices[k]].empty();
+  }
+
+  LogicalResult emitNode(size_t n, size_t k) {
+    int slice = q.slices[k];
+    const auto &node = g.nodes[n];
+    Slice out = s.hold[node.result][slice];
+    if (out.empty())
+      return success();
+    const auto &reads = s.reads[n][slice];
+    kiln_tiu_cmd c = records[n];
+    c.cmd_id = q.tiu.size() + 1;
+    placeOperand(c.out, node.result, bufferAddr(node.result, k), out, out);
+    c.out.plane_h = 0;
+    uint32_t wait = 0;
+    for (auto [i, v] : llvm::enumerate(node.operands)) {
+      if (v < 0)
+        continue;
+      placeOperand(*tiuOperandSlot(c, i), v, bufferAddr(v, k), s.hold[v][slice],
+                   reads[i].rows);
+      if (g.vals[v].external)
+        wait = std::max(wait, held[v] ? heldLoad[v] : ids[k].load[v]);
+    }
+    // The buffer it writes must have been stored from.
+    if (k >= (size_t)buffers)
+      wait = std::max(wait, ids[k - buffers].store[node.result]);
+    c.wait_gdma_id = wait;
+
+    // The slice's own pads: rows outside its loaded input are padding.
+    Operation *op = node.op;
+    if (isa<tpu::Conv2DOp, tpu::Pool2DOp, tpu::Deconv2DOp>(op)) {
+      c.pad_top = reads[0].padTop;
+      if (!isa<tpu::Deconv2DOp>(op))
+        c.pad_bottom = reads[0].padBottom;
+    }
+    if (isa<tpu::Conv2DOp>(op)) {
+      int64_t span = c.in0.h + c.pad_top + c.pad_bottom - c.dil_h * (c.kh - 1) - 1;
+      if (span < 0 || span / c.stride_h + 1 != c.out.h)
+        return op->emitError("internal error: slice rows do not match the conv window");
+    } else if (isa<tpu::ResizeOp>(op)) {
+      int64_t fullIn = shape(node.operands[0])[2], fullOut = shape(node.result)[2];
+      // A window of the source rows also when the output is whole: a
+      // downscale reads only the rows its output rows map to (resizeRows).
+      if (out.h.len != fullOut || reads[0].rows.h.len != fullIn) {
+        c.aux[0] = fullIn;
+        c.aux[1] = fullOut;
+        c.aux[2] = out.h.idx;
+        c.aux[3] = reads[0].rows.h.idx;
+      }
+    }
+    q.tiu.push_back(c);
+    uint32_t id = q.tiu.size();
+    ids[k].produced[node.result] = id;
+    for (int v : node.operands)
+      if (v >= 0)
+        ids[k].lastRead[v] = id;
+    return success();
+  }
+
+  void emitStores(size_t k) {
+    int slice = q.slices[k];
+    for (const auto &node : g.nodes) {
+      int v = node.result;
+      Slice rows = s.store[v][slice];
+      if (!g.vals[v].escaping || rows.empty())
+        continue;
+      kiln_gdma_cmd c = transfer(v, bufferAddr(v, k), s.hold[v][slice], rows, false);
+      c.wait_tiu_id = ids[k].produced[v];
+      q.gdma.push_back(c);
+      ids[k].store[v] = q.gdma.size();
+    }
+  }
+
+  LogicalResult run() {
+    for (int slice = 0; slice < s.sliceCount(); ++slice)
+      if (!s.sliceEmpty(slice))
+        q.slices.push_back(slice);
+    size_t count = q.slices.size(), nv = g.vals.size();
+    ids.assign(count, Ids{std::vector<uint32_t>(nv), std::vector<uint32_t>(nv),
+                          std::vector<uint32_t>(nv), std::vector<uint32_t>(nv)});
+
+    // Prologue: held values and the first slice's inputs, in the order the
+    // ops read them.
+    Step prologue;
+    if (count > 0) {
+      std::vector<bool> seen(nv);
+      for (const auto &node : g.nodes)
+        for (int v : node.operands)
+          if (v >= 0 && !seen[v] && needsLoad(v, 0)) {
+            seen[v] = true;
+            emitLoad(v, 0);
+          }
+    }
+    prologue.gdmaEnd = q.gdma.size();
+    q.steps.push_back(prologue);
+
+    for (size_t k = 0; k < count; ++k) {
+      Step step;
+      step.slice = q.slices[k];
+      step.gdmaBegin = q.gdma.size();
+      if (k > 0)
+        for (size_t v = 0; v < nv; ++v)
+          if (!held[v] && needsLoad(v, k))
+            emitLoad(v, k);
+      step.tiuBegin = q.tiu.size();
+      for (size_t n = 0; n < g.nodes.size(); ++n)
+        if (failed(emitNode(n, k)))
+          return failure();
+      step.tiuEnd = q.tiu.size();
+      if (k + 1 >= (size_t)buffers)
+        emitStores(k + 1 - buffers);
+      step.gdmaEnd = q.gdma.size();
+      q.steps.push_back(step);
+    }
+    // Drain: stores not yet issued.
+    Step drain;
+    drain.slice = count ? q.slices.back() : -1;
+    drain.tiuBegin = drain.tiuEnd = q.tiu.size();
+    drain.gdmaBegin = q.gdma.size();
+    for (size_t j = count + 1 > (size_t)buffers ? count + 1 - buffers : 0; j < count; ++j)
+      emitStores(j);
+    drain.gdmaEnd = q.gdma.size();
+    if (drain.gdmaEnd > drain.gdmaBegin)
+      q.steps.push_back(drain);
+    return success();
+  }
+};
+} // namespace
+
+FailureOr<GroupQueues> lg::scheduleGroup(const GroupGraph &g, const GroupSlicing &s,
+                                         int64_t buffers, const Placement &place,
+                                         ArrayRef<kiln_tiu_cmd> records) {
+  Scheduler scheduler(g, s, buffers, place, records);
+  if (failed(scheduler.run()))
+    return failure();
+  return std::move(scheduler.q);
+}
+
+uint64_t lg::modelledCycles(const GroupQueues &q) {
+  kiln_queue_timing timing{};
+  if (kiln_schedule_queues(q.tiu.data(), q.tiu.size(), q.gdma.data(), q.gdma.size(), nullptr,
+                           nullptr, &timing) != KILN_OK)
+    return 0;
+  return timing.total_cycles;
+}
+
+static std::optional<uint64_t> costSliced(const GroupGraph &g, const GroupSlicing &s,
+                                          int64_t buffers, ArrayRef<kiln_tiu_cmd> records) {
+  Placement place = placeInLmem(g, s, buffers);
+  FailureOr<GroupQueues> q = scheduleGroup(g, s, buffers, place, records);
+  if (failed(q))
+    return std::nullopt;
+  uint64_t cycles = modelledCycles(*q);
+  if (cycles == 0 && !q->tiu.empty())
+    return std::nullopt;
+  return cycles;
+}
+
+std::optional<uint64_t> lg::costPlan(const GroupGraph &g, const Plan &plan,
+                                     ArrayRef<kiln_tiu_cmd> records) {
+  return costSliced(g, computeSlicing(g, plan.nSlices, plan.hSlices), plan.buffers, records);
+}
+
+std::optional<CostedPlan>
+lg::choosePlan(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> records) {
+  int64_t maxN = 1, maxH = 1;
+  for (const auto &val : g.vals)
+    if (val.escaping) {
+      maxN = std::max(maxN, val.lmemShape[0]);
+      maxH = std::max(maxH, val.lmemShape[2]);
+    }
+  maxH = std::min<int64_t>(maxH, 256);
+  // Beyond a few times the fewest slices, halos and overheads only grow.
+  constexpr int64_t kMoreSlices = 4;
+  std::optional<CostedPlan> best;
+  int64_t fewest = 0;
+  for (int64_t n = 1; n <= maxN; ++n) {
+    for (int64_t h = 1; h <= maxH; ++h) {
+      int64_t count = n * h;
+      if (fewest && count > fewest * kMoreSlices + 4)
+        break;
+      if (best && !records && count >= fewest)
+        break;
+      GroupSlicing s = computeSlicing(g, n, h);
+      for (int64_t buffers : {2, 1}) {
+        // One slice gains nothing from a second buffer.
+        if ((count == 1 && buffers == 2) ||
+            lmemLaneBytes(g, s, buffers) > KILN_LMEM_BYTES_PER_LANE)
+          continue;
+        Plan plan{n, h, buffers};
+        if (!fewest)
+          fewest = count;
+        if (!records) {
+          best = CostedPlan{plan, 0};
+          break;
+        }
+        std::optional<uint64_t> cycles = costSliced(g, s, buffers, *records);
+        if (cycles && (!best || *cycles < best->cycles))
+          best = CostedPlan{plan, *cycles};
+      }
+    }
+  }
+  return best;
+}

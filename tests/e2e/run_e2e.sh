@@ -23,8 +23,8 @@ input=$dir/input.npz
 "$kiln" inspect "$build/out/$model.bmodel" > "$build/out/$model.inspect.txt"
 # The activations must not fit LMEM whole: some group is sliced.
 if [ "$groups" = sliced ]; then
-  grep -E "slices [0-9]+ \(N\) x [0-9]+ \(H\)" "$build/out/$model.inspect.txt" \
-    | grep -vq "slices 1 (N) x 1 (H)" || { echo "no sliced layer group"; exit 1; }
+  grep -E "slices [0-9]+ \(N\) x [0-9]+ \(C\) x [0-9]+ \(H\)" "$build/out/$model.inspect.txt" \
+    | grep -vq "slices 1 (N) x 1 (C) x 1 (H)" || { echo "no sliced layer group"; exit 1; }
 fi
 "$kiln" run "$build/out/$model.bmodel" --input "$input" \
   --output "$build/out/$model.out.npz" --stats "$build/out/$model.stats.json"

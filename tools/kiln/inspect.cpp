@@ -85,6 +85,7 @@ template <typename V, typename F> std::string list(const V *v, F f, const char *
 std::string groupJson(const fb::LayerGroup *g) {
   std::string s = "{\"id\": " + std::to_string(g->id()) + ", \"ops\": " + names(g->ops()) +
                   ", \"n_slices\": " + std::to_string(g->n_slices()) +
+                  ", \"c_slices\": " + std::to_string(g->c_slices()) +
                   ", \"h_slices\": " + std::to_string(g->h_slices()) +
                   ", \"tiu_count\": " + std::to_string(g->tiu_count()) +
                   ", \"gdma_count\": " + std::to_string(g->gdma_count()) +
@@ -235,14 +236,19 @@ void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
       std::printf("  output %s %s %s @%llu\n", t->name()->c_str(), dtypeText(t).c_str(),
                   arr(t->shape()).c_str(), (unsigned long long)t->ddr_offset());
     for (const fb::LayerGroup *g : *net->groups()) {
-      std::printf("  group %u: %u ops, slices %u (N) x %u (H), %u TIU + %u GDMA commands, "
+      std::printf("  group %u: %u ops, slices %u (N) x %u (C) x %u (H), %u TIU + %u GDMA commands, "
                   "%llu cycles\n    ops: %s\n",
-                  g->id(), g->ops()->size(), g->n_slices(), g->h_slices(), g->tiu_count(),
+                  g->id(), g->ops()->size(), g->n_slices(), g->c_slices(), g->h_slices(), g->tiu_count(),
                   g->gdma_count(), (unsigned long long)g->modelled_cycles(),
                   names(g->ops()).c_str());
       for (const fb::TensorSlices *t : *g->slices())
-        std::printf("    slice %-28s h_idx %s h_len %s\n", t->tensor()->c_str(),
-                    arr(t->h_idx()).c_str(), arr(t->h_len()).c_str());
+        if (g->c_slices() > 1)
+          std::printf("    slice %-28s c_idx %s c_len %s h_idx %s h_len %s\n",
+                      t->tensor()->c_str(), arr(t->c_idx()).c_str(), arr(t->c_len()).c_str(),
+                      arr(t->h_idx()).c_str(), arr(t->h_len()).c_str());
+        else
+          std::printf("    slice %-28s h_idx %s h_len %s\n", t->tensor()->c_str(),
+                      arr(t->h_idx()).c_str(), arr(t->h_len()).c_str());
       for (const fb::LmemAlloc *a : *g->lmem())
         std::printf("    lmem  %-28s addr %6u size %6u buffer %u%s\n", a->tensor()->c_str(),
                     a->addr(), a->size(), a->buffer(), a->held() ? " held" : "");

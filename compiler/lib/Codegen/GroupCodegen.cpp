@@ -41,7 +41,7 @@ struct GroupEmitter {
       if (!isa<tpu::LoadOp, tpu::StoreOp, tpu::YieldOp>(op))
         ops.push_back(&op);
     g = GroupGraph::fromOps(ops);
-    s = lg::computeSlicing(g, group.getNSlices(), group.getHSlices());
+    s = lg::computeSlicing(g, group.getNSlices(), group.getCSlices(), group.getHSlices());
     place.lmem.resize(g.vals.size());
     place.ddr.resize(g.vals.size());
     held.resize(g.vals.size());
@@ -65,6 +65,7 @@ struct GroupEmitter {
 
   LogicalResult run(std::vector<Resident> &residents) {
     code.nSlices = s.nSlices;
+    code.cSlices = s.cSlices;
     code.hSlices = s.hSlices;
     std::vector<kiln_tiu_cmd> records;
     for (const auto &node : g.nodes) {
@@ -99,8 +100,8 @@ struct GroupEmitter {
         Slice r = s.hold[v][slice];
         table.nIdx.push_back(r.n.idx);
         table.nLen.push_back(r.n.len);
-        table.cIdx.push_back(0);
-        table.cLen.push_back(shape(v)[1]);
+        table.cIdx.push_back(r.c.idx);
+        table.cLen.push_back(r.c.len);
         table.hIdx.push_back(r.h.idx);
         table.hLen.push_back(r.h.len);
         table.wIdx.push_back(0);

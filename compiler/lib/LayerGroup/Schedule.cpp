@@ -38,12 +38,11 @@ struct Scheduler {
   GroupQueues q;
   std::vector<bool> held;
 
-  /// Per slice ordinal and value: 1-based ids of its load and store (GDMA),
-  /// of the command that produced it and of its last reader (TIU); 0: none.
-  struct Ids {
-    std::vector<uint32_t> load, store, produced, lastRead;
-  };
-  std::vector<Ids> ids;
+  /// 1-based command ids, 0 for none. Per slice ordinal and value: its load
+  /// and the command that produced it. Per value and buffer: the last TIU
+  /// command that read it and the last store from it.
+  std::vector<std::vector<uint32_t>> loaded, produced;
+  std::vector<std::array<uint32_t, 2>> lastRead, lastStore;
   std::vector<uint32_t> heldLoad;
 
   Scheduler(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
@@ -53,7 +52,11 @@ struct Scheduler {
     for (size_t v = 0; v < g.vals.size(); ++v)
       held[v] = g.vals[v].external && s.isHeld(v);
     heldLoad.assign(g.vals.size(), 0);
+    lastRead.assign(g.vals.size(), {0, 0});
+    lastStore.assign(g.vals.size(), {0, 0});
   }
+
+  int bufferOf(int v, size_t ordinal) const { return held[v] ? 0 : ordinal % buffers; }
 
   uint32_t bufferAddr(int v, size_t ordinal) const {
     return held[v] ? place.lmem[v][0] : place.lmem[v][ordinal % buffers];
@@ -62,11 +65,15 @@ struct Scheduler {
   uint32_t dsize(int v) const { return g.vals[v].dsize; }
 
   /// LMEM address of rows `rows` of value v, which holds `holding` at `base`.
+  /// Channel parts start on lane groups, so rows.c.idx - holding.c.idx is a
+  /// multiple of 64.
   uint32_t rowsAddr(int v, uint32_t base, Slice holding, Slice rows) const {
     auto &sh = shape(v);
-    uint64_t cgroups = (sh[1] + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
+    uint64_t cgroups = (holding.c.len + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
     uint64_t plane = kiln_lmem_plane_stride(holding.h.len, sh[3], dsize(v));
-    return base + (rows.n.idx - holding.n.idx) * cgroups * plane +
+    return base +
+           ((rows.n.idx - holding.n.idx) * cgroups +
+            (rows.c.idx - holding.c.idx) / KILN_NPU_NUM) * plane +
            (rows.h.idx - holding.h.idx) * sh[3] * dsize(v);
   }
 
@@ -77,7 +84,7 @@ struct Scheduler {
     auto &sh = shape(v);
     o.addr = rowsAddr(v, base, holding, rows);
     o.n = rows.n.len;
-    o.c = sh[1];
+    o.c = rows.c.len;
     o.h = rows.h.len;
     o.w = sh[3];
     o.plane_h = holding.h.len;
@@ -91,12 +98,13 @@ struct Scheduler {
     c.dir = toLmem ? KILN_GDMA_DDR_TO_LMEM : KILN_GDMA_LMEM_TO_DDR;
     c.dtype = tpu::dtypeOrF32(g.vals[v].value);
     c.n = rows.n.len;
-    c.c = sh[1];
+    c.c = rows.c.len;
     c.h = rows.h.len;
     c.w = sh[3];
     uint32_t window = rowsAddr(v, lmemAddr, holding, rows);
     uint64_t ddrAddr =
-        place.ddr[v] + (rows.n.idx * sh[1] * sh[2] + rows.h.idx) * sh[3] * dsize(v);
+        place.ddr[v] +
+        ((rows.n.idx * sh[1] + rows.c.idx) * sh[2] + rows.h.idx) * sh[3] * dsize(v);
     uint32_t strides[4] = {(uint32_t)(sh[1] * sh[2] * sh[3]),
                            (uint32_t)(sh[2] * sh[3]), (uint32_t)sh[3], 1};
     c.lmem_plane_h = holding.h.len;
@@ -112,20 +120,29 @@ struct Scheduler {
     return c;
   }
 
-  /// Loads value v for slice ordinal k (held values: once, k unused).
-  void emitLoad(int v, size_t k) {
-    int slice = q.slices[k];
-    Slice rows = s.hold[v][slice];
-    kiln_gdma_cmd c = transfer(v, bufferAddr(v, k), rows, rows, true);
-    // The buffer's previous value must have been read.
-    if (!held[v] && k >= (size_t)buffers)
-      c.wait_tiu_id = ids[k - buffers].lastRead[v];
-    q.gdma.push_back(c);
-    (held[v] ? heldLoad[v] : ids[k].load[v]) = q.gdma.size();
+  /// The rows a held value holds in every slice that uses it.
+  Slice heldRows(int v) const {
+    for (const Slice &r : s.hold[v])
+      if (!r.empty())
+        return r;
+    return {};
   }
 
+  /// Loads value v for slice ordinal k (held values: once, k unused).
+  void emitLoad(int v, size_t k) {
+    Slice rows = held[v] ? heldRows(v) : s.hold[v][q.slices[k]];
+    kiln_gdma_cmd c = transfer(v, bufferAddr(v, k), rows, rows, true);
+    // The buffer's previous value must have been read.
+    c.wait_tiu_id = lastRead[v][bufferOf(v, k)];
+    q.gdma.push_back(c);
+    (held[v] ? heldLoad[v] : loaded[k][v]) = q.gdma.size();
+  }
+
+  /// Held values are loaded once, in the prologue.
   bool needsLoad(int v, size_t k) const {
-    return g.vals[v].external && !s.hold[v][q.slices[k]].empty();
+    if (!g.vals[v].external)
+      return false;
+    return held[v] ? k == 0 && !heldRows(v).empty() : !s.hold[v][q.slices[k]].empty();
   }
 
   LogicalResult emitNode(size_t n, size_t k) {
@@ -139,6 +156,9 @@ struct Scheduler {
     c.cmd_id = q.tiu.size() + 1;
     placeOperand(c.out, node.result, bufferAddr(node.result, k), out, out);
     c.out.plane_h = 0;
+    // A depthwise conv on a part of the channels has that many groups.
+    if (c.op == KILN_TIU_CONV && c.groups > 1 && c.groups == shape(node.result)[1])
+      c.groups = out.c.len;
     uint32_t wait = 0;
     for (auto [i, v] : llvm::enumerate(node.operands)) {
       if (v < 0)
@@ -146,12 +166,10 @@ struct Scheduler {
       placeOperand(*tiuOperandSlot(c, i), v, bufferAddr(v, k), s.hold[v][slice],
                    reads[i].rows);
       if (g.vals[v].external)
-        wait = std::max(wait, held[v] ? heldLoad[v] : ids[k].load[v]);
+        wait = std::max(wait, held[v] ? heldLoad[v] : loaded[k][v]);
     }
     // The buffer it writes must have been stored from.
-    if (k >= (size_t)buffers)
-      wait = std::max(wait, ids[k - buffers].store[node.result]);
-    c.wait_gdma_id = wait;
+    c.wait_gdma_id = std::max(wait, lastStore[node.result][bufferOf(node.result, k)]);
 
     // The slice's own pads: rows outside its loaded input are padding.
     Operation *op = node.op;
@@ -177,10 +195,10 @@ struct Scheduler {
     }
     q.tiu.push_back(c);
     uint32_t id = q.tiu.size();
-    ids[k].produced[node.result] = id;
+    produced[k][node.result] = id;
     for (int v : node.operands)
       if (v >= 0)
-        ids[k].lastRead[v] = id;
+        lastRead[v][bufferOf(v, k)] = id;
     return success();
   }
 
@@ -192,9 +210,9 @@ struct Scheduler {
       if (!g.vals[v].escaping || rows.empty())
         continue;
       kiln_gdma_cmd c = transfer(v, bufferAddr(v, k), s.hold[v][slice], rows, false);
-      c.wait_tiu_id = ids[k].produced[v];
+      c.wait_tiu_id = produced[k][v];
       q.gdma.push_back(c);
-      ids[k].store[v] = q.gdma.size();
+      lastStore[v][bufferOf(v, k)] = q.gdma.size();
     }
   }
 
@@ -203,8 +221,8 @@ struct Scheduler {
       if (!s.sliceEmpty(slice))
         q.slices.push_back(slice);
     size_t count = q.slices.size(), nv = g.vals.size();
-    ids.assign(count, Ids{std::vector<uint32_t>(nv), std::vector<uint32_t>(nv),
-                          std::vector<uint32_t>(nv), std::vector<uint32_t>(nv)});
+    loaded.assign(count, std::vector<uint32_t>(nv));
+    produced.assign(count, std::vector<uint32_t>(nv));
 
     // Prologue: held values and the first slice's inputs, in the order the
     // ops read them.
@@ -285,47 +303,66 @@ static std::optional<uint64_t> costSliced(const GroupGraph &g, const GroupSlicin
 
 std::optional<uint64_t> lg::costPlan(const GroupGraph &g, const Plan &plan,
                                      ArrayRef<kiln_tiu_cmd> records) {
-  return costSliced(g, computeSlicing(g, plan.nSlices, plan.hSlices), plan.buffers, records);
+  return costSliced(g, computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices),
+                    plan.buffers, records);
 }
 
 std::optional<CostedPlan>
 lg::choosePlan(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> records) {
-  int64_t maxN = 1, maxH = 1;
+  int64_t maxN = 1, maxH = 1, maxC = maxChannelSlices(g);
   for (const auto &val : g.vals)
     if (val.escaping) {
       maxN = std::max(maxN, val.lmemShape[0]);
       maxH = std::max(maxH, val.lmemShape[2]);
     }
   maxH = std::min<int64_t>(maxH, 256);
-  // Beyond a few times the fewest slices, halos and overheads only grow.
-  constexpr int64_t kMoreSlices = 4;
   std::optional<CostedPlan> best;
-  int64_t fewest = 0;
-  for (int64_t n = 1; n <= maxN; ++n) {
-    for (int64_t h = 1; h <= maxH; ++h) {
-      int64_t count = n * h;
-      if (fewest && count > fewest * kMoreSlices + 4)
-        break;
-      if (best && !records && count >= fewest)
-        break;
-      GroupSlicing s = computeSlicing(g, n, h);
-      for (int64_t buffers : {2, 1}) {
-        // One slice gains nothing from a second buffer.
-        if ((count == 1 && buffers == 2) ||
-            lmemLaneBytes(g, s, buffers) > KILN_LMEM_BYTES_PER_LANE)
-          continue;
-        Plan plan{n, h, buffers};
-        if (!fewest)
-          fewest = count;
-        if (!records) {
-          best = CostedPlan{plan, 0};
-          break;
-        }
-        std::optional<uint64_t> cycles = costSliced(g, s, buffers, *records);
-        if (cycles && (!best || *cycles < best->cycles))
-          best = CostedPlan{plan, *cycles};
+  auto count = [](const Plan &p) { return p.nSlices * p.cSlices * p.hSlices; };
+  // Costs N x C x H slices with each buffer count that fits; false if none fits.
+  auto consider = [&](int64_t n, int64_t c, int64_t h) {
+    GroupSlicing s = computeSlicing(g, n, c, h);
+    bool fits = false;
+    for (int64_t buffers : {2, 1}) {
+      // One slice gains nothing from a second buffer.
+      if ((n * c * h == 1 && buffers == 2) ||
+          lmemLaneBytes(g, s, buffers) > KILN_LMEM_BYTES_PER_LANE)
+        continue;
+      fits = true;
+      Plan plan{n, c, h, buffers};
+      if (!records) {
+        if (!best || count(plan) < count(best->plan))
+          best = CostedPlan{plan, 1};
+        return true;
       }
+      std::optional<uint64_t> cycles = costSliced(g, s, buffers, *records);
+      if (cycles && (!best || *cycles < best->cycles))
+        best = CostedPlan{plan, *cycles};
     }
+    return fits;
+  };
+  for (int64_t n = 1; n <= maxN; ++n) {
+    for (int64_t c = 1; c <= maxC; ++c) {
+      // The fewest H slices that fit, then a few more: more slices pipeline
+      // loads, compute and stores but repeat halo rows and overheads.
+      int64_t fewest = 1;
+      while (fewest <= maxH && !consider(n, c, fewest))
+        ++fewest;
+      if (fewest > maxH)
+        continue;
+      if (!records)
+        return best;
+      llvm::SmallVector<int64_t, 8> more;
+      for (int64_t h : {fewest + 1, fewest + 2, fewest + 4, fewest + 8, 2 * fewest,
+                        3 * fewest, 4 * fewest})
+        if (h <= maxH && !llvm::is_contained(more, h))
+          more.push_back(h);
+      for (int64_t h : more)
+        consider(n, c, h);
+    }
+    // A few batch slices pipeline as well as more; beyond that they only
+    // cost search time.
+    if (best && n >= 4)
+      break;
   }
   return best;
 }

@@ -32,7 +32,7 @@ static Slice hull(Slice a, Slice b) {
     return b;
   if (b.empty())
     return a;
-  return {a.n.hull(b.n), a.h.hull(b.h)};
+  return {a.n.hull(b.n), a.c.hull(b.c), a.h.hull(b.h)};
 }
 
 uint64_t lg::alignLmem(uint64_t bytes) {
@@ -138,7 +138,7 @@ GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
 
 /// Rows [a, b) of an input of height `in` that a window op needs for output
 /// rows `out`, with the zero padding that falls outside the input.
-static GroupSlicing::Read windowRead(Range outN, Range out, int64_t in,
+static GroupSlicing::Read windowRead(Range outN, Range inC, Range out, int64_t in,
                                      int64_t k, int64_t s, int64_t d,
                                      int64_t padTop) {
   GroupSlicing::Read r;
@@ -147,7 +147,7 @@ static GroupSlicing::Read windowRead(Range outN, Range out, int64_t in,
   int64_t start = out.idx * s - padTop;
   int64_t end = (out.end() - 1) * s - padTop + (k - 1) * d + 1;
   int64_t a = std::max<int64_t>(0, start), b = std::min(in, end);
-  r.rows = {outN, {a, b - a}};
+  r.rows = {outN, inC, {a, b - a}};
   r.padTop = a - start;
   r.padBottom = end - b;
   return r;
@@ -160,8 +160,8 @@ static int64_t floorDiv(int64_t a, int64_t b) {
 /// Input rows a transposed conv reads for output rows `out`: output row y
 /// gets input row iy through tap ky when y = iy * s + ky * d - padTop. The
 /// slice's own crop (Read.padTop) places its first output row.
-static GroupSlicing::Read deconvRead(Slice out, int64_t in, int64_t k, int64_t s,
-                                     int64_t d, int64_t padTop) {
+static GroupSlicing::Read deconvRead(Slice out, Range inC, int64_t in, int64_t k,
+                                     int64_t s, int64_t d, int64_t padTop) {
   GroupSlicing::Read r;
   if (out.empty())
     return r;
@@ -170,7 +170,7 @@ static GroupSlicing::Read deconvRead(Slice out, int64_t in, int64_t k, int64_t s
   // Rows that no input reaches (output padding) still need one row read.
   first = std::clamp<int64_t>(first, 0, in - 1);
   last = std::clamp<int64_t>(last, first + 1, in);
-  r.rows = {out.n, {first, last - first}};
+  r.rows = {out.n, inC, {first, last - first}};
   r.padTop = padTop + out.h.idx - first * s;
   return r;
 }
@@ -204,6 +204,31 @@ static Range resizeRows(tpu::ResizeOp op, Range out) {
   return {first, last - first};
 }
 
+/// Whether a conv is depthwise: each output channel reads its own input channel.
+static bool isDepthwise(tpu::Conv2DOp conv) {
+  auto in = cast<RankedTensorType>(conv.getInput().getType()).getShape();
+  auto out = cast<RankedTensorType>(conv.getType()).getShape();
+  int64_t groups = conv.getGroup();
+  return groups > 1 && groups == in[1] && groups == out[1];
+}
+
+bool lg::isChannelSliceable(Operation *op) {
+  if (auto conv = dyn_cast<tpu::Conv2DOp>(op))
+    return conv.getGroup() == 1 || isDepthwise(conv);
+  return !isa<tpu::Deconv2DOp>(op);
+}
+
+int64_t lg::maxChannelSlices(const GroupGraph &g) {
+  int64_t most = 1;
+  for (const auto &node : g.nodes)
+    if (!isChannelSliceable(node.op))
+      return 1;
+  for (const auto &val : g.vals)
+    if (val.escaping)
+      most = std::max<int64_t>(most, (val.lmemShape[1] + KILN_NPU_NUM - 1) / KILN_NPU_NUM);
+  return most;
+}
+
 static SmallVector<GroupSlicing::Read, 3>
 readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
   SmallVector<GroupSlicing::Read, 3> reads(node.operands.size());
@@ -211,27 +236,36 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
     return reads;
   auto whole = [&](int val) {
     auto &s = g.vals[val].lmemShape;
-    return Slice{{0, s[0]}, {0, s[2]}};
+    return Slice{{0, s[0]}, {0, s[1]}, {0, s[2]}};
   };
-  auto windowed = [&](ArrayRef<int64_t> k, ArrayRef<int64_t> st,
+  // Filters, biases and requant tables: the output channels' rows.
+  auto perOutputChannel = [&](int val) {
+    Slice rows = whole(val);
+    rows.c = out.c;
+    return rows;
+  };
+  auto windowed = [&](Range inC, ArrayRef<int64_t> k, ArrayRef<int64_t> st,
                       ArrayRef<int64_t> pads, int64_t dil) {
     int64_t inH = g.vals[node.operands[0]].lmemShape[2];
-    reads[0] = windowRead(out.n, out.h, inH, k[0], st[0], dil, pads[0]);
+    reads[0] = windowRead(out.n, inC, out.h, inH, k[0], st[0], dil, pads[0]);
   };
+  auto allChannels = [&](int val) { return Range{0, g.vals[val].lmemShape[1]}; };
   if (auto conv = dyn_cast<tpu::Conv2DOp>(node.op)) {
-    windowed(conv.getKernelShape(), conv.getStrides(), conv.getPads(),
+    windowed(isDepthwise(conv) ? out.c : allChannels(node.operands[0]),
+             conv.getKernelShape(), conv.getStrides(), conv.getPads(),
              conv.getDilations()[0]);
     for (size_t i = 1; i < node.operands.size(); ++i)
       if (node.operands[i] >= 0)
-        reads[i].rows = whole(node.operands[i]);
+        reads[i].rows = perOutputChannel(node.operands[i]);
     return reads;
   }
   if (auto pool = dyn_cast<tpu::Pool2DOp>(node.op)) {
-    windowed(pool.getKernelShape(), pool.getStrides(), pool.getPads(), 1);
+    windowed(out.c, pool.getKernelShape(), pool.getStrides(), pool.getPads(), 1);
     return reads;
   }
   if (auto deconv = dyn_cast<tpu::Deconv2DOp>(node.op)) {
-    reads[0] = deconvRead(out, g.vals[node.operands[0]].lmemShape[2],
+    reads[0] = deconvRead(out, allChannels(node.operands[0]),
+                          g.vals[node.operands[0]].lmemShape[2],
                           deconv.getKernelShape()[0], deconv.getStrides()[0],
                           deconv.getDilations()[0], deconv.getPads()[0]);
     for (size_t i = 1; i < node.operands.size(); ++i)
@@ -240,7 +274,7 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
     return reads;
   }
   if (auto resize = dyn_cast<tpu::ResizeOp>(node.op)) {
-    reads[0].rows = {out.n, resizeRows(resize, out.h)};
+    reads[0].rows = {out.n, out.c, resizeRows(resize, out.h)};
     return reads;
   }
   // Elementwise: same rows, except broadcast dimensions of size 1 and
@@ -253,7 +287,7 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
       continue;
     }
     auto &s = g.vals[val].lmemShape;
-    reads[i].rows = {s[0] == 1 ? Range{0, 1} : out.n,
+    reads[i].rows = {s[0] == 1 ? Range{0, 1} : out.n, s[1] == 1 ? Range{0, 1} : out.c,
                      s[2] == 1 ? Range{0, 1} : out.h};
   }
   return reads;
@@ -264,23 +298,33 @@ static Range part(int64_t i, int64_t extent, int64_t parts) {
   return {lo, hi - lo};
 }
 
-GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices,
+/// Part i of `parts` of the channels [0, channels), in whole lane groups.
+static Range channelPart(int64_t i, int64_t channels, int64_t parts) {
+  int64_t groups = (channels + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
+  Range lanes = part(i, groups, parts);
+  int64_t lo = lanes.idx * KILN_NPU_NUM;
+  return {lo, std::min(lanes.end() * (int64_t)KILN_NPU_NUM, channels) - lo};
+}
+
+GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cSlices,
                                 int64_t hSlices) {
   GroupSlicing r;
   r.nSlices = nSlices;
+  r.cSlices = cSlices;
   r.hSlices = hSlices;
-  int64_t count = nSlices * hSlices;
+  int64_t count = nSlices * cSlices * hSlices;
   r.hold.assign(g.vals.size(), std::vector<Slice>(count));
   r.store.assign(g.vals.size(), std::vector<Slice>(count));
   r.reads.assign(g.nodes.size(), {});
   for (auto &perNode : r.reads)
     perNode.resize(count);
   for (int64_t s = 0; s < count; ++s) {
-    int64_t ni = s / hSlices, hi = s % hSlices;
+    int64_t ni = s / (cSlices * hSlices), ci = s / hSlices % cSlices, hi = s % hSlices;
     for (auto [v, val] : llvm::enumerate(g.vals)) {
       if (!val.escaping)
         continue;
       Slice own{part(ni, val.lmemShape[0], nSlices),
+                channelPart(ci, val.lmemShape[1], cSlices),
                 part(hi, val.lmemShape[2], hSlices)};
       r.store[v][s] = own.empty() ? Slice{} : own;
       r.hold[v][s] = r.store[v][s];
@@ -323,8 +367,8 @@ uint64_t GroupSlicing::laneBytes(const GroupGraph &g, int val) const {
   uint64_t most = 0;
   for (const Slice &s : hold[val])
     if (!s.empty())
-      most = std::max(most, kiln_lmem_lane_bytes(s.n.len, shape[1], s.h.len,
-                                                 shape[3], g.vals[val].dsize));
+      most = std::max(most, kiln_lmem_lane_bytes(s.n.len, s.c.len, s.h.len, shape[3],
+                                                 g.vals[val].dsize));
   return alignLmem(most);
 }
 

@@ -6,8 +6,8 @@
 // slices would fit; the cost model picks more, double-buffered, so loads and
 // stores of one slice overlap the compute of the next.
 // CHECK-LABEL: func.func @chain
-// CHECK: tpu.group {buffers = 2 : i64, h_slices = 12 : i64, n_slices = 1 : i64}
-// CHECK: tpu.load %arg0 {held = false, lmem_addr = 0 : i64, lmem_pong = 19712 : i64}
+// CHECK: tpu.group {buffers = 2 : i64, h_slices = 10 : i64, n_slices = 1 : i64}
+// CHECK: tpu.load %arg0 {held = false, lmem_addr = 0 : i64, lmem_pong = 23296 : i64}
 // CHECK: tpu.load %{{.*}} {held = true
 // CHECK: tpu.conv2d
 // CHECK-SAME: lmem_addr

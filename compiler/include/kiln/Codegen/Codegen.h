@@ -68,7 +68,7 @@ struct Resident {
 struct GroupCode {
   uint32_t id = 0;
   std::vector<std::string> ops;
-  uint32_t nSlices = 1, hSlices = 1;
+  uint32_t nSlices = 1, cSlices = 1, hSlices = 1;
   std::vector<SliceTable> slices;
   std::vector<Timestep> timesteps;
   std::vector<LmemAlloc> lmem;

@@ -1,10 +1,16 @@
 //===- Slicing.h - Layer-group slicing and LMEM sizing ----------*- C++ -*-===//
 //
-// A layer group runs its ops slice by slice in LMEM. Slices split N and H
-// (channels and width stay whole). Working backwards from what each slice
-// must produce, every value gets the rows it holds in that slice (with halo
-// rows for windowed consumers); values whose rows never change (filters,
-// biases, broadcast operands) are held once for the whole group.
+// A layer group runs its ops slice by slice in LMEM. Slices split N, C and H
+// (width stays whole). Working backwards from what each slice must produce,
+// every value gets the part it holds in that slice (with halo rows for
+// windowed consumers); values whose part never changes (filters, biases,
+// broadcast operands) are held once for the whole group.
+//
+// C slices split channels in whole lane groups (multiples of 64), so a part
+// starts on lane 0 like the whole tensor. A conv's output channels slice its
+// filter and bias with them while it reads every input channel; a depthwise
+// conv, pooling and elementwise ops read the channels they write. Deconvs and
+// grouped convs (other than depthwise) keep channels whole.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LAYERGROUP_SLICING_H
@@ -32,9 +38,9 @@ struct Range {
 
 /// The part of an [n, c, h, w] tensor one slice touches.
 struct Slice {
-  Range n, h;
-  bool empty() const { return n.empty() || h.empty(); }
-  bool operator==(const Slice &o) const { return n == o.n && h == o.h; }
+  Range n, c, h;
+  bool empty() const { return n.empty() || c.empty() || h.empty(); }
+  bool operator==(const Slice &o) const { return n == o.n && c == o.c && h == o.h; }
 };
 
 /// The group as slicing sees it: values and the compute ops between them.
@@ -62,9 +68,10 @@ struct GroupGraph {
   int valOf(mlir::Value v) const { return index.lookup(v); }
 };
 
-/// Per-slice rows of every value, and what each slice stores.
+/// Per-slice rows of every value, and what each slice stores. Slice index
+/// (n * cSlices + c) * hSlices + h: H varies fastest.
 struct GroupSlicing {
-  int64_t nSlices = 1, hSlices = 1;
+  int64_t nSlices = 1, cSlices = 1, hSlices = 1;
   /// [val][slice]: rows the value holds in LMEM in that slice.
   std::vector<std::vector<Slice>> hold;
   /// [val][slice]: rows an escaping value stores in that slice.
@@ -77,7 +84,7 @@ struct GroupSlicing {
   };
   std::vector<std::vector<llvm::SmallVector<Read, 3>>> reads;
 
-  int64_t sliceCount() const { return nSlices * hSlices; }
+  int64_t sliceCount() const { return nSlices * cSlices * hSlices; }
   /// A value is held when its rows are the same in every slice.
   bool isHeld(int val) const;
   /// Bytes per lane of the value's largest slice.
@@ -86,8 +93,15 @@ struct GroupSlicing {
   bool sliceEmpty(int slice) const;
 };
 
-GroupSlicing computeSlicing(const GroupGraph &g, int64_t nSlices,
+GroupSlicing computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cSlices,
                             int64_t hSlices);
+
+/// Whether the op can run on a part of its output channels (see above).
+bool isChannelSliceable(mlir::Operation *op);
+
+/// Lane groups (64 channels each) of the widest escaping value when every op
+/// of the group can be sliced along C, else 1: the most C slices worth trying.
+int64_t maxChannelSlices(const GroupGraph &g);
 
 /// Whether the op reads this operand whole, in a layout of its own, in every
 /// slice: conv/deconv filters and biases (INT8: requant tables), the INT8
@@ -108,7 +122,7 @@ uint64_t lmemLaneBytes(const GroupGraph &g, const GroupSlicing &s,
                        int64_t buffers);
 
 struct Plan {
-  int64_t nSlices = 1, hSlices = 1, buffers = 1;
+  int64_t nSlices = 1, cSlices = 1, hSlices = 1, buffers = 1;
 };
 
 /// Aligns LMEM allocations so each starts on an EU boundary.

@@ -1,7 +1,7 @@
 //===- LayerGroupPass.cpp - Form and slice layer groups -------------------===//
 
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
-#include "kiln/LayerGroup/Schedule.h"
+#include "kiln/LayerGroup/GroupSearch.h"
 
 #include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
@@ -49,22 +49,12 @@ private:
   DenseMap<Operation *, std::optional<kiln_tiu_cmd>> cache;
 };
 
-std::optional<lg::Plan> planFor(ArrayRef<Operation *> ops, RecordCache &records) {
-  std::optional<std::vector<kiln_tiu_cmd>> recs = records.of(ops);
-  std::optional<lg::CostedPlan> best =
-      lg::choosePlan(lg::GroupGraph::fromOps(ops),
-                     recs ? std::optional<ArrayRef<kiln_tiu_cmd>>(*recs) : std::nullopt);
-  if (!best)
-    return std::nullopt;
-  return best->plan;
-}
-
 /// Moves `ops` into a new tpu.group placed where the last of them was, with
 /// loads for external operands and stores for escaping results, and records
 /// the plan and every LMEM address.
 void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan) {
   lg::GroupGraph g = lg::GroupGraph::fromOps(ops);
-  lg::GroupSlicing slicing = lg::computeSlicing(g, plan.nSlices, plan.hSlices);
+  lg::GroupSlicing slicing = lg::computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices);
 
   lg::Placement place = lg::placeInLmem(g, slicing, plan.buffers);
   auto &addr = place.lmem;
@@ -79,7 +69,8 @@ void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan) {
       resultTypes.push_back(val.value.getType());
     }
   auto group = b.create<tpu::GroupOp>(last->getLoc(), resultTypes,
-                                      plan.nSlices, plan.hSlices, plan.buffers);
+                                      plan.nSlices, plan.cSlices, plan.hSlices,
+                                      plan.buffers);
   Block *body = new Block();
   group.getBody().push_back(body);
   OpBuilder inner = OpBuilder::atBlockBegin(body);
@@ -120,64 +111,29 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    SmallVector<SmallVector<Operation *>> groups;
-    SmallVector<lg::Plan> plans;
-    SmallVector<Operation *> current;
-    std::optional<lg::Plan> currentPlan;
-    bool failedToFit = false;
     RecordCache records;
-
-    auto flush = [&]() {
-      if (current.empty())
-        return;
-      groups.push_back(current);
-      plans.push_back(*currentPlan);
-      current.clear();
-    };
+    auto recordsOf = [&](ArrayRef<Operation *> ops) { return records.of(ops); };
+    // Runs of TIU ops; reshapes, concats, DMA ops and the return read DDR,
+    // so what they consume must be stored first.
+    SmallVector<SmallVector<Operation *>> runs(1);
     for (Operation &op : func.getBody().front()) {
       if (isa<top::WeightOp, top::NoneOp>(op))
         continue;
-      if (!isComputeOp(&op)) {
-        // Reshapes, concats, DMA ops and the return read DDR: what they
-        // consume must be stored first.
-        flush();
-        continue;
-      }
-      // A filter, bias or table computed in this group would be in activation
-      // layout; it must reach its op through DDR, where the load lays it out
-      // as the TIU reads it.
-      bool readsLocalFilter = false;
-      for (OpOperand &use : op.getOpOperands())
-        if (lg::isWholeOperand(&op, use.getOperandNumber()))
-          readsLocalFilter |= llvm::is_contained(current, use.get().getDefiningOp());
-      if (enabled && !current.empty() && current.size() < maxGroupOps &&
-          !readsLocalFilter) {
-        SmallVector<Operation *> candidate(current);
-        candidate.push_back(&op);
-        if (auto plan = planFor(candidate, records)) {
-          current = candidate;
-          currentPlan = plan;
-          continue;
-        }
-      }
-      flush();
-      current.push_back(&op);
-      currentPlan = planFor(current, records);
-      if (!currentPlan) {
-        // Rows are never split: a value whose last dimension alone overflows
-        // a lane (a reduction over one long row) cannot be placed.
-        auto type = cast<RankedTensorType>(op.getResult(0).getType());
-        op.emitError("does not fit local memory even when sliced along N and H (rows of ")
-            << type.getShape().back() << " elements; slicing along W is not supported yet)";
-        failedToFit = true;
-        current.clear();
-      }
+      if (isComputeOp(&op))
+        runs.back().push_back(&op);
+      else if (!runs.back().empty())
+        runs.emplace_back();
     }
-    flush();
-    if (failedToFit)
-      return signalPassFailure();
-    for (auto [ops, plan] : llvm::zip(groups, plans))
-      materialize(ops, plan);
+    std::vector<lg::GroupChoice> groups;
+    for (ArrayRef<Operation *> run : runs) {
+      FailureOr<std::vector<lg::GroupChoice>> found =
+          lg::searchGroups(run, enabled ? maxGroupOps : 1, recordsOf);
+      if (failed(found))
+        return signalPassFailure();
+      groups.insert(groups.end(), found->begin(), found->end());
+    }
+    for (const lg::GroupChoice &group : groups)
+      materialize(group.ops, group.plan);
   }
 };
 } // namespace

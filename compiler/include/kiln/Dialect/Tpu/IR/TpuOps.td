@@ -203,10 +203,12 @@ def Tpu_GroupOp : Tpu_Op<"group", [SingleBlockImplicitTerminator<"YieldOp">]> {
   let description = [{
     The body loads external inputs (tpu.load), computes, and stores escaping
     values (tpu.store, yielded as the group's results). The work is split into
-    n_slices x h_slices slices; with `buffers` = 2 the sliced tensors alternate
-    between their lmem_addr and lmem_pong buffers so GDMA and TIU overlap.
+    n_slices x c_slices x h_slices slices (C in whole lane groups); with
+    `buffers` = 2 the sliced tensors alternate between their lmem_addr and
+    lmem_pong buffers so GDMA and TIU overlap.
   }];
-  let arguments = (ins I64Attr:$n_slices, I64Attr:$h_slices, I64Attr:$buffers);
+  let arguments = (ins I64Attr:$n_slices, DefaultValuedAttr<I64Attr, "1">:$c_slices,
+                       I64Attr:$h_slices, I64Attr:$buffers);
   let results = (outs Variadic<AnyRankedTensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict `:` type($outputs) $body";

@@ -1,0 +1,42 @@
+//===- GroupSearch.h - Which ops form each layer group ----------*- C++ -*-===//
+//
+// Splits a run of TIU ops (program order, nothing that reads DDR between
+// them) into layer groups that minimise the summed modelled cycles: dynamic
+// programming over the run, as TPU-MLIR's default grouping does, where a
+// candidate group [i, j) costs the cycles of its fastest plan (choosePlan, so
+// the chip's own scheduler with pipeline fill and drain). A group keeps its
+// internal values (a residual branch's skip included) in LMEM, so joining
+// ops saves their DDR round trips; splitting frees LMEM for fewer slices and
+// larger double buffers. Each op's best group is found among the groups of at
+// most `maxGroupOps` ops ending there.
+//
+//===----------------------------------------------------------------------===//
+#ifndef KILN_LAYERGROUP_GROUPSEARCH_H
+#define KILN_LAYERGROUP_GROUPSEARCH_H
+
+#include "kiln/LayerGroup/Schedule.h"
+
+#include "llvm/ADT/STLFunctionalExtras.h"
+
+namespace kiln::lg {
+
+struct GroupChoice {
+  llvm::SmallVector<mlir::Operation *> ops;
+  Plan plan;
+  uint64_t cycles = 0;
+};
+
+/// The TIU records of the ops in order, or nullopt if one cannot be encoded
+/// (then candidates are not costed: the fewest groups that fit win).
+using RecordsOf =
+    llvm::function_ref<std::optional<std::vector<kiln_tiu_cmd>>(llvm::ArrayRef<mlir::Operation *>)>;
+
+/// The groups of `run`, in order. Fails with an error at the first op that
+/// does not fit LMEM even alone.
+mlir::FailureOr<std::vector<GroupChoice>> searchGroups(llvm::ArrayRef<mlir::Operation *> run,
+                                                       unsigned maxGroupOps,
+                                                       RecordsOf recordsOf);
+
+} // namespace kiln::lg
+
+#endif

@@ -10,6 +10,7 @@
 
 #include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/Dialect/Tpu/IR/DmaProgram.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/LayerGroup/Schedule.h"
 #include "kiln/abi/chip.h"
@@ -155,32 +156,14 @@ GroupCode codegen::generateDma(tpu::DmaOp dma, uint32_t id) {
   code.ops.push_back(nameOf(dma.getOperation()));
   uint64_t dst = ddrAddrOf(dma.getOutput());
   uint8_t dtype = tpu::dtypeOrF32(dma.getOutput());
-  uint32_t bytes = kiln_dtype_bytes(dtype);
-  auto program = dma.getProgram();
+  ArrayRef<int64_t> program = dma.getProgram();
   for (size_t r = 0; r + tpu::DmaOp::kDmaRecord <= program.size();
        r += tpu::DmaOp::kDmaRecord) {
     ArrayRef<int64_t> rec = program.slice(r, tpu::DmaOp::kDmaRecord);
-    kiln_gdma_cmd c{};
-    c.cmd_id = code.gdma.size() + 1;
-    c.dir = KILN_GDMA_DDR_TO_DDR;
-    c.dtype = dtype;
     int64_t src = rec[0];
     uint64_t srcBase = src >= 0 ? ddrAddrOf(dma.getInputs()[src]) : dst;
-    if (src == -1) {
-      c.flags = KILN_GDMA_FLAG_FILL;
-      c.src_addr = (uint32_t)rec[15];
-    } else {
-      c.src_addr = srcBase + rec[1] * bytes;
-    }
-    c.dst_addr = dst + rec[2] * bytes;
-    c.n = rec[3];
-    c.c = rec[4];
-    c.h = rec[5];
-    c.w = rec[6];
-    for (int i = 0; i < 4; ++i) {
-      c.src_stride[i] = rec[7 + i];
-      c.dst_stride[i] = rec[11 + i];
-    }
+    kiln_gdma_cmd c = tpu::dmaCommand(rec, dtype, srcBase, dst);
+    c.cmd_id = code.gdma.size() + 1;
     code.gdma.push_back(c);
   }
   code.timesteps.push_back({0, 0, 0, 0, (uint32_t)code.gdma.size()});

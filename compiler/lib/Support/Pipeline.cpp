@@ -33,6 +33,8 @@ void kiln::addTpuLoweringPipeline(PassManager &pm, const PipelineOptions &option
   apply.asymmetric = options.asymmetric;
   pm.addNestedPass<func::FuncOp>(tpu::createTpuApplyPrecision(apply));
   pm.addNestedPass<func::FuncOp>(tpu::createTpuFuseCasts());
+  // Here, not in the backend: the Tpu interpreter runs what the chip runs.
+  pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldStemRows());
 }
 
 void kiln::addTpuPipeline(PassManager &pm, const PipelineOptions &options) {

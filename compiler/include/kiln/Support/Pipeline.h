@@ -12,7 +12,7 @@
 namespace kiln {
 struct PipelineOptions {
   bool layerGroups = true;   ///< false: every op is its own group
-  unsigned maxGroupOps = 8;
+  unsigned maxGroupOps = 16;
   std::string precision = "f32";  ///< f32 | f16 | bf16 | int8 (config `quantize`)
   std::vector<std::string> qtable; ///< "onnx name=dtype" overrides
   bool asymmetric = false;         ///< INT8 activations with zero points

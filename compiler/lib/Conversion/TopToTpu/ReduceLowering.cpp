@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DmaProgram.h"
+#include "kiln/Dialect/Tpu/IR/DmaProgram.h"
 #include "Patterns.h"
 
 using namespace mlir;

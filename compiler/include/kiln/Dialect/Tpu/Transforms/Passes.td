@@ -52,16 +52,30 @@ def TpuFormViews : Pass<"tpu-form-views", "mlir::func::FuncOp"> {
   }];
 }
 
+def TpuFoldStemRows : Pass<"tpu-fold-stem-rows", "mlir::func::FuncOp"> {
+  let summary = "Fold the kernel rows of narrow convs into channels";
+  let description = [{
+    A conv whose input channels fill few of the MAC array's channel slots (an
+    RGB stem) becomes a tpu.dma that gathers, for every kernel row, the input
+    rows it reads into channels of their own, and a conv with a one-row
+    kernel over KH times the channels (the filter only reshaped). Kept where
+    the chip's cost model says the gather plus the new conv are faster.
+  }];
+  let dependentDialects = ["kiln::top::TopDialect"];
+}
+
 def TpuLayerGroup : Pass<"tpu-layer-group", "mlir::func::FuncOp"> {
   let summary = "Group chains of ops into LMEM-resident layer groups and slice them";
   let description = [{
-    Greedily grows groups of TIU ops in program order, choosing for each the
-    fewest N x H slices whose working set (held coefficients plus, per buffer,
-    every sliced tensor) fits 64 lanes x 256 KiB, with halo rows for convs and
-    pools. Each group becomes a tpu.group whose body loads its external inputs
-    (weights held for every slice), computes, and stores what escapes. Every
-    value in the body gets an LMEM address; with two buffers the loads of slice
-    i+1 overlap the compute of slice i.
+    Splits each run of TIU ops into groups by dynamic programming over the
+    modelled cycles (kiln/LayerGroup/GroupSearch.h); each group gets the
+    fastest N x C x H slicing whose working set (held coefficients plus, per
+    buffer, every sliced tensor) fits 64 lanes x 256 KiB, costed by the chip's
+    scheduler over the queues it would run (kiln/LayerGroup/Schedule.h). Each
+    group becomes a tpu.group whose body loads its external inputs (weights
+    held for every slice), computes, and stores what escapes. Every value in
+    the body gets an LMEM address; with two buffers the loads of slice i+1
+    overlap the compute of slice i.
   }];
   let constructor = "kiln::tpu::createLayerGroupPass()";
   let options = [

@@ -5,9 +5,10 @@
 // are merged and what remains above 4-D is unrolled into several copies.
 //
 //===----------------------------------------------------------------------===//
-#ifndef KILN_CONVERSION_TOPTOTPU_DMAPROGRAM_H
-#define KILN_CONVERSION_TOPTOTPU_DMAPROGRAM_H
+#ifndef KILN_DIALECT_TPU_IR_DMAPROGRAM_H
+#define KILN_DIALECT_TPU_IR_DMAPROGRAM_H
 
+#include "kiln/abi/commands.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -29,6 +30,10 @@ public:
   /// Sets every addressed destination element to `value`.
   void fill(int64_t dstOff, llvm::ArrayRef<int64_t> shape,
             llvm::ArrayRef<int64_t> dstStrides, float value);
+  /// The same with the value already encoded in the result's dtype (after
+  /// tpu-apply-precision; bits in the low bytes).
+  void fillBits(int64_t dstOff, llvm::ArrayRef<int64_t> shape,
+                llvm::ArrayRef<int64_t> dstStrides, uint32_t bits);
 
   /// The whole of source 0 ([inShape]) permuted: output dim i is input dim
   /// perm[i].
@@ -47,6 +52,16 @@ private:
 
 /// Row-major strides of a shape.
 llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape);
+
+/// The DDR-to-DDR GDMA record of one program record (kDmaRecord i64s) moving
+/// `dtype` elements; srcBase is the DDR address of its source (the result's
+/// own for kDmaSelf, unused for a fill) and dstBase the result's.
+kiln_gdma_cmd dmaCommand(llvm::ArrayRef<int64_t> record, uint8_t dtype, uint64_t srcBase,
+                         uint64_t dstBase);
+
+/// Cycles of a program run alone (the GDMA records one after another, as the
+/// chip's cost model times them).
+uint64_t dmaProgramCycles(llvm::ArrayRef<int64_t> program, uint8_t dtype);
 
 } // namespace kiln::tpu
 

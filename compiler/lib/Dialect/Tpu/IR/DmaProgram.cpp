@@ -1,6 +1,10 @@
 //===- DmaProgram.cpp - Build tpu.dma copy lists --------------------------===//
 
-#include "DmaProgram.h"
+#include "kiln/Dialect/Tpu/IR/DmaProgram.h"
+#include "kiln/Dialect/Tpu/IR/TpuOps.h"
+
+#include "kiln/abi/chip.h"
+#include "kiln/abi/cost.h"
 
 #include <cstring>
 
@@ -26,6 +30,12 @@ void DmaProgram::fill(int64_t dstOff, ArrayRef<int64_t> shape,
                       ArrayRef<int64_t> dstStrides, float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof(bits));
+  SmallVector<int64_t> zeros(shape.size(), 0);
+  emit(kDmaFill, 0, dstOff, shape, zeros, dstStrides, bits);
+}
+
+void DmaProgram::fillBits(int64_t dstOff, ArrayRef<int64_t> shape,
+                          ArrayRef<int64_t> dstStrides, uint32_t bits) {
   SmallVector<int64_t> zeros(shape.size(), 0);
   emit(kDmaFill, 0, dstOff, shape, zeros, dstStrides, bits);
 }
@@ -85,4 +95,37 @@ void DmaProgram::emit(int64_t src, int64_t srcOff, int64_t dstOff,
   }
   records_.append({src, srcOff, dstOff, d[0], d[1], d[2], d[3], ss[0], ss[1], ss[2],
                    ss[3], ds[0], ds[1], ds[2], ds[3], (int64_t)fillBits});
+}
+
+kiln_gdma_cmd tpu::dmaCommand(ArrayRef<int64_t> rec, uint8_t dtype, uint64_t srcBase,
+                              uint64_t dstBase) {
+  uint32_t bytes = kiln_dtype_bytes(dtype);
+  kiln_gdma_cmd c{};
+  c.dir = KILN_GDMA_DDR_TO_DDR;
+  c.dtype = dtype;
+  if (rec[0] == kDmaFill) {
+    c.flags = KILN_GDMA_FLAG_FILL;
+    c.src_addr = (uint32_t)rec[15];
+  } else {
+    c.src_addr = srcBase + rec[1] * bytes;
+  }
+  c.dst_addr = dstBase + rec[2] * bytes;
+  c.n = rec[3];
+  c.c = rec[4];
+  c.h = rec[5];
+  c.w = rec[6];
+  for (int i = 0; i < 4; ++i) {
+    c.src_stride[i] = rec[7 + i];
+    c.dst_stride[i] = rec[11 + i];
+  }
+  return c;
+}
+
+uint64_t tpu::dmaProgramCycles(ArrayRef<int64_t> program, uint8_t dtype) {
+  uint64_t cycles = 0;
+  for (size_t r = 0; r + DmaOp::kDmaRecord <= program.size(); r += DmaOp::kDmaRecord) {
+    kiln_gdma_cmd c = dmaCommand(program.slice(r, DmaOp::kDmaRecord), dtype, 0, 0);
+    cycles += kiln_gdma_cycles(&c);
+  }
+  return cycles;
 }

@@ -34,37 +34,25 @@ struct GroupEmitter {
   GroupCode code;
   lg::Placement place;
   std::vector<bool> held;
+  std::vector<Operation *> loads;
 
-  GroupEmitter(tpu::GroupOp group)
-      : group(group), buffers(group.getBuffers()) {
-    SmallVector<Operation *> ops;
-    for (Operation &op : group.getBody().front())
-      if (!isa<tpu::LoadOp, tpu::StoreOp, tpu::YieldOp>(op))
-        ops.push_back(&op);
-    g = GroupGraph::fromOps(ops);
-    s = lg::computeSlicing(g, group.getNSlices(), group.getCSlices(), group.getHSlices());
-    place.lmem.resize(g.vals.size());
-    place.ddr.resize(g.vals.size());
+  GroupEmitter(tpu::GroupOp group) : group(group) {
+    lg::MaterializedGroup m =
+        lg::readGroup(group, [](Value v) { return codegen::ddrAddrOf(v); });
+    g = std::move(m.g);
+    s = std::move(m.s);
+    buffers = m.buffers;
+    place = std::move(m.place);
+    loads = std::move(m.loads);
     held.resize(g.vals.size());
-    for (auto [v, val] : llvm::enumerate(g.vals)) {
-      Operation *def = val.value.getDefiningOp();
-      place.lmem[v] = {(uint32_t)def->getAttrOfType<IntegerAttr>("lmem_addr").getInt(),
-                       (uint32_t)def->getAttrOfType<IntegerAttr>("lmem_pong").getInt()};
+    for (auto [v, val] : llvm::enumerate(g.vals))
       held[v] = val.external && s.isHeld(v);
-      if (auto load = dyn_cast<tpu::LoadOp>(def))
-        place.ddr[v] = ddrAddrOf(load.getInput());
-    }
-    auto yield = cast<tpu::YieldOp>(group.getBody().front().getTerminator());
-    for (auto [i, stored] : llvm::enumerate(yield.getOperands())) {
-      Value v = stored.getDefiningOp<tpu::StoreOp>().getInput();
-      place.ddr[g.valOf(v)] = ddrAddrOf(group.getResult(i));
-    }
   }
 
   const std::array<int64_t, 4> &shape(int v) const { return g.vals[v].lmemShape; }
   uint8_t dtype(int v) const { return tpu::dtypeOrF32(g.vals[v].value); }
 
-  LogicalResult run(std::vector<Resident> &residents) {
+  LogicalResult run(ArrayRef<Prefetched> prefetch, std::vector<Resident> &residents) {
     code.nSlices = s.nSlices;
     code.cSlices = s.cSlices;
     code.hSlices = s.hSlices;
@@ -75,7 +63,11 @@ struct GroupEmitter {
       if (failed(fillTiuRecord(node.op, records.back())))
         return failure();
     }
-    FailureOr<lg::GroupQueues> q = lg::scheduleGroup(g, s, buffers, place, records);
+    std::vector<kiln_gdma_cmd> prefetchLoads;
+    for (const Prefetched &p : prefetch)
+      prefetchLoads.push_back(p.load);
+    FailureOr<lg::GroupQueues> q =
+        lg::scheduleGroup(g, s, buffers, place, records, prefetchLoads);
     if (failed(q))
       return failure();
     code.tiu = std::move(q->tiu);
@@ -84,6 +76,10 @@ struct GroupEmitter {
       code.timesteps.push_back(
           {step.slice, step.tiuBegin, step.tiuEnd, step.gdmaBegin, step.gdmaEnd});
     describeTables(q->slices, residents);
+    // A later group's coefficient lives in LMEM from this group on.
+    for (const Prefetched &p : prefetch)
+      code.lmem.push_back({p.tensor, (uint32_t)p.load.dst_addr, p.laneBytes, 0, 0,
+                           (uint32_t)code.timesteps.size() - 1, true});
     code.cycles = modelCycles(code);
     return success();
   }
@@ -142,10 +138,11 @@ struct GroupEmitter {
 } // namespace
 
 FailureOr<GroupCode> codegen::generateGroup(tpu::GroupOp group, uint32_t id,
+                                            ArrayRef<Prefetched> prefetch,
                                             std::vector<Resident> &residents) {
   GroupEmitter emitter(group);
   emitter.code.id = id;
-  if (failed(emitter.run(residents)))
+  if (failed(emitter.run(prefetch, residents)))
     return failure();
   return std::move(emitter.code);
 }
@@ -208,4 +205,21 @@ GroupCode codegen::generateConcat(tpu::ConcatOp concat, uint32_t id) {
   code.timesteps.push_back({0, 0, 0, 0, (uint32_t)code.gdma.size()});
   code.cycles = modelCycles(code);
   return code;
+}
+
+std::vector<std::vector<Prefetched>> codegen::prefetchesByHost(ArrayRef<tpu::GroupOp> groups) {
+  std::vector<std::vector<Prefetched>> hosted(groups.size());
+  for (auto [j, group] : llvm::enumerate(groups)) {
+    lg::MaterializedGroup m = lg::readGroup(group, [](Value v) { return ddrAddrOf(v); });
+    for (auto [v, op] : llvm::enumerate(m.loads)) {
+      auto load = dyn_cast_or_null<tpu::LoadOp>(op);
+      if (!load || !load.getPrefetchGroups())
+        continue;
+      size_t host = j - *load.getPrefetchGroups();
+      hosted[host].push_back({nameOf(load.getInput()),
+                              lg::wholeLoad(m.g, m.s, v, m.place.lmem[v][0], m.place.ddr[v]),
+                              (uint32_t)m.s.laneBytes(m.g, v)});
+    }
+  }
+  return hosted;
 }

@@ -14,7 +14,19 @@ uint64_t ddrAddrOf(mlir::Value v);
 /// Product of the dimensions.
 uint64_t elementsOf(mlir::Value v);
 
+/// A later group's coefficient that a group loads for it (prefetch_groups).
+struct Prefetched {
+  std::string tensor;
+  kiln_gdma_cmd load;
+  uint32_t laneBytes = 0;
+};
+
+/// Per layer group (in order), the prefetches it issues; the tpu.load ops'
+/// prefetch_groups were checked by their verifier to name an earlier group.
+std::vector<std::vector<Prefetched>> prefetchesByHost(llvm::ArrayRef<tpu::GroupOp> groups);
+
 mlir::FailureOr<GroupCode> generateGroup(tpu::GroupOp group, uint32_t id,
+                                         llvm::ArrayRef<Prefetched> prefetch,
                                          std::vector<Resident> &residents);
 GroupCode generateConcat(tpu::ConcatOp concat, uint32_t id);
 GroupCode generateDma(tpu::DmaOp dma, uint32_t id);

@@ -156,9 +156,19 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
     net.tensors.push_back(net.inputs.back());
     net.minDdrBytes += net.inputs.back().size;
   }
+  SmallVector<tpu::GroupOp> layerGroups(func.getBody().front().getOps<tpu::GroupOp>());
+  for (auto [j, group] : llvm::enumerate(layerGroups))
+    for (Operation &op : group.getBody().front())
+      if (auto load = dyn_cast<tpu::LoadOp>(op);
+          load && load.getPrefetchGroups() && *load.getPrefetchGroups() > j) {
+        load.emitError("codegen: prefetched by a layer group before the first");
+        return failure();
+      }
+  std::vector<std::vector<Prefetched>> hosted = prefetchesByHost(layerGroups);
+  size_t layerGroup = 0;
   for (Operation &op : func.getBody().front()) {
     if (auto group = dyn_cast<tpu::GroupOp>(op)) {
-      auto code = generateGroup(group, net.groups.size(), net.residents);
+      auto code = generateGroup(group, net.groups.size(), hosted[layerGroup++], net.residents);
       if (failed(code))
         return failure();
       net.groups.push_back(std::move(*code));

@@ -140,7 +140,7 @@ struct Scheduler {
 
   /// Held values are loaded once, in the prologue.
   bool needsLoad(int v, size_t k) const {
-    if (!g.vals[v].external)
+    if (!g.vals[v].external || (!place.preloaded.empty() && place.preloaded[v]))
       return false;
     return held[v] ? k == 0 && !heldRows(v).empty() : !s.hold[v][q.slices[k]].empty();
   }
@@ -216,7 +216,7 @@ struct Scheduler {
     }
   }
 
-  LogicalResult run() {
+  LogicalResult run(ArrayRef<kiln_gdma_cmd> prefetch) {
     for (int slice = 0; slice < s.sliceCount(); ++slice)
       if (!s.sliceEmpty(slice))
         q.slices.push_back(slice);
@@ -235,6 +235,11 @@ struct Scheduler {
             seen[v] = true;
             emitLoad(v, 0);
           }
+    }
+    for (kiln_gdma_cmd c : prefetch) {
+      c.cmd_id = q.gdma.size() + 1;
+      c.wait_tiu_id = 0;
+      q.gdma.push_back(c);
     }
     prologue.gdmaEnd = q.gdma.size();
     q.steps.push_back(prologue);
@@ -274,11 +279,56 @@ struct Scheduler {
 
 FailureOr<GroupQueues> lg::scheduleGroup(const GroupGraph &g, const GroupSlicing &s,
                                          int64_t buffers, const Placement &place,
-                                         ArrayRef<kiln_tiu_cmd> records) {
+                                         ArrayRef<kiln_tiu_cmd> records,
+                                         ArrayRef<kiln_gdma_cmd> prefetch) {
   Scheduler scheduler(g, s, buffers, place, records);
-  if (failed(scheduler.run()))
+  if (failed(scheduler.run(prefetch)))
     return failure();
   return std::move(scheduler.q);
+}
+
+kiln_gdma_cmd lg::wholeLoad(const GroupGraph &g, const GroupSlicing &s, int v,
+                            uint32_t lmemAddr, uint64_t ddrAddr) {
+  Placement place;
+  place.lmem.assign(g.vals.size(), {0, 0});
+  place.ddr.assign(g.vals.size(), 0);
+  place.ddr[v] = ddrAddr;
+  Scheduler scheduler(g, s, 1, place, {});
+  Slice rows = scheduler.heldRows(v);
+  return scheduler.transfer(v, lmemAddr, rows, rows, true);
+}
+
+MaterializedGroup lg::readGroup(Operation *op, function_ref<uint64_t(Value)> ddrAddrOf) {
+  auto group = cast<tpu::GroupOp>(op);
+  MaterializedGroup m;
+  SmallVector<Operation *> ops;
+  for (Operation &inner : group.getBody().front())
+    if (!isa<tpu::LoadOp, tpu::StoreOp, tpu::YieldOp>(inner))
+      ops.push_back(&inner);
+  m.g = GroupGraph::fromOps(ops);
+  m.s = computeSlicing(m.g, group.getNSlices(), group.getCSlices(), group.getHSlices());
+  m.buffers = group.getBuffers();
+  size_t nv = m.g.vals.size();
+  m.place.lmem.resize(nv);
+  m.place.ddr.assign(nv, 0);
+  m.place.preloaded.assign(nv, false);
+  m.loads.assign(nv, nullptr);
+  for (auto [v, val] : llvm::enumerate(m.g.vals)) {
+    Operation *def = val.value.getDefiningOp();
+    m.place.lmem[v] = {(uint32_t)def->getAttrOfType<IntegerAttr>("lmem_addr").getInt(),
+                       (uint32_t)def->getAttrOfType<IntegerAttr>("lmem_pong").getInt()};
+    if (auto load = dyn_cast<tpu::LoadOp>(def)) {
+      m.place.ddr[v] = ddrAddrOf(load.getInput());
+      m.place.preloaded[v] = load.getPrefetchGroups().has_value();
+      m.loads[v] = load;
+    }
+  }
+  auto yield = cast<tpu::YieldOp>(group.getBody().front().getTerminator());
+  for (auto [i, stored] : llvm::enumerate(yield.getOperands())) {
+    Value v = stored.getDefiningOp<tpu::StoreOp>().getInput();
+    m.place.ddr[m.g.valOf(v)] = ddrAddrOf(group.getResult(i));
+  }
+  return m;
 }
 
 uint64_t lg::modelledCycles(const GroupQueues &q) {

@@ -23,6 +23,8 @@
 #include "kiln/LayerGroup/Slicing.h"
 #include "kiln/abi/commands.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include <array>
 #include <optional>
 #include <vector>
@@ -41,6 +43,8 @@ inline kiln_tiu_operand *tiuOperandSlot(kiln_tiu_cmd &cmd, unsigned i) {
 struct Placement {
   std::vector<std::array<uint32_t, 2>> lmem;
   std::vector<uint64_t> ddr;
+  /// Per value (empty: none): loaded by an earlier group (prefetch_groups).
+  std::vector<bool> preloaded;
 };
 
 /// A bump allocation in value order: held values once, sliced values once
@@ -62,11 +66,31 @@ struct GroupQueues {
 
 /// The queues of group `g` sliced as `s` with `buffers` buffers per sliced
 /// value. `records[n]` is node n's record for the whole op (fillTiuRecord).
-/// Fails (with a diagnostic at the op) if a slice does not match its conv
-/// window.
+/// `prefetch` are loads of later groups' coefficients this group issues
+/// right after its prologue, waiting for nothing. Fails (with a diagnostic at
+/// the op) if a slice does not match its conv window.
 mlir::FailureOr<GroupQueues> scheduleGroup(const GroupGraph &g, const GroupSlicing &s,
                                            int64_t buffers, const Placement &place,
-                                           llvm::ArrayRef<kiln_tiu_cmd> records);
+                                           llvm::ArrayRef<kiln_tiu_cmd> records,
+                                           llvm::ArrayRef<kiln_gdma_cmd> prefetch = {});
+
+/// The load of held value v whole to LMEM lmemAddr from DDR ddrAddr.
+kiln_gdma_cmd wholeLoad(const GroupGraph &g, const GroupSlicing &s, int v, uint32_t lmemAddr,
+                        uint64_t ddrAddr);
+
+/// A tpu.group as the scheduler sees it: its graph, slicing and placement as
+/// the IR records them (DDR addresses from `ddrAddrOf`, 0 before they are
+/// assigned).
+struct MaterializedGroup {
+  GroupGraph g;
+  GroupSlicing s;
+  int64_t buffers = 1;
+  Placement place;
+  /// The tpu.load of each external value (null for others).
+  std::vector<mlir::Operation *> loads;
+};
+MaterializedGroup readGroup(mlir::Operation *group,
+                            llvm::function_ref<uint64_t(mlir::Value)> ddrAddrOf);
 
 /// Modelled cycles of the queues (kiln_schedule_queues); 0 if they deadlock.
 uint64_t modelledCycles(const GroupQueues &q);

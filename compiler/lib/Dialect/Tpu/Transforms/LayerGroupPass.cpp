@@ -2,6 +2,7 @@
 
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
 #include "kiln/LayerGroup/GroupSearch.h"
+#include "kiln/LayerGroup/Prefetch.h"
 
 #include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
@@ -83,8 +84,8 @@ void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan) {
     if (!val.external)
       continue;
     bool held = slicing.isHeld(v);
-    auto load = inner.create<tpu::LoadOp>(val.value.getLoc(),
-                                          val.value.getType(), val.value, held);
+    auto load = inner.create<tpu::LoadOp>(val.value.getLoc(), val.value.getType(), val.value,
+                                          inner.getBoolAttr(held), IntegerAttr());
     setLmem(load, v);
     val.value.replaceUsesWithIf(load.getOutput(), [&](OpOperand &use) {
       return llvm::is_contained(ops, use.getOwner());
@@ -134,6 +135,12 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
     }
     for (const lg::GroupChoice &group : groups)
       materialize(group.ops, group.plan);
+    if (enabled && maxPrefetchGroups > 0) {
+      SmallVector<Operation *> materialized;
+      for (auto group : func.getBody().front().getOps<tpu::GroupOp>())
+        materialized.push_back(group);
+      lg::planPrefetch(materialized, maxPrefetchGroups, recordsOf);
+    }
   }
 };
 } // namespace

@@ -75,7 +75,9 @@ def TpuLayerGroup : Pass<"tpu-layer-group", "mlir::func::FuncOp"> {
     group becomes a tpu.group whose body loads its external inputs (weights
     held for every slice), computes, and stores what escapes. Every value in
     the body gets an LMEM address; with two buffers the loads of slice i+1
-    overlap the compute of slice i.
+    overlap the compute of slice i. Then held coefficients move to earlier
+    groups that load them while they compute, where the cost model says so
+    (kiln/LayerGroup/Prefetch.h).
   }];
   let constructor = "kiln::tpu::createLayerGroupPass()";
   let options = [
@@ -83,6 +85,8 @@ def TpuLayerGroup : Pass<"tpu-layer-group", "mlir::func::FuncOp"> {
            "Most compute ops in one group">,
     Option<"enabled", "enabled", "bool", /*default=*/"true",
            "When false every op forms its own group">,
+    Option<"maxPrefetchGroups", "max-prefetch-groups", "unsigned", /*default=*/"4",
+           "How many groups ahead a group may load coefficients (0: none)">,
   ];
 }
 

@@ -1,0 +1,79 @@
+// RUN: kiln-opt %s -split-input-file -convert-top-to-tpu -tpu-layer-group | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -convert-top-to-tpu "-tpu-layer-group=max-prefetch-groups=0" | FileCheck %s --check-prefix=NOPF
+
+// A ResNet basic block on a 14x14 map fits LMEM whole: one group across the
+// skip connection, whose input is loaded once and read by the first conv and
+// by the residual add.
+// CHECK-LABEL: func.func @block14
+// CHECK: tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64}
+// CHECK: %[[X:.*]] = tpu.load %arg0 {held = true
+// CHECK: %[[C1:.*]] = tpu.conv2d %[[X]]
+// CHECK: %[[C2:.*]] = tpu.conv2d %[[C1]]
+// CHECK: tpu.eltwise %[[C2]], %[[X]]
+// CHECK: tpu.relu
+// CHECK-NOT: tpu.group
+func.func @block14(%x: tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> {
+  %w1 = top.weight {value = dense<0.01> : tensor<64x64x3x3xf32>} : tensor<64x64x3x3xf32>
+  %w2 = top.weight {value = dense<0.02> : tensor<64x64x3x3xf32>} : tensor<64x64x3x3xf32>
+  %n = top.none
+  %0 = top.conv %x, %w1, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x64x14x14xf32>, tensor<64x64x3x3xf32>, none) -> tensor<1x64x14x14xf32>
+  %1 = top.conv %0, %w2, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x64x14x14xf32>, tensor<64x64x3x3xf32>, none) -> tensor<1x64x14x14xf32>
+  %2 = top.add %1, %x : (tensor<1x64x14x14xf32>, tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32>
+  %3 = top.relu %2 : (tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32>
+  return %3 : tensor<1x64x14x14xf32>
+}
+
+// -----
+
+// The same block on a 56x56 map must be sliced along H; in one group every
+// slice would recompute the first conv's halo rows, so the cost model splits
+// it after the first conv, and the first group loads the second conv's
+// filter while it computes (at the top of LMEM, which neither group uses
+// otherwise).
+// CHECK-LABEL: func.func @block56
+// CHECK: %[[G1:.*]] = tpu.group {buffers = 2 : i64, h_slices = {{[0-9]+}} : i64, n_slices = 1 : i64}
+// CHECK: tpu.conv2d
+// CHECK-NOT: tpu.conv2d
+// CHECK: tpu.group {buffers = 2 : i64
+// CHECK: tpu.load %[[G1]] {held = false
+// CHECK: tpu.load %{{.*}} {held = true, lmem_addr = 259840 : i64, lmem_pong = 259840 : i64, prefetch_groups = 1 : i64}
+// CHECK: tpu.conv2d
+// CHECK: tpu.eltwise
+// CHECK: tpu.relu
+// Without prefetching the filter stays with the group that reads it.
+// NOPF-LABEL: func.func @block56
+// NOPF-NOT: prefetch_groups
+// NOPF: return
+func.func @block56(%x: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> {
+  %w1 = top.weight {value = dense<0.01> : tensor<64x64x3x3xf32>} : tensor<64x64x3x3xf32>
+  %w2 = top.weight {value = dense<0.02> : tensor<64x64x3x3xf32>} : tensor<64x64x3x3xf32>
+  %n = top.none
+  %0 = top.conv %x, %w1, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>, none) -> tensor<1x64x56x56xf32>
+  %1 = top.conv %0, %w2, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x64x56x56xf32>, tensor<64x64x3x3xf32>, none) -> tensor<1x64x56x56xf32>
+  %2 = top.add %1, %x : (tensor<1x64x56x56xf32>, tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
+  %3 = top.relu %2 : (tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32>
+  return %3 : tensor<1x64x56x56xf32>
+}
+
+// -----
+
+// Two 512-channel 3x3 convs in F32: each filter takes 144 KiB of every lane,
+// too much to hold whole, so each conv is sliced along C in lane groups (the
+// filter's output channels with it, loaded slice by slice behind the compute
+// of the previous one) and reads its whole input, held. Together they would
+// recompute the first conv in every C slice: two groups.
+// CHECK-LABEL: func.func @wide_chain
+// CHECK: tpu.group {buffers = 2 : i64, c_slices = 8 : i64, h_slices = 1 : i64, n_slices = 1 : i64}
+// CHECK: tpu.load %arg0 {held = true
+// CHECK: tpu.load %{{.*}} {held = false
+// CHECK: tpu.conv2d
+// CHECK: tpu.group {buffers = 2 : i64, c_slices = 8 : i64, h_slices = 1 : i64, n_slices = 1 : i64}
+// CHECK: tpu.conv2d
+func.func @wide_chain(%x: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {
+  %w1 = top.weight {value = dense<0.01> : tensor<512x512x3x3xf32>} : tensor<512x512x3x3xf32>
+  %w2 = top.weight {value = dense<0.02> : tensor<512x512x3x3xf32>} : tensor<512x512x3x3xf32>
+  %n = top.none
+  %0 = top.conv %x, %w1, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x512x7x7xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x7x7xf32>
+  %1 = top.conv %0, %w2, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x512x7x7xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x7x7xf32>
+  return %1 : tensor<1x512x7x7xf32>
+}

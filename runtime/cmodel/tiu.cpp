@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -179,6 +180,15 @@ public:
       for (uint32_t i = 0; i < count; ++i)
         E::store(dst + size_t{i} * E::kBytes, src[i]);
     }
+  }
+  uint8_t *planeAt(uint32_t n, uint32_t c) { return lmem_ + layout_.offset(n, c, 0, 0); }
+  // Whether b holds the same elements at the same places.
+  template <class B>
+  bool sameAs(const Operand<B> &b) const {
+    const kiln_tiu_operand &x = b.shape();
+    return E::kBytes == B::kBytes && !is_const_ && !(x.flags & KILN_OPND_CONST) &&
+           x.addr == o_.addr && x.n == o_.n && x.c == o_.c && x.h == o_.h && x.w == o_.w &&
+           (x.plane_h ? x.plane_h : x.h) == (o_.plane_h ? o_.plane_h : o_.h);
   }
   // Per-lane bytes [first, last) the operand may touch (none for a constant).
   uint64_t laneFirst() const { return o_.addr; }
@@ -909,7 +919,7 @@ void convSumsDepthwise(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes
     const uint32_t n = uint32_t(job / os.c), c = uint32_t(job % os.c);
     const T *plane = x(n, c), *taps = w(0, c);
     std::vector<T> &phases = scratch<T>(kPatches);
-    phases.resize(phaseSize * sh * sw);
+    phases.resize(phaseSize * sh * sw + qw); // the last row's discarded columns read past it
     for (uint32_t a = 0; a < sh; ++a)
       for (uint32_t b = 0; b < sw; ++b)
         for (uint32_t y = 0; y < qh; ++y) {
@@ -1224,10 +1234,57 @@ void eltwiseRow(uint16_t subop, float *a, const float *b, uint32_t n, bool relu_
   }
 }
 
+// F32 planes of an output and its input `a` that can be computed in place,
+// plane by plane and in parallel, with the same results as row by row: a is
+// the output itself or lies apart from it, and so does every other input.
+bool samePlanes(const kiln_tiu_operand &x, const kiln_tiu_operand &out) {
+  return x.n == out.n && x.c == out.c && x.h == out.h && x.w == out.w;
+}
+
+template <class E>
+bool planewise(const Operand<E> &out, const Operand<E> &a, const Operand<E> *others, size_t count) {
+  if (!out.inPlace() || !a.inPlace() || !samePlanes(a.shape(), out.shape()) ||
+      !(a.sameAs(out) || !mayOverlap(a, out)))
+    return false;
+  for (size_t i = 0; i < count; ++i)
+    if (!others[i].inPlace() || !samePlanes(others[i].shape(), out.shape()) ||
+        mayOverlap(others[i], out))
+      return false;
+  return true;
+}
+
+// Runs f(dst, count, others...) on each output plane after copying a's plane
+// into it (unless a is the output), planes split over the threads.
+void forEachPlanePair(const kiln_tiu_operand &os, Operand<F32> &out, const Operand<F32> &a,
+                      const std::function<void(float *, uint32_t, uint32_t, uint32_t)> &f) {
+  const bool copy = !a.sameAs(out);
+  const uint32_t count = uint32_t(os.h) * os.w;
+  const size_t planes = size_t{os.n} * os.c;
+  const size_t chunks = std::min<size_t>(planes, size_t{count} * planes >= 16384 ? 4 * cmodelThreads() : 1);
+  parallelFor(chunks, [&](size_t chunk) {
+    for (size_t i = chunk * planes / chunks; i < (chunk + 1) * planes / chunks; ++i) {
+      const uint32_t n = uint32_t(i / os.c), c = uint32_t(i % os.c);
+      float *dst = reinterpret_cast<float *>(out.planeAt(n, c));
+      if (copy)
+        std::memcpy(dst, a.planeAt(n, c), size_t{count} * sizeof(float));
+      f(dst, count, n, c);
+    }
+  });
+}
+
 // Row by row: each output row is computed from its input rows read first.
 template <class E>
 void eltwise(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<E> a(lmem, cmd.in0), b(lmem, cmd.in1), out(lmem, cmd.out);
+  if constexpr (std::is_same_v<E, F32>) {
+    if (planewise(out, a, &b, 1)) {
+      forEachPlanePair(cmd.out, out, a, [&](float *dst, uint32_t count, uint32_t n, uint32_t c) {
+        eltwiseRow(cmd.subop, dst, reinterpret_cast<const float *>(b.planeAt(n, c)), count,
+                   cmd.flags & KILN_TIU_FLAG_RELU);
+      });
+      return;
+    }
+  }
   const uint32_t width = cmd.out.w;
   std::vector<float> ra(width), rb(width);
   forEachRow(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h) {
@@ -1314,6 +1371,14 @@ void active(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<E> in(lmem, cmd.in0), out(lmem, cmd.out);
   const uint32_t width = cmd.out.w;
   const bool relu_after = cmd.flags & KILN_TIU_FLAG_RELU;
+  if constexpr (std::is_same_v<E, F32>) {
+    if (planewise<F32>(out, in, nullptr, 0)) {
+      forEachPlanePair(cmd.out, out, in, [&](float *dst, uint32_t count, uint32_t, uint32_t) {
+        activeRow(cmd.subop, dst, count, cmd.param[0], cmd.param[1], relu_after);
+      });
+      return;
+    }
+  }
   std::vector<float> row(width);
   forEachRow(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h) {
     in.getRow(n, c, h, width, row.data());

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -104,7 +105,7 @@ public:
   using Value = typename E::Value;
 
   Operand(Lmem lmem, const kiln_tiu_operand &o)
-      : lmem_(lmem.base), o_(o),
+      : lmem_(lmem.base), lane_bytes_(lmem.lane_bytes), o_(o),
         layout_(o.addr, o.c, o.plane_h ? o.plane_h : o.h, o.w, E::kBytes, lmem.lane_bytes),
         is_const_(o.flags & KILN_OPND_CONST), value_(E::fromBits(o.addr)) {}
 
@@ -162,9 +163,45 @@ public:
     }
   }
   const kiln_tiu_operand &shape() const { return o_; }
+  // Whether the values can be read where they lie, as floats: F32, not a
+  // constant, and 4-byte aligned (planes start at multiples of KILN_EU_BYTES).
+  bool inPlace() const {
+    return std::is_same_v<E, F32> && !is_const_ && o_.addr % 4 == 0 && lane_bytes_ % 4 == 0;
+  }
+  const uint8_t *planeAt(uint32_t n, uint32_t c) const { return lmem_ + layout_.offset(n, c, 0, 0); }
+  // Stores count values at element p onwards of plane (n, c), as setRow.
+  void setRun(uint32_t n, uint32_t c, size_t p, uint32_t count, const Value *src) {
+    uint8_t *dst = lmem_ + layout_.offset(n, c, 0, 0) + p * E::kBytes;
+    if constexpr (std::is_same_v<E, F16>) {
+      f32ToF16Row(src, count, dst);
+    } else if constexpr (std::is_same_v<E, F32>) {
+      std::memcpy(dst, src, size_t{count} * sizeof(float));
+    } else {
+      for (uint32_t i = 0; i < count; ++i)
+        E::store(dst + size_t{i} * E::kBytes, src[i]);
+    }
+  }
+  uint8_t *planeAt(uint32_t n, uint32_t c) { return lmem_ + layout_.offset(n, c, 0, 0); }
+  // Whether b holds the same elements at the same places.
+  template <class B>
+  bool sameAs(const Operand<B> &b) const {
+    const kiln_tiu_operand &x = b.shape();
+    return E::kBytes == B::kBytes && !is_const_ && !(x.flags & KILN_OPND_CONST) &&
+           x.addr == o_.addr && x.n == o_.n && x.c == o_.c && x.h == o_.h && x.w == o_.w &&
+           (x.plane_h ? x.plane_h : x.h) == (o_.plane_h ? o_.plane_h : o_.h);
+  }
+  // Per-lane bytes [first, last) the operand may touch (none for a constant).
+  uint64_t laneFirst() const { return o_.addr; }
+  uint64_t laneEnd() const {
+    if (is_const_)
+      return o_.addr;
+    return o_.addr + kiln_lmem_lane_bytes(o_.n, o_.c, o_.plane_h ? o_.plane_h : o_.h, o_.w,
+                                          E::kBytes);
+  }
 
 private:
   uint8_t *lmem_;
+  uint64_t lane_bytes_;
   kiln_tiu_operand o_;
   LmemLayout layout_;
   bool is_const_;
@@ -403,7 +440,7 @@ const char *deconvI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 
 // Scratch vectors that keep their memory from one record to the next (per
 // thread): large fresh allocations cost a page fault per 4 KiB.
-enum Scratch { kInput, kFilter, kSums, kPacked, kPatches, kScratchSlots };
+enum Scratch { kInput, kFilter, kSums, kSums2, kRowSums, kPacked, kPatches, kScratchSlots };
 
 template <class T>
 std::vector<T> &scratch(Scratch slot) {
@@ -425,6 +462,45 @@ std::vector<typename E::Value> &denseCopy(const Operand<E> &o, Scratch slot) {
         o.getPlane(n, c, &v[(size_t{n} * s.c + c) * plane]);
   });
   return v;
+}
+
+// The h x w values of every plane (n, c) of an operand, row-major, wherever
+// they are: in LMEM itself when the operand can be read in place (no copy),
+// else in a dense copy.
+template <class T>
+struct Planes {
+  std::vector<const T *> at; // [n * c + ch]
+  uint32_t c = 0;
+  const T *operator()(uint32_t n, uint32_t ch) const { return at[size_t{n} * c + ch]; }
+  // The planes of channels first .. of image n, one after another.
+  const T *const *from(uint32_t n, uint32_t first) const { return &at[size_t{n} * c + first]; }
+};
+
+template <class T>
+Planes<T> densePlanes(const kiln_tiu_operand &s, const std::vector<T> &v) {
+  Planes<T> p;
+  p.c = s.c;
+  p.at.resize(size_t{s.n} * s.c);
+  for (size_t i = 0; i < p.at.size(); ++i)
+    p.at[i] = v.data() + i * s.h * s.w;
+  return p;
+}
+
+template <class E>
+Planes<typename E::Value> planesOf(const Operand<E> &o, Scratch slot) {
+  const kiln_tiu_operand &s = o.shape();
+  if constexpr (std::is_same_v<E, F32>) {
+    if (o.inPlace()) {
+      Planes<float> p;
+      p.c = s.c;
+      p.at.resize(size_t{s.n} * s.c);
+      for (uint32_t n = 0; n < s.n; ++n)
+        for (uint32_t c = 0; c < s.c; ++c)
+          p.at[size_t{n} * s.c + c] = reinterpret_cast<const float *>(o.planeAt(n, c));
+      return p;
+    }
+  }
+  return densePlanes(s, denseCopy(o, slot));
 }
 
 // acc[j] += x[j * step] * w for j < count.
@@ -457,12 +533,13 @@ void validRange(uint32_t out, int64_t off, uint32_t stride, uint32_t in, uint32_
   *hi = uint32_t(std::max<int64_t>(*lo, std::min<int64_t>(end, out)));
 }
 
-// Conv sums of (x, w) products into acc [n][oc][oh][ow] (zeroed by the caller).
-template <class T, class Acc>
-void convSums(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
-              const kiln_tiu_operand &ws, std::vector<Acc> &acc) {
+// Conv sums of (x, w) products into acc [n][oc][oh][ow] (zeroed by the
+// caller), each plane then given to sink.
+template <class T, class Acc, class Sink>
+void convSums(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T> &w,
+              std::vector<Acc> &acc, const Sink &sink) {
   const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
-  const uint32_t icg = is.c / cmd.groups, ocg = os.c / cmd.groups;
+  const uint32_t icg = is.c / cmd.groups, ocg = os.c / cmd.groups, taps = cmd.kh * cmd.kw;
   parallelFor(size_t{os.n} * os.c, [&](size_t job) {
     const uint32_t n = uint32_t(job / os.c), oc = uint32_t(job % os.c);
     const uint32_t ic_base = oc / ocg * icg;
@@ -473,39 +550,40 @@ void convSums(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vecto
           int64_t iy = inputCoord(oy, ky, cmd.stride_h, cmd.pad_top, cmd.dil_h);
           if (iy < 0 || iy >= is.h)
             continue;
-          const T *in = &x[((size_t{n} * is.c + ic_base + i) * is.h + size_t(iy)) * is.w];
-          const T *taps = &w[((size_t{oc}) * ws.h + i) * ws.w + size_t{ky} * cmd.kw];
+          const T *in = x(n, ic_base + i) + size_t(iy) * is.w;
+          const T *tapsRow = w(0, oc) + size_t{i} * taps + size_t{ky} * cmd.kw;
           for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
             int64_t off = int64_t{kx} * cmd.dil_w - cmd.pad_left;
             uint32_t lo, hi;
             validRange(os.w, off, cmd.stride_w, is.w, &lo, &hi);
             if (lo < hi)
               macRow(row + lo, in + int64_t{lo} * cmd.stride_w + off, cmd.stride_w, hi - lo,
-                     taps[kx]);
+                     tapsRow[kx]);
           }
         }
     }
+    sink(n, oc, 0, os.h * os.w, &acc[(size_t{n} * os.c + oc) * os.h * os.w]);
   });
 }
 
 // Deconv sums added to acc [n][oc][oh][ow] (which holds the bias).
 template <class T, class Acc>
-void deconvSums(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
-                const kiln_tiu_operand &ws, std::vector<Acc> &acc) {
+void deconvSums(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T> &w,
+                std::vector<Acc> &acc) {
   const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
-  const uint32_t icg = is.c / cmd.groups, ocg = os.c / cmd.groups;
+  const uint32_t icg = is.c / cmd.groups, ocg = os.c / cmd.groups, taps = cmd.kh * cmd.kw;
   parallelFor(size_t{os.n} * os.c, [&](size_t job) {
     const uint32_t n = uint32_t(job / os.c), oc = uint32_t(job % os.c);
     const uint32_t ic_base = oc / ocg * icg;
     for (uint32_t i = 0; i < icg; ++i)
       for (uint32_t iy = 0; iy < is.h; ++iy) {
-        const T *in = &x[((size_t{n} * is.c + ic_base + i) * is.h + iy) * is.w];
+        const T *in = x(n, ic_base + i) + size_t{iy} * is.w;
         for (uint32_t ky = 0; ky < cmd.kh; ++ky) {
           int64_t oy = deconvOutputCoord(iy, ky, cmd.stride_h, cmd.pad_top, cmd.dil_h);
           if (oy < 0 || oy >= os.h)
             continue;
           Acc *row = &acc[((size_t{n} * os.c + oc) * os.h + size_t(oy)) * os.w];
-          const T *taps = &w[((size_t{oc}) * ws.h + i) * ws.w + size_t{ky} * cmd.kw];
+          const T *tapsRow = w(0, oc) + size_t{i} * taps + size_t{ky} * cmd.kw;
           for (uint32_t kx = cmd.kw; kx-- > 0;) {
             // ox = ix * stride + off for the inputs ix whose output lies inside.
             int64_t off = int64_t{kx} * cmd.dil_w - cmd.pad_left;
@@ -514,22 +592,23 @@ void deconvSums(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vec
             int64_t end = last < 0 ? 0 : std::min<int64_t>(is.w, last / cmd.stride_w + 1);
             if (first < end)
               scatterRow(row + first * cmd.stride_w + off, cmd.stride_w, in + first,
-                         uint32_t(end - first), taps[kx]);
+                         uint32_t(end - first), tapsRow[kx]);
           }
         }
       }
   });
 }
 
-// Convs with at least 8 output channels per group: 16 channels in the lanes
-// of a vector, 4 output pixels at a time, the taps (k = (i, ky, kx)) in order
-// from a per-tile copy of the input patches with zeros for padding. A zero
-// pad adds x * w = +-0 to a sum that starts at +0 and so is never -0: the
-// bits do not change as long as every weight is finite (0 * inf is NaN), which
-// is checked first. Vectors move in and out with memcpy (unaligned, no
-// aliasing questions).
+// The blocked forms: a micro-tile of kTileRows scalar rows (pixels or
+// filters) times kBlock vector columns (filters or pixels, two vectors of
+// kLanes), accumulated in registers over k = (i, ky, kx) in order. A zero
+// standing in for padding adds x * w = +-0 to a sum that starts at +0 and so
+// is never -0: the bits do not change as long as every weight is finite
+// (0 * inf is NaN), which is checked first. Vectors move in and out with
+// memcpy (unaligned, no aliasing questions).
 constexpr uint32_t kLanes = 16;
-constexpr uint32_t kTilePixels = 64;
+constexpr uint32_t kTileRows = 8;
+constexpr uint32_t kBlock = 2 * kLanes;
 
 template <class T>
 struct LanesOf;
@@ -542,43 +621,88 @@ struct LanesOf<int32_t> {
   typedef int32_t type __attribute__((vector_size(kLanes * 4)));
 };
 
+// Where the micro-tile's vector for k starts: rows `stride` apart, or at
+// `offset` in the k-th of a list of planes.
+template <class T>
+struct StridedRows {
+  const T *base;
+  size_t stride;
+  const T *at(uint32_t k) const { return base + k * stride; }
+};
+template <class T>
+struct PlaneRows {
+  const T *const *planes;
+  size_t offset;
+  const T *at(uint32_t k) const { return planes[k] + offset; }
+};
+// The micro-tile's scalar r at k: in the r-th of a list of rows (filters), or
+// at r in the row for k (pixels of patches, `stride` apart).
+template <class T>
+struct ScalarRows {
+  const T *const *rows;
+  T at(uint32_t r, uint32_t k) const { return rows[r][k]; }
+};
+template <class T>
+struct ScalarCols {
+  const T *base;
+  size_t stride;
+  T at(uint32_t r, uint32_t k) const { return base[k * stride + r]; }
+};
 
-// out[j][l] = sum over k < K of the products of scalars[j][k] and
-// vectors[k * stride + l] (k ascending), for 4 rows j and kLanes lanes l.
-// The input operand stays the left factor, as in the reference kernels, so
-// even NaN payloads agree: `InputIsScalar` says which side the input is.
-template <bool InputIsScalar, class T>
-KILN_HOT_LOOP void dot4(const T *const scalars[4], const T *vectors, size_t stride, uint32_t K,
-                          T out[4][kLanes]) {
+// out[r][l] = sum over k < K (ascending) of the products of scalars.at(r, k)
+// and rows.at(k)[l], for r < kTileRows and l < NV * kLanes. The input operand
+// stays the left factor, as in the reference kernels, so even NaN payloads
+// agree: `InputIsScalar` says which side the input is.
+template <bool InputIsScalar, uint32_t NV, class Scalars, class Rows, class T>
+KILN_HOT_LOOP void dotTile(Scalars scalars, Rows rows, uint32_t K, T out[kTileRows][kBlock]) {
   using V = typename LanesOf<T>::type;
-  V acc[4] = {};
-  const T *s0 = scalars[0], *s1 = scalars[1], *s2 = scalars[2], *s3 = scalars[3];
+  V acc[kTileRows][NV] = {};
   for (uint32_t k = 0; k < K; ++k) {
-    V v;
-    std::memcpy(&v, vectors + k * stride, sizeof v);
-    if constexpr (InputIsScalar) {
-      acc[0] += s0[k] * v;
-      acc[1] += s1[k] * v;
-      acc[2] += s2[k] * v;
-      acc[3] += s3[k] * v;
-    } else {
-      acc[0] += v * s0[k];
-      acc[1] += v * s1[k];
-      acc[2] += v * s2[k];
-      acc[3] += v * s3[k];
+    const T *p = rows.at(k);
+    V v[NV];
+    for (uint32_t j = 0; j < NV; ++j)
+      std::memcpy(&v[j], p + j * kLanes, sizeof(V));
+    for (uint32_t r = 0; r < kTileRows; ++r) {
+      const T s = scalars.at(r, k);
+      for (uint32_t j = 0; j < NV; ++j) {
+        if constexpr (InputIsScalar)
+          acc[r][j] += s * v[j];
+        else
+          acc[r][j] += v[j] * s;
+      }
     }
   }
-  std::memcpy(out, acc, sizeof acc);
+  for (uint32_t r = 0; r < kTileRows; ++r)
+    for (uint32_t j = 0; j < NV; ++j)
+      std::memcpy(&out[r][j * kLanes], &acc[r][j], sizeof(V));
+}
+
+// dotTile with one vector where `columns` (at most kBlock) needs no more.
+template <bool InputIsScalar, class Scalars, class Rows, class T>
+void dotTileCols(uint32_t columns, Scalars scalars, Rows rows, uint32_t K,
+                 T out[kTileRows][kBlock]) {
+  if (columns > kLanes)
+    dotTile<InputIsScalar, 2>(scalars, rows, K, out);
+  else
+    dotTile<InputIsScalar, 1>(scalars, rows, K, out);
+}
+
+// Whether some tap of the conv reads padding (a zero, in the blocked forms).
+bool readsPadding(const kiln_tiu_cmd &cmd) {
+  const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
+  return cmd.pad_top || cmd.pad_left ||
+         int64_t{os.h - 1} * cmd.stride_h + int64_t{cmd.kh - 1} * cmd.dil_h >= is.h ||
+         int64_t{os.w - 1} * cmd.stride_w + int64_t{cmd.kw - 1} * cmd.dil_w >= is.w;
 }
 
 // Branch-free over the exponent bits, so it vectorizes.
 template <class T>
-bool allFinite(const std::vector<T> &v) {
+bool allFinite(const T *v, size_t count) {
   if constexpr (std::is_same_v<T, float>) {
     uint32_t nonFinite = 0;
-    for (float e : v) {
+    for (size_t i = 0; i < count; ++i) {
       uint32_t bits;
-      std::memcpy(&bits, &e, sizeof bits);
+      std::memcpy(&bits, &v[i], sizeof bits);
       nonFinite |= (bits & 0x7f800000u) == 0x7f800000u;
     }
     return !nonFinite;
@@ -586,154 +710,298 @@ bool allFinite(const std::vector<T> &v) {
   return true;
 }
 
-// Conv sums into acc [n][oc][oh][ow] (the same as convSums), blocked. A job
-// is a tile of pixels and a run of channel blocks; small maps split their
-// blocks over jobs so every thread has work.
-template <class T, class Acc>
-void convSumsBlocked(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
-                     const kiln_tiu_operand &ws, std::vector<Acc> &acc) {
+// Each oc's filter is K = icg * taps values in a row (in1 is [1, oc, icg, taps]).
+template <class T>
+bool filtersFinite(const kiln_tiu_cmd &cmd, const Planes<T> &w) {
+  const size_t K = size_t(cmd.in0.c / cmd.groups) * cmd.kh * cmd.kw;
+  for (uint32_t oc = 0; oc < cmd.out.c; ++oc)
+    if (!allFinite(w(0, oc), K))
+      return false;
+  return true;
+}
+
+// Filters as [group][block][k][kBlock channels], zero beyond the group's.
+template <class T>
+void packFilters(const kiln_tiu_cmd &cmd, const Planes<T> &w, std::vector<T> &packed) {
+  const uint32_t groups = cmd.groups, ocg = cmd.out.c / groups;
+  const uint32_t K = cmd.in0.c / groups * cmd.kh * cmd.kw, blocks = (ocg + kBlock - 1) / kBlock;
+  packed.resize(size_t{groups} * blocks * K * kBlock);
+  parallelFor(size_t{groups} * blocks, [&](size_t job) {
+    const uint32_t g = uint32_t(job / blocks), b = uint32_t(job % blocks);
+    const uint32_t first = g * ocg + b * kBlock, lanes = std::min(kBlock, ocg - b * kBlock);
+    T *dst = &packed[job * K * kBlock];
+    for (uint32_t k = 0; k < K; ++k) {
+      T *row = dst + size_t{k} * kBlock;
+      for (uint32_t l = 0; l < lanes; ++l)
+        row[l] = w(0, first + l)[k];
+      std::fill(row + lanes, row + kBlock, T(0));
+    }
+  });
+}
+
+// patches[k * ld + q] for q < count: input k = (i, ky, kx) of output pixel
+// p0 + q, zero where padding (and for q up to ld). A run of pixels in one
+// output row reads one input row, so the copies are runs too.
+template <class T>
+void im2col(const kiln_tiu_cmd &cmd, const T *const *planes, uint32_t p0, uint32_t count,
+            size_t ld, T *patches) {
+  const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
+  const uint32_t icg = is.c / cmd.groups, sw = cmd.stride_w;
+  for (uint32_t q = 0; q < count;) {
+    const uint32_t oy = (p0 + q) / os.w, ox0 = (p0 + q) % os.w;
+    const uint32_t len = std::min(os.w - ox0, count - q);
+    for (uint32_t i = 0; i < icg; ++i)
+      for (uint32_t ky = 0; ky < cmd.kh; ++ky) {
+        const int64_t iy = inputCoord(oy, ky, cmd.stride_h, cmd.pad_top, cmd.dil_h);
+        const bool rowInside = iy >= 0 && iy < is.h;
+        const T *row = rowInside ? planes[i] + size_t(iy) * is.w : nullptr;
+        for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
+          T *dst = patches + ((size_t{i} * cmd.kh + ky) * cmd.kw + kx) * ld + q;
+          if (!rowInside) {
+            std::fill(dst, dst + len, T(0));
+            continue;
+          }
+          const int64_t off = int64_t{kx} * cmd.dil_w - cmd.pad_left;
+          uint32_t lo, hi; // outputs of the whole row that read inside
+          validRange(os.w, off, sw, is.w, &lo, &hi);
+          lo = std::clamp(lo, ox0, ox0 + len) - ox0;
+          hi = std::clamp(hi, ox0, ox0 + len) - ox0;
+          if (hi < lo)
+            hi = lo;
+          std::fill(dst, dst + lo, T(0));
+          const T *src = row + (int64_t{ox0} * sw + off);
+          if (sw == 1)
+            std::copy(src + lo, src + hi, dst + lo);
+          else
+            for (uint32_t j = lo; j < hi; ++j)
+              dst[j] = src[size_t{j} * sw];
+          std::fill(dst + hi, dst + len, T(0));
+        }
+      }
+    q += len;
+  }
+  if (count < ld)
+    for (size_t k = 0; k < size_t{icg} * cmd.kh * cmd.kw; ++k)
+      std::fill(patches + k * ld + count, patches + (k + 1) * ld, T(0));
+}
+
+// Pixels of a tile of patches of K values each: ~256 KiB, a multiple of
+// `multiple`, at most `most`.
+uint32_t tilePixels(uint32_t K, uint32_t multiple, uint32_t most) {
+  return std::clamp<uint32_t>(uint32_t(65536 / K) / multiple * multiple, multiple, most);
+}
+
+// Conv sums with pixels in the vectors and filters (read in place) as
+// scalars: a job is a tile of pixels and a run of filter octets. Patches come
+// from im2col, except for a pointwise conv, whose input planes are its
+// patches (its short last block goes through a zero-padded copy).
+template <class T, class Sink>
+void convSumsPixels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T> &w,
+                    const Sink &sink) {
   const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
   const uint32_t groups = cmd.groups, icg = is.c / groups, ocg = os.c / groups;
-  const uint32_t taps = cmd.kh * cmd.kw, K = icg * taps, blocks = (ocg + kLanes - 1) / kLanes;
-  const uint32_t pixels = os.h * os.w, tiles = (pixels + kTilePixels - 1) / kTilePixels;
+  const uint32_t K = icg * cmd.kh * cmd.kw, octets = (ocg + kTileRows - 1) / kTileRows;
+  const bool direct = cmd.kh == 1 && cmd.kw == 1 && cmd.stride_h == 1 && cmd.stride_w == 1 &&
+                      !readsPadding(cmd);
+  const uint32_t pixels = os.h * os.w, tile = direct ? 4 * kBlock : tilePixels(K, kBlock, 512);
+  const uint32_t tiles = (pixels + tile - 1) / tile;
+  const size_t tileJobs = size_t{os.n} * groups * tiles;
+  const uint32_t splits =
+      std::min<uint32_t>(octets, uint32_t((2 * cmodelThreads() + tileJobs - 1) / tileJobs));
+  const uint32_t octetsPerJob = (octets + splits - 1) / splits;
+  parallelFor(tileJobs * splits, [&](size_t job) {
+    const uint32_t split = uint32_t(job % splits);
+    const size_t tileJob = job / splits;
+    const uint32_t t = uint32_t(tileJob % tiles), g = uint32_t(tileJob / tiles % groups),
+                   n = uint32_t(tileJob / tiles / groups);
+    const uint32_t p0 = t * tile, count = std::min(tile, pixels - p0);
+    const T *const *planes = x.from(n, g * icg);
+    std::vector<T> &patches = scratch<T>(kPatches);
+    const size_t ld = (count + kBlock - 1) / kBlock * kBlock;
+    std::vector<const T *> tailRows;
+    if (!direct) {
+      patches.resize(K * ld);
+      im2col(cmd, planes, p0, count, ld, patches.data());
+    } else if (count % kBlock) {
+      const uint32_t first = count / kBlock * kBlock;
+      patches.assign(size_t{K} * kBlock, T(0));
+      tailRows.resize(K);
+      for (uint32_t k = 0; k < K; ++k) {
+        std::copy(planes[k] + p0 + first, planes[k] + p0 + count, &patches[size_t{k} * kBlock]);
+        tailRows[k] = &patches[size_t{k} * kBlock];
+      }
+    }
+    const uint32_t oEnd = std::min(octets, (split + 1) * octetsPerJob);
+    for (uint32_t o = split * octetsPerJob * kTileRows; o < oEnd * kTileRows; o += kTileRows) {
+      const T *filters[kTileRows];
+      for (uint32_t r = 0; r < kTileRows; ++r)
+        filters[r] = w(0, g * ocg + std::min(o + r, ocg - 1));
+      for (uint32_t q = 0; q < count; q += kBlock) {
+        const uint32_t run = std::min(kBlock, count - q);
+        T sums[kTileRows][kBlock];
+        if (!direct)
+          dotTileCols<false>(run, ScalarRows<T>{filters},
+                             StridedRows<T>{patches.data() + q, ld}, K, sums);
+        else if (run == kBlock)
+          dotTileCols<false>(run, ScalarRows<T>{filters}, PlaneRows<T>{planes, p0 + q}, K, sums);
+        else
+          dotTileCols<false>(run, ScalarRows<T>{filters}, PlaneRows<T>{tailRows.data(), 0}, K,
+                             sums);
+        for (uint32_t r = 0; r < kTileRows && o + r < ocg; ++r)
+          sink(n, g * ocg + o + r, p0 + q, run, sums[r]);
+      }
+    }
+  });
+}
+
+// Conv sums with channels in the vectors (filters packed) and pixels as
+// scalars, for maps too small to fill vectors: a job is a tile of pixels and
+// a run of channel blocks.
+template <class T, class Sink>
+void convSumsChannels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T> &w,
+                      const Sink &sink) {
+  const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
+  const uint32_t groups = cmd.groups, icg = is.c / groups, ocg = os.c / groups;
+  const uint32_t K = icg * cmd.kh * cmd.kw, blocks = (ocg + kBlock - 1) / kBlock;
+  std::vector<T> &packed = scratch<T>(kPacked);
+  packFilters(cmd, w, packed);
+  const uint32_t pixels = os.h * os.w, tile = tilePixels(K, kTileRows, 64);
+  const uint32_t tiles = (pixels + tile - 1) / tile;
   const size_t tileJobs = size_t{os.n} * groups * tiles;
   const uint32_t splits = std::min<uint32_t>(
       blocks, uint32_t((2 * cmodelThreads() + tileJobs - 1) / tileJobs));
   const uint32_t blocksPerJob = (blocks + splits - 1) / splits;
-  // Filters as [group][block][k][kLanes channels], zero beyond the group's.
-  std::vector<T> &packed = scratch<T>(kPacked);
-  packed.resize(size_t{groups} * blocks * K * kLanes);
-  // Each oc's filter is K = icg * taps values in a row (ws is [1, oc, icg,
-  // taps]); a block's rows are read side by side so the writes run in order.
-  parallelFor(size_t{groups} * blocks, [&](size_t job) {
-    const uint32_t g = uint32_t(job / blocks), b = uint32_t(job % blocks);
-    const uint32_t first = g * ocg + b * kLanes, lanes = std::min(kLanes, ocg - b * kLanes);
-    T *dst = &packed[(size_t{g} * blocks + b) * K * kLanes];
-    for (uint32_t k = 0; k < K; ++k) {
-      for (uint32_t l = 0; l < lanes; ++l)
-        dst[size_t{k} * kLanes + l] = w[(size_t{first} + l) * ws.h * ws.w + k];
-      std::fill(dst + size_t{k} * kLanes + lanes, dst + size_t{k + 1} * kLanes, T(0));
-    }
-  });
   parallelFor(tileJobs * splits, [&](size_t job) {
     const uint32_t split = uint32_t(job % splits);
     const size_t tileJob = job / splits;
-    const uint32_t tile = uint32_t(tileJob % tiles), g = uint32_t(tileJob / tiles % groups),
+    const uint32_t t = uint32_t(tileJob % tiles), g = uint32_t(tileJob / tiles % groups),
                    n = uint32_t(tileJob / tiles / groups);
-    const uint32_t p0 = tile * kTilePixels, count = std::min(kTilePixels, pixels - p0);
-    // patches[p][k]: input (i, ky, kx) of pixel p0 + p, zero where padding;
-    // a tap row inside the input is one copy.
+    const uint32_t p0 = t * tile, count = std::min(tile, pixels - p0);
+    const size_t ld = (count + kTileRows - 1) / kTileRows * kTileRows;
     std::vector<T> &patches = scratch<T>(kPatches);
-    patches.resize(size_t{count} * K);
-    for (uint32_t p = 0; p < count; ++p) {
-      const uint32_t oy = (p0 + p) / os.w, ox = (p0 + p) % os.w;
-      const int64_t ix0 = inputCoord(ox, 0, cmd.stride_w, cmd.pad_left, cmd.dil_w);
-      const bool rowInside = cmd.dil_w == 1 && ix0 >= 0 && ix0 + cmd.kw <= is.w;
-      T *patch = &patches[size_t{p} * K];
-      for (uint32_t i = 0; i < icg; ++i) {
-        const T *plane = &x[(size_t{n} * is.c + size_t{g} * icg + i) * is.h * is.w];
-        for (uint32_t ky = 0; ky < cmd.kh; ++ky) {
-          T *dst = patch + (i * cmd.kh + ky) * cmd.kw;
-          int64_t iy = inputCoord(oy, ky, cmd.stride_h, cmd.pad_top, cmd.dil_h);
-          if (iy < 0 || iy >= is.h) {
-            std::fill(dst, dst + cmd.kw, T(0));
-            continue;
-          }
-          const T *row = plane + size_t(iy) * is.w;
-          if (rowInside) {
-            std::memcpy(dst, row + ix0, cmd.kw * sizeof(T));
-            continue;
-          }
-          for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
-            int64_t ix = ix0 + int64_t{kx} * cmd.dil_w;
-            dst[kx] = ix >= 0 && ix < is.w ? row[ix] : T(0);
-          }
+    patches.resize(K * ld);
+    im2col(cmd, x.from(n, g * icg), p0, count, ld, patches.data());
+    const uint32_t bEnd = std::min(blocks, (split + 1) * blocksPerJob);
+    for (uint32_t b = split * blocksPerJob; b < bEnd; ++b) {
+      const T *wb = &packed[(size_t{g} * blocks + b) * K * kBlock];
+      const uint32_t lanes = std::min(kBlock, ocg - b * kBlock);
+      for (uint32_t p = 0; p < count; p += kTileRows) {
+        T sums[kTileRows][kBlock];
+        dotTileCols<true>(lanes, ScalarCols<T>{patches.data() + p, ld},
+                          StridedRows<T>{wb, kBlock}, K, sums); // pixels x filters
+        const uint32_t run = std::min(kTileRows, count - p);
+        for (uint32_t l = 0; l < lanes; ++l) {
+          T column[kTileRows];
+          for (uint32_t j = 0; j < run; ++j)
+            column[j] = sums[j][l];
+          sink(n, g * ocg + b * kBlock + l, p0 + p, run, column);
         }
       }
     }
-    const uint32_t bEnd = std::min(blocks, (split + 1) * blocksPerJob);
-    for (uint32_t b = split * blocksPerJob; b < bEnd; ++b) {
-      const T *wb = &packed[(size_t{g} * blocks + b) * K * kLanes];
-      const uint32_t lanes = std::min(kLanes, ocg - b * kLanes);
-      for (uint32_t p = 0; p < count; p += 4) {
-        const T *rows[4];
-        for (uint32_t j = 0; j < 4; ++j)
-          rows[j] = &patches[size_t{std::min(p + j, count - 1)} * K];
-        T sums[4][kLanes];
-        dot4<true>(rows, wb, kLanes, K, sums); // pixels x filter lanes
-        for (uint32_t j = 0; j < 4 && p + j < count; ++j)
-          for (uint32_t l = 0; l < lanes; ++l) {
-            const uint32_t oc = g * ocg + b * kLanes + l;
-            acc[(size_t{n} * os.c + oc) * pixels + p0 + p + j] = Acc(sums[j][l]);
-          }
-      }
-    }
   });
 }
 
-// A 1x1 conv with stride 1 and no padding reads each output pixel's input
-// pixel: pixels in the lanes of a vector straight from the input planes, 4
-// output channels at a time, the input channels in order. The last pixels of
-// a plane go through a zero-padded copy.
-template <class T, class Acc>
-void convSumsPointwise(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
-                       std::vector<Acc> &acc) {
+// Depthwise convs (one input and one output channel per group), one job per
+// channel: its input, zero-padded and split into stride phases, makes every
+// tap one pass over a flat run of outputs (oh rows of qw, the columns past ow
+// discarded), taps in (ky, kx) order. Zeros for padding need finite weights,
+// as in the blocked forms.
+template <class T, class Sink>
+void convSumsDepthwise(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T> &w,
+                       const Sink &sink) {
   const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
-  const uint32_t groups = cmd.groups, icg = is.c / groups, ocg = os.c / groups;
-  const size_t pixels = size_t{os.h} * os.w;
-  const uint32_t quads = (ocg + 3) / 4;
-  parallelFor(size_t{os.n} * groups * quads, [&](size_t job) {
-    const uint32_t quad = uint32_t(job % quads), g = uint32_t(job / quads % groups),
-                   n = uint32_t(job / quads / groups);
-    const T *in = &x[(size_t{n} * is.c + size_t{g} * icg) * pixels];
-    const T *filters[4];
-    for (uint32_t j = 0; j < 4; ++j)
-      filters[j] = &w[(size_t{g} * ocg + std::min(quad * 4 + j, ocg - 1)) * icg];
-    const uint32_t channels = std::min(4u, ocg - quad * 4);
-    std::vector<T> &tail = scratch<T>(kPatches);
-    for (size_t p = 0; p < pixels; p += kLanes) {
-      const uint32_t count = uint32_t(std::min<size_t>(kLanes, pixels - p));
-      const T *src = in + p;
-      size_t stride = pixels;
-      if (count < kLanes) {
-        tail.assign(size_t{icg} * kLanes, T(0));
-        for (uint32_t k = 0; k < icg; ++k)
-          std::memcpy(&tail[size_t{k} * kLanes], in + k * pixels + p, count * sizeof(T));
-        src = tail.data();
-        stride = kLanes;
+  const uint32_t sh = cmd.stride_h, sw = cmd.stride_w, dh = cmd.dil_h, dw = cmd.dil_w;
+  // Phase (a, b) holds padded input (y * sh + a, x * sw + b), padded
+  // coordinates starting at (-pad_top, -pad_left).
+  const uint32_t qh = os.h + (cmd.kh - 1) * dh / sh, qw = os.w + (cmd.kw - 1) * dw / sw;
+  const size_t phaseSize = size_t{qh} * qw, wide = size_t{os.h} * qw;
+  parallelFor(size_t{os.n} * os.c, [&](size_t job) {
+    const uint32_t n = uint32_t(job / os.c), c = uint32_t(job % os.c);
+    const T *plane = x(n, c), *taps = w(0, c);
+    std::vector<T> &phases = scratch<T>(kPatches);
+    phases.resize(phaseSize * sh * sw + qw); // the last row's discarded columns read past it
+    for (uint32_t a = 0; a < sh; ++a)
+      for (uint32_t b = 0; b < sw; ++b)
+        for (uint32_t y = 0; y < qh; ++y) {
+          T *dst = &phases[((size_t{a} * sw + b) * qh + y) * qw];
+          const int64_t iy = int64_t{y} * sh + a - cmd.pad_top;
+          if (iy < 0 || iy >= is.h) {
+            std::fill(dst, dst + qw, T(0));
+            continue;
+          }
+          const T *row = plane + size_t(iy) * is.w;
+          for (uint32_t xq = 0; xq < qw; ++xq) {
+            const int64_t ix = int64_t{xq} * sw + b - cmd.pad_left;
+            dst[xq] = ix >= 0 && ix < is.w ? row[ix] : T(0);
+          }
+        }
+    std::vector<T> &sums = scratch<T>(kSums2);
+    sums.assign(wide, T(0));
+    for (uint32_t ky = 0; ky < cmd.kh; ++ky)
+      for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
+        const uint32_t a = ky * dh % sh, b = kx * dw % sw;
+        const T *src = &phases[(size_t{a} * sw + b) * phaseSize] +
+                       size_t{ky * dh / sh} * qw + kx * dw / sw;
+        macRow(sums.data(), src, 1, uint32_t(wide), taps[ky * cmd.kw + kx]);
       }
-      T sums[4][kLanes];
-      dot4<false>(filters, src, stride, icg, sums); // pixel lanes x filters
-      for (uint32_t j = 0; j < channels; ++j) {
-        Acc *dst = &acc[(size_t{n} * os.c + size_t{g} * ocg + quad * 4 + j) * pixels + p];
-        for (uint32_t l = 0; l < count; ++l)
-          dst[l] = Acc(sums[j][l]);
-      }
-    }
+    for (uint32_t oy = 0; oy < os.h; ++oy)
+      sink(n, c, size_t{oy} * os.w, os.w, &sums[size_t{oy} * qw]);
   });
 }
 
-bool isPointwise(const kiln_tiu_cmd &cmd) {
-  return cmd.kh == 1 && cmd.kw == 1 && cmd.stride_h == 1 && cmd.stride_w == 1 &&
-         !cmd.pad_top && !cmd.pad_bottom && !cmd.pad_left && !cmd.pad_right;
+// The share of vector lanes and tile rows doing work with `vectored`
+// outputs in the vectors and `scalars` as scalars.
+double laneUse(uint64_t vectored, uint64_t scalars) {
+  const uint64_t columns = vectored > kLanes ? (vectored + kBlock - 1) / kBlock * kBlock : kLanes;
+  return double(vectored) / double(columns) * double(scalars) /
+         double((scalars + kTileRows - 1) / kTileRows * kTileRows);
 }
 
-// The fastest form that computes the reference's bits: pointwise convs read
-// their planes directly (no padding, so every weight may be anything); the
-// blocked form for 8 or more channels per group when every weight is finite;
-// rows otherwise (depthwise convs).
-template <class T, class Acc>
-void convAllSums(const kiln_tiu_cmd &cmd, const std::vector<T> &x, const std::vector<T> &w,
-                 const kiln_tiu_operand &ws, std::vector<Acc> &acc) {
-  const uint32_t ocg = cmd.out.c / cmd.groups;
-  if (isPointwise(cmd) && ocg >= 4) {
-    convSumsPointwise(cmd, x, w, acc); // writes every sum
-  } else if (ocg >= 8 && allFinite(w)) {
-    convSumsBlocked(cmd, x, w, ws, acc); // writes every sum
-  } else {
-    std::fill(acc.begin(), acc.end(), Acc(0));
-    convSums(cmd, x, w, ws, acc);
+// The fastest form that computes the reference's bits: depthwise convs by
+// flat passes; pixels in the vectors, or channels when that fills them much
+// better (small maps), for 8 or more channels per group; rows otherwise (in
+// acc), and whenever a tap reads padding and a weight is not finite. Every
+// form gives sink(n, oc, p, count, sums) the finished sums of each output
+// exactly once, from the thread that computed them.
+template <class T, class Acc, class Sink>
+void convAllSums(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T> &w,
+                 std::vector<Acc> &acc, const Sink &sink) {
+  const uint32_t icg = cmd.in0.c / cmd.groups, ocg = cmd.out.c / cmd.groups;
+  const uint64_t pixels = uint64_t{cmd.out.h} * cmd.out.w;
+  const bool zerosOk = !readsPadding(cmd) || filtersFinite(cmd, w);
+  if (zerosOk && icg == 1 && ocg == 1) {
+    convSumsDepthwise(cmd, x, w, sink);
+    return;
   }
+  if (zerosOk && ocg >= 8) {
+    if (laneUse(ocg, pixels) > 1.5 * laneUse(pixels, ocg))
+      convSumsChannels(cmd, x, w, sink);
+    else
+      convSumsPixels(cmd, x, w, sink);
+    return;
+  }
+  acc.assign(size_t{cmd.out.n} * cmd.out.c * pixels, Acc(0));
+  convSums(cmd, x, w, acc, sink);
+}
+
+// A sink that keeps the sums in acc [n][oc][oh][ow].
+template <class Acc>
+auto sumsInto(const kiln_tiu_operand &os, std::vector<Acc> &acc) {
+  const size_t pixels = size_t{os.h} * os.w;
+  acc.resize(size_t{os.n} * os.c * pixels);
+  return [&acc, &os, pixels](uint32_t n, uint32_t oc, size_t p, uint32_t count, const Acc *sums) {
+    Acc *dst = &acc[(size_t{n} * os.c + oc) * pixels + p];
+    if (dst != sums)
+      std::copy(sums, sums + count, dst);
+  };
+}
+
+// Whether two operands' LMEM bytes may meet (the same per-lane range in
+// every lane, so comparing one lane's is enough).
+template <class A, class B>
+bool mayOverlap(const Operand<A> &a, const Operand<B> &b) {
+  return a.laneFirst() < a.laneEnd() && b.laneFirst() < b.laneEnd() &&
+         a.laneFirst() < b.laneEnd() && b.laneFirst() < a.laneEnd();
 }
 
 template <class E, class B>
@@ -742,17 +1010,33 @@ void convFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<B> bias(lmem, cmd.in2);
   const bool has_bias = cmd.flags & KILN_TIU_FLAG_HAS_BIAS;
   const kiln_tiu_operand &os = cmd.out;
+  std::vector<float> biases(os.c);
+  for (uint32_t c = 0; c < os.c; ++c)
+    biases[c] = has_bias ? bias.get(0, c, 0, 0) : 0.0f;
+  // Bias, ReLU and the store of a run of sums.
+  auto finish = [&](uint32_t n, uint32_t oc, size_t p, uint32_t count, const float *sums) {
+    constexpr uint32_t kChunk = 256;
+    float done[kChunk];
+    for (uint32_t at = 0; at < count; at += kChunk) {
+      const uint32_t m = std::min(kChunk, count - at);
+      for (uint32_t i = 0; i < m; ++i)
+        done[i] = applyFlags(cmd, has_bias ? sums[at + i] + biases[oc] : sums[at + i]);
+      out.setRun(n, oc, p + at, m, done);
+    }
+  };
+  const Planes<float> x = planesOf(in, kInput), w = planesOf(weight, kFilter);
   std::vector<float> &acc = scratch<float>(kSums);
-  acc.resize(size_t{os.n} * os.c * os.h * os.w);
-  convAllSums(cmd, denseCopy(in, kInput), denseCopy(weight, kFilter), cmd.in1, acc);
-  float *row = acc.data();
-  forEachRow(os, [&](uint32_t n, uint32_t c, uint32_t h) {
-    const float b = has_bias ? bias.get(0, c, 0, 0) : 0.0f;
-    for (uint32_t w = 0; w < os.w; ++w)
-      row[w] = applyFlags(cmd, has_bias ? row[w] + b : row[w]);
-    out.setRow(n, c, h, row);
-    row += os.w;
-  });
+  // An output that overlaps no input is written as its sums are done;
+  // otherwise after every read.
+  if (!mayOverlap(out, in) && !mayOverlap(out, weight) && !(has_bias && mayOverlap(out, bias))) {
+    convAllSums(cmd, x, w, acc, finish);
+    return;
+  }
+  convAllSums(cmd, x, w, acc, sumsInto(os, acc));
+  const size_t pixels = size_t{os.h} * os.w;
+  for (uint32_t n = 0; n < os.n; ++n)
+    for (uint32_t c = 0; c < os.c; ++c)
+      finish(n, c, 0, uint32_t(pixels), &acc[(size_t{n} * os.c + c) * pixels]);
 }
 
 template <class E, class B>
@@ -767,7 +1051,7 @@ void deconvFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   forEachElement(os, [&](uint32_t, uint32_t c, uint32_t, uint32_t) {
     acc[i++] = has_bias ? bias.get(0, c, 0, 0) : 0.0f;
   });
-  deconvSums(cmd, denseCopy(in, kInput), denseCopy(weight, kFilter), cmd.in1, acc);
+  deconvSums(cmd, planesOf(in, kInput), planesOf(weight, kFilter), acc);
   float *row = acc.data();
   forEachRow(os, [&](uint32_t n, uint32_t c, uint32_t h) {
     for (uint32_t w = 0; w < os.w; ++w)
@@ -781,11 +1065,11 @@ void deconvFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
 // than 2^31 / (255 * 128) taps (|x - zp| <= 255, |w| <= 128), so the order is
 // free; the bias and requantization follow in int64. Larger records run the
 // reference kernel.
-const std::vector<int32_t> &int8Copy(const Operand<I8> &o, int32_t zp, Scratch slot) {
+Planes<int32_t> int8Planes(const Operand<I8> &o, int32_t zp, Scratch slot) {
   std::vector<int32_t> &v = denseCopy(o, slot);
   for (int32_t &e : v)
     e -= zp;
-  return v;
+  return densePlanes(o.shape(), v);
 }
 
 // Taps per output below which int32 sums of (x - zp) * w cannot overflow.
@@ -807,7 +1091,7 @@ const char *convLikeI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem, Sums sums) {
   const kiln_tiu_operand &os = cmd.out;
   std::vector<int32_t> &acc = scratch<int32_t>(kSums);
   acc.assign(size_t{os.n} * os.c * os.h * os.w, 0);
-  sums(int8Copy(in, q.zp_in0, kInput), int8Copy(weight, 0, kFilter), acc);
+  sums(int8Planes(in, q.zp_in0, kInput), int8Planes(weight, 0, kFilter), acc);
   size_t i = 0;
   forEachElement(os, [&](uint32_t n, uint32_t c, uint32_t h, uint32_t w) {
     int64_t v = int64_t{table[c].bias} + acc[i++];
@@ -820,7 +1104,8 @@ const char *convI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   if (!int32SumsExact(cmd))
     return convI8(cmd, lmem);
   return convLikeI8Fast(cmd, lmem, [&](const auto &x, const auto &w, auto &acc) {
-    convAllSums(cmd, x, w, cmd.in1, acc);
+    std::vector<int32_t> &rows = scratch<int32_t>(kRowSums);
+    convAllSums(cmd, x, w, rows, sumsInto(cmd.out, acc));
   });
 }
 
@@ -828,7 +1113,7 @@ const char *deconvI8Fast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   if (!int32SumsExact(cmd))
     return deconvI8(cmd, lmem);
   return convLikeI8Fast(cmd, lmem, [&](const auto &x, const auto &w, auto &acc) {
-    deconvSums(cmd, x, w, cmd.in1, acc);
+    deconvSums(cmd, x, w, acc);
   });
 }
 
@@ -949,10 +1234,57 @@ void eltwiseRow(uint16_t subop, float *a, const float *b, uint32_t n, bool relu_
   }
 }
 
+// F32 planes of an output and its input `a` that can be computed in place,
+// plane by plane and in parallel, with the same results as row by row: a is
+// the output itself or lies apart from it, and so does every other input.
+bool samePlanes(const kiln_tiu_operand &x, const kiln_tiu_operand &out) {
+  return x.n == out.n && x.c == out.c && x.h == out.h && x.w == out.w;
+}
+
+template <class E>
+bool planewise(const Operand<E> &out, const Operand<E> &a, const Operand<E> *others, size_t count) {
+  if (!out.inPlace() || !a.inPlace() || !samePlanes(a.shape(), out.shape()) ||
+      !(a.sameAs(out) || !mayOverlap(a, out)))
+    return false;
+  for (size_t i = 0; i < count; ++i)
+    if (!others[i].inPlace() || !samePlanes(others[i].shape(), out.shape()) ||
+        mayOverlap(others[i], out))
+      return false;
+  return true;
+}
+
+// Runs f(dst, count, others...) on each output plane after copying a's plane
+// into it (unless a is the output), planes split over the threads.
+void forEachPlanePair(const kiln_tiu_operand &os, Operand<F32> &out, const Operand<F32> &a,
+                      const std::function<void(float *, uint32_t, uint32_t, uint32_t)> &f) {
+  const bool copy = !a.sameAs(out);
+  const uint32_t count = uint32_t(os.h) * os.w;
+  const size_t planes = size_t{os.n} * os.c;
+  const size_t chunks = std::min<size_t>(planes, size_t{count} * planes >= 16384 ? 4 * cmodelThreads() : 1);
+  parallelFor(chunks, [&](size_t chunk) {
+    for (size_t i = chunk * planes / chunks; i < (chunk + 1) * planes / chunks; ++i) {
+      const uint32_t n = uint32_t(i / os.c), c = uint32_t(i % os.c);
+      float *dst = reinterpret_cast<float *>(out.planeAt(n, c));
+      if (copy)
+        std::memcpy(dst, a.planeAt(n, c), size_t{count} * sizeof(float));
+      f(dst, count, n, c);
+    }
+  });
+}
+
 // Row by row: each output row is computed from its input rows read first.
 template <class E>
 void eltwise(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<E> a(lmem, cmd.in0), b(lmem, cmd.in1), out(lmem, cmd.out);
+  if constexpr (std::is_same_v<E, F32>) {
+    if (planewise(out, a, &b, 1)) {
+      forEachPlanePair(cmd.out, out, a, [&](float *dst, uint32_t count, uint32_t n, uint32_t c) {
+        eltwiseRow(cmd.subop, dst, reinterpret_cast<const float *>(b.planeAt(n, c)), count,
+                   cmd.flags & KILN_TIU_FLAG_RELU);
+      });
+      return;
+    }
+  }
   const uint32_t width = cmd.out.w;
   std::vector<float> ra(width), rb(width);
   forEachRow(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h) {
@@ -1039,6 +1371,14 @@ void active(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<E> in(lmem, cmd.in0), out(lmem, cmd.out);
   const uint32_t width = cmd.out.w;
   const bool relu_after = cmd.flags & KILN_TIU_FLAG_RELU;
+  if constexpr (std::is_same_v<E, F32>) {
+    if (planewise<F32>(out, in, nullptr, 0)) {
+      forEachPlanePair(cmd.out, out, in, [&](float *dst, uint32_t count, uint32_t, uint32_t) {
+        activeRow(cmd.subop, dst, count, cmd.param[0], cmd.param[1], relu_after);
+      });
+      return;
+    }
+  }
   std::vector<float> row(width);
   forEachRow(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h) {
     in.getRow(n, c, h, width, row.data());

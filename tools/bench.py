@@ -83,6 +83,20 @@ def ort_time(onnx_path, input_npz, reference_npz):
 summary = []  # (name, dtype, modelled/roofline, cmodel ms, ORT ms or None, ORT note)
 
 
+def profile(bmodel):
+    """Per group of `kiln inspect --profile`: cycles, engine busy cycles, bound."""
+    text = subprocess.run([kiln, "inspect", bmodel, "--profile"], check=True,
+                          capture_output=True, text=True).stdout
+    groups = []
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) >= 8 and f[0].isdigit():
+            groups.append({"group": int(f[0]), "ops": int(f[1]), "cycles": int(f[2]),
+                           "tiu": int(f[3]), "gdma": int(f[4]), "bound": f[5],
+                           "first": f[8] if len(f) > 8 else ""})
+    return groups
+
+
 def bench(name):
     out = os.path.join(build, "out")
     os.makedirs(out, exist_ok=True)
@@ -120,8 +134,16 @@ def bench(name):
               f"{'' if dtype == 'f32' else ' (against the f32 ORT figure)'}")
     else:
         print(f"  ONNX Runtime CPU    skipped: {why}")
-    print(f"  modelled cycles     {s['cycles']:10d}")
+    print(f"  modelled cycles     {s['cycles']:10d}  (TIU busy {s['tiu_cycles']}, GDMA busy "
+          f"{s['gdma_cycles']}: the engines overlap "
+          f"{max(0, s['tiu_cycles'] + s['gdma_cycles'] - s['cycles'])} cycles)")
     print(f"  roofline cycles     {roof:10.0f}  -> modelled/roofline {s['cycles'] / roof:.2f}x")
+    groups = profile(bm)
+    if groups:
+        print("  costliest groups (kiln inspect --profile):")
+        for g in sorted(groups, key=lambda g: -g["cycles"])[:5]:
+            print(f"    group {g['group']:3d} {g['cycles']:9d} cycles, TIU {g['tiu']:9d}, GDMA {g['gdma']:9d}, "
+                  f"{g['bound']:7} {g['ops']:3d} ops from {g['first']}")
     print(f"  DDR bytes           {s['ddr_bytes']:10d}")
     print(f"  minimum DDR bytes   {net['min_ddr_bytes']:10d}  -> ratio {s['ddr_bytes'] / net['min_ddr_bytes']:.2f}x")
     plan = net["activation_plan"]

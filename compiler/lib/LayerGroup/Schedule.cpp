@@ -390,8 +390,15 @@ lg::choosePlan(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> record
     }
     return fits;
   };
+  // C slice counts to try: each up to 8, then roughly geometric, so wide
+  // layers (2048 channels, 32 lane groups) cost 12 candidates, not 32.
+  llvm::SmallVector<int64_t, 16> cCounts;
+  for (int64_t c = 1; c <= maxC; c = c < 8 ? c + 1 : c * 3 / 2)
+    cCounts.push_back(c);
+  if (cCounts.back() != maxC)
+    cCounts.push_back(maxC);
   for (int64_t n = 1; n <= maxN; ++n) {
-    for (int64_t c = 1; c <= maxC; ++c) {
+    for (int64_t c : cCounts) {
       // The fewest H slices that fit, then a few more: more slices pipeline
       // loads, compute and stores but repeat halo rows and overheads.
       int64_t fewest = 1;

@@ -161,9 +161,10 @@ void Device::injectHang(uint32_t after) { hang_in_ = after; }
 
 kiln_status Device::execute(Submission &sub) {
   kiln_queue_timing timing{};
-  kiln_status st = kiln_schedule_queues(sub.tiu.data(), uint32_t(sub.tiu.size()), sub.gdma.data(),
-                                        uint32_t(sub.gdma.size()), &Device::onCommand,
-                                        &sub, &timing);
+  kiln_queue_arrays arrays{sub.tiu.data(), sub.gdma.data()};
+  kiln_queue_source q{&arrays, uint32_t(sub.tiu.size()), uint32_t(sub.gdma.size()),
+                      kiln_array_tiu_at, kiln_array_gdma_at};
+  kiln_status st = kiln_schedule_source_timed(&q, nullptr, &Device::onCommand, &sub, &timing);
   if (st == KILN_ERR_BAD_SYNC)
     fault_reason_ = "sync ids can never be satisfied";
   if (st != KILN_OK)
@@ -176,9 +177,13 @@ kiln_status Device::execute(Submission &sub) {
   return KILN_OK;
 }
 
-kiln_status Device::onCommand(void *user, kiln_engine engine, uint32_t index) {
+kiln_status Device::onCommand(void *user, kiln_engine engine, uint32_t index, uint64_t start,
+                              uint64_t cycles) {
   const Submission &sub = *static_cast<const Submission *>(user);
-  return sub.device->executeCommand(sub, engine, index);
+  Device &d = *sub.device;
+  if (d.trace_)
+    d.trace_->push_back({d.stats_.submissions - 1, engine, index, d.stats_.cycles + start, cycles});
+  return d.executeCommand(sub, engine, index);
 }
 
 kiln_status Device::executeCommand(const Submission &sub, kiln_engine engine, uint32_t index) {

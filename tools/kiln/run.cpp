@@ -1,12 +1,14 @@
 // kiln run MODEL.bmodel --input IN.npz --output OUT.npz [--stats STATS.json]
-//   [--all-tensors] [--device-mem MIB] [--repeat N]
+//   [--all-tensors] [--device-mem MIB] [--repeat N] [--trace TRACE.json]
 // The cmodel's DDR is what the bmodel's memory query asks for, unless
 // --device-mem gives a size.
 // With --repeat the net runs N times on the same inputs (outputs must not
 // change); the stats then show what the residency manager saved.
+// --trace writes the first run's commands as a Chrome/Perfetto trace (Trace.h).
 // Runs the bmodel through the runtime core on the cmodel.
 #include "Commands.h"
 #include "NetIo.h"
+#include "Trace.h"
 
 #include "kiln/cmodel/device.h"
 #include "kiln/host/npz.h"
@@ -20,7 +22,7 @@
 using namespace kiln;
 
 int kiln::cli::runMain(const Args &args) {
-  std::string model, inPath, outPath, statsPath;
+  std::string model, inPath, outPath, statsPath, tracePath;
   bool allTensors = false;
   uint64_t deviceMiB = 0; // 0: what the bmodel needs
   unsigned repeat = 1;
@@ -32,6 +34,8 @@ int kiln::cli::runMain(const Args &args) {
       outPath = next();
     else if (args[i] == "--stats")
       statsPath = next();
+    else if (args[i] == "--trace")
+      tracePath = next();
     else if (args[i] == "--all-tensors")
       allTensors = true;
     else if (args[i] == "--device-mem")
@@ -72,11 +76,15 @@ int kiln::cli::runMain(const Args &args) {
   kiln_run_stats runStats{};
   uint64_t loadsAvoided = 0, bytesSaved = 0;
   std::vector<host::Array> tensors;
+  std::vector<cmodel::TraceEvent> trace;
+  const uint64_t firstSubmission = device->stats().submissions;
   for (unsigned r = 0; r < repeat; ++r) {
     // Per-layer values come from the last run only (reading them costs time).
     const bool capture = allTensors && r + 1 == repeat;
+    device->traceInto(!tracePath.empty() && r == 0 ? &trace : nullptr);
     kiln_status st = runNet(net.handle(), 600u * 1000u * 1000u, &runStats,
                             capture ? &tensors : nullptr);
+    device->traceInto(nullptr);
     if (st != KILN_OK) {
       std::string why = device->faultReason();
       return fail(std::string("run failed: ") + kiln_status_str(st) +
@@ -89,6 +97,10 @@ int kiln::cli::runMain(const Args &args) {
                       std::chrono::steady_clock::now() - start)
                       .count() /
                   repeat;
+
+  if (!tracePath.empty())
+    if (auto err = cli::writeTrace(tracePath, file, 0, trace, firstSubmission); !err.empty())
+      return fail(err);
 
   std::vector<host::Array> outputs = readOutputs(net.handle());
   for (host::Array &t : tensors)

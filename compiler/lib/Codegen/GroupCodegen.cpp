@@ -72,6 +72,11 @@ struct GroupEmitter {
       return failure();
     code.tiu = std::move(q->tiu);
     code.gdma = std::move(q->gdma);
+    // Slice tables list the values in order, so a value is its table's index.
+    for (int n : q->tiuNode)
+      code.tiuOps.push_back(n);
+    for (int v : q->gdmaValue)
+      code.gdmaTensors.push_back(v < 0 ? GroupCode::kNoTensor : v);
     for (const lg::Step &step : q->steps)
       code.timesteps.push_back(
           {step.slice, step.tiuBegin, step.tiuEnd, step.gdmaBegin, step.gdmaEnd});

@@ -135,6 +135,7 @@ struct Scheduler {
     // The buffer's previous value must have been read.
     c.wait_tiu_id = lastRead[v][bufferOf(v, k)];
     q.gdma.push_back(c);
+    q.gdmaValue.push_back(v);
     (held[v] ? heldLoad[v] : loaded[k][v]) = q.gdma.size();
   }
 
@@ -194,6 +195,7 @@ struct Scheduler {
       }
     }
     q.tiu.push_back(c);
+    q.tiuNode.push_back(n);
     uint32_t id = q.tiu.size();
     produced[k][node.result] = id;
     for (int v : node.operands)
@@ -212,6 +214,7 @@ struct Scheduler {
       kiln_gdma_cmd c = transfer(v, bufferAddr(v, k), s.hold[v][slice], rows, false);
       c.wait_tiu_id = produced[k][v];
       q.gdma.push_back(c);
+      q.gdmaValue.push_back(v);
       lastStore[v][bufferOf(v, k)] = q.gdma.size();
     }
   }
@@ -240,6 +243,7 @@ struct Scheduler {
       c.cmd_id = q.gdma.size() + 1;
       c.wait_tiu_id = 0;
       q.gdma.push_back(c);
+      q.gdmaValue.push_back(-1);
     }
     prologue.gdmaEnd = q.gdma.size();
     q.steps.push_back(prologue);

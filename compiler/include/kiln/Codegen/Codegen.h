@@ -74,6 +74,9 @@ struct GroupCode {
   std::vector<LmemAlloc> lmem;
   std::vector<kiln_tiu_cmd> tiu;
   std::vector<kiln_gdma_cmd> gdma;
+  std::vector<uint16_t> tiuOps;      // per TIU command: index into ops
+  std::vector<uint16_t> gdmaTensors; // per GDMA command: index into slices, or kNoTensor
+  static constexpr uint16_t kNoTensor = 0xffff;
   uint64_t cycles = 0; // modelled by the shared cost model
 };
 

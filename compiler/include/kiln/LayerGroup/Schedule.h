@@ -62,6 +62,8 @@ struct GroupQueues {
   std::vector<kiln_gdma_cmd> gdma;
   std::vector<Step> steps;
   std::vector<int> slices; ///< the non-empty slices, in the order they run
+  std::vector<int> tiuNode;   ///< per TIU command, the node it runs
+  std::vector<int> gdmaValue; ///< per GDMA command, the value it moves (-1: prefetch)
 };
 
 /// The queues of group `g` sliced as `s` with `buffers` buffers per sliced

@@ -73,7 +73,9 @@ flatbuffers::Offset<fb::LayerGroup> group(flatbuffers::FlatBufferBuilder &b,
       blob.append(g.gdma.data(), g.gdma.size() * sizeof(kiln_gdma_cmd));
   return fb::CreateLayerGroupDirect(b, g.id, &ops, g.nSlices, g.hSlices, &slices,
                                     &steps, &lmem, &tiu, g.tiu.size(), &gdma,
-                                    g.gdma.size(), g.cycles, g.cSlices);
+                                    g.gdma.size(), g.cycles, g.cSlices,
+                                    g.tiuOps.empty() ? nullptr : &g.tiuOps,
+                                    g.gdmaTensors.empty() ? nullptr : &g.gdmaTensors);
 }
 
 flatbuffers::Offset<fb::Net> net(flatbuffers::FlatBufferBuilder &b,

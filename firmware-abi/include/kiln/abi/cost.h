@@ -216,6 +216,11 @@ typedef enum kiln_engine { KILN_ENGINE_TIU = 0, KILN_ENGINE_GDMA = 1 } kiln_engi
  * Any status other than KILN_OK stops the schedule and is returned. */
 typedef kiln_status (*kiln_schedule_cb)(void *user, kiln_engine engine, uint32_t index);
 
+/* The same with the cycle the command starts at (from the start of the
+ * queues) and its modelled cycles: what a trace shows. */
+typedef kiln_status (*kiln_schedule_timed_cb)(void *user, kiln_engine engine, uint32_t index,
+                                              uint64_t start, uint64_t cycles);
+
 typedef struct kiln_queue_timing {
   uint64_t total_cycles; /* the last command's completion */
   uint64_t tiu_busy;     /* sum of TIU command cycles */
@@ -256,16 +261,19 @@ static inline kiln_status kiln_check_source_sync_ids(const kiln_queue_source *q)
 /* Simulates both engines: a command starts when its engine is idle and the
  * other engine has completed the id it waits for. Each step starts or
  * completes at least one command, so the simulation is O(n_tiu + n_gdma).
- * Commands are reported to cb (may be NULL) in start order; commands that
- * start together are reported earlier-finishing first, then lower id, then
- * TIU first. Returns KILN_ERR_BAD_SYNC for malformed ids or a deadlock. */
-static inline kiln_status kiln_schedule_source(const kiln_queue_source *q, kiln_schedule_cb cb,
-                                               void *user, kiln_queue_timing *out) {
+ * Commands are reported to cb, or else to timed (either may be NULL), in
+ * start order; commands that start together are reported earlier-finishing
+ * first, then lower id, then TIU first. Returns KILN_ERR_BAD_SYNC for
+ * malformed ids or a deadlock. */
+static inline kiln_status kiln_schedule_source_timed(const kiln_queue_source *q,
+                                                     kiln_schedule_cb cb,
+                                                     kiln_schedule_timed_cb timed, void *user,
+                                                     kiln_queue_timing *out) {
   const uint32_t n_tiu = q->n_tiu, n_gdma = q->n_gdma;
   uint32_t t_next = 0, g_next = 0;  /* next command to start */
   uint32_t t_done = 0, g_done = 0;  /* completed commands (in-order queues) */
   int t_busy = 0, g_busy = 0;
-  uint64_t t_end = 0, g_end = 0, now = 0, t_sum = 0, g_sum = 0;
+  uint64_t t_end = 0, g_end = 0, now = 0, t_sum = 0, g_sum = 0, t_c = 0, g_c = 0;
   kiln_status st = kiln_check_source_sync_ids(q);
   if (st != KILN_OK)
     return st;
@@ -278,25 +286,27 @@ static inline kiln_status kiln_schedule_source(const kiln_queue_source *q, kiln_
     int tiu_first = 1;
     int k;
     if (t_start) {
-      uint64_t c = kiln_tiu_cycles(t);
+      t_c = kiln_tiu_cycles(t);
       t_busy = 1;
-      t_end = kiln_sat_add(now, c);
-      t_sum = kiln_sat_add(t_sum, c);
+      t_end = kiln_sat_add(now, t_c);
+      t_sum = kiln_sat_add(t_sum, t_c);
     }
     if (g_start) {
-      uint64_t c = kiln_gdma_cycles(g);
+      g_c = kiln_gdma_cycles(g);
       g_busy = 1;
-      g_end = kiln_sat_add(now, c);
-      g_sum = kiln_sat_add(g_sum, c);
+      g_end = kiln_sat_add(now, g_c);
+      g_sum = kiln_sat_add(g_sum, g_c);
     }
     if (t_start && g_start)
       tiu_first = t_end != g_end ? t_end < g_end : t_next <= g_next;
-    for (k = 0; k < 2 && cb; ++k) {
+    for (k = 0; k < 2 && (cb || timed); ++k) {
       int report_tiu = (k == 0) == tiu_first;
       if (report_tiu && t_start)
-        st = cb(user, KILN_ENGINE_TIU, t_next);
+        st = cb ? cb(user, KILN_ENGINE_TIU, t_next)
+                : timed(user, KILN_ENGINE_TIU, t_next, now, t_c);
       else if (!report_tiu && g_start)
-        st = cb(user, KILN_ENGINE_GDMA, g_next);
+        st = cb ? cb(user, KILN_ENGINE_GDMA, g_next)
+                : timed(user, KILN_ENGINE_GDMA, g_next, now, g_c);
       if (st != KILN_OK)
         return st;
     }
@@ -325,6 +335,12 @@ static inline kiln_status kiln_schedule_source(const kiln_queue_source *q, kiln_
     out->gdma_busy = g_sum;
   }
   return KILN_OK;
+}
+
+/* kiln_schedule_source_timed without start times. */
+static inline kiln_status kiln_schedule_source(const kiln_queue_source *q, kiln_schedule_cb cb,
+                                               void *user, kiln_queue_timing *out) {
+  return kiln_schedule_source_timed(q, cb, 0, user, out);
 }
 
 /* ---- the two queues as arrays ----------------------------------------------- */

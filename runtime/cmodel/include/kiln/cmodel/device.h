@@ -34,6 +34,16 @@ struct Stats {
   uint64_t soft_resets = 0; // CTRL_SOFT_RESET writes
 };
 
+// One command as it ran: submission (Stats::submissions before it was rung),
+// engine, index in its queue, start cycle (on the device's clock: the cycles
+// of the submissions before it plus its start within its own) and cycles.
+struct TraceEvent {
+  uint64_t submission;
+  kiln_engine engine;
+  uint32_t index;
+  uint64_t start, cycles;
+};
+
 class Device {
 public:
   // Device address of DDR byte 0. Not zero, so that a DDR offset passed
@@ -65,6 +75,9 @@ public:
   void injectFault(kiln_status status, uint32_t after = 0);
   void injectHang(uint32_t after = 0);
 
+  // Appends every command that runs to *sink until called with nullptr.
+  void traceInto(std::vector<TraceEvent> *sink) { trace_ = sink; }
+
   const Stats &stats() const { return stats_; }
   void resetStats() { stats_ = Stats{}; }
   // Why the last submission faulted; empty if it did not. Kept across a soft
@@ -91,12 +104,14 @@ private:
   template <class Record>
   bool fetch(uint64_t addr, uint32_t count, std::vector<Record> *out);
 
-  static kiln_status onCommand(void *user, kiln_engine engine, uint32_t index);
+  static kiln_status onCommand(void *user, kiln_engine engine, uint32_t index, uint64_t start,
+                               uint64_t cycles);
 
   std::vector<uint8_t> ddr_;
   std::vector<uint8_t> lmem_;
   uint32_t regs_[KILN_REG_SPACE_BYTES / 4] = {};
   Stats stats_;
+  std::vector<TraceEvent> *trace_ = nullptr;
   std::string fault_reason_;
   // Armed test events: doorbells to let pass first (-1 when not armed).
   int64_t fault_in_ = -1, hang_in_ = -1;

@@ -1,0 +1,170 @@
+//===- Trace.cpp - A Chrome/Perfetto trace of a run on the cmodel ---------===//
+
+#include "Trace.h"
+
+#include "kiln/abi/bmodel.h"
+#include "kiln/abi/cost.h"
+#include "kiln/bmodel_generated.h"
+
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+
+namespace fb = kiln::bmodel;
+using namespace kiln;
+
+namespace {
+
+constexpr double kCyclesPerUs = 1000.0; // TIU and GDMA clocks: 1 GHz
+
+const char *tiuKind(uint32_t op) {
+  switch (op) {
+  case KILN_TIU_CONV: return "conv";
+  case KILN_TIU_DECONV: return "deconv";
+  case KILN_TIU_POOL: return "pool";
+  case KILN_TIU_ELTWISE: return "eltwise";
+  case KILN_TIU_ACTIVE: return "active";
+  case KILN_TIU_CAST: return "cast";
+  case KILN_TIU_RESIZE: return "resize";
+  default: return "tiu";
+  }
+}
+
+const char *gdmaKind(const kiln_gdma_cmd &c) {
+  switch (c.dir) {
+  case KILN_GDMA_DDR_TO_LMEM: return "load";
+  case KILN_GDMA_LMEM_TO_DDR: return "store";
+  case KILN_GDMA_LMEM_TO_LMEM: return "move";
+  default: return "copy";
+  }
+}
+
+/// The records of a group, copied out of the blob; false if outside it.
+template <typename Record>
+bool records(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
+             const fb::BlobRange *range, uint32_t count, std::vector<Record> &out) {
+  uint64_t bytes = uint64_t{count} * sizeof(Record), offset = range ? range->offset() : 0;
+  if (h.blob_offset > file.size() || h.blob_size > file.size() - h.blob_offset ||
+      offset > h.blob_size || bytes > h.blob_size - offset)
+    return false;
+  out.resize(count);
+  if (bytes)
+    std::memcpy(out.data(), file.data() + h.blob_offset + offset, bytes);
+  return true;
+}
+
+std::string str(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
+
+} // namespace
+
+std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> &file,
+                            uint32_t netIndex, const std::vector<cmodel::TraceEvent> &events,
+                            uint64_t firstSubmission) {
+  kiln_bmodel_header h{};
+  if (file.size() < sizeof(h))
+    return "trace: not a bmodel";
+  std::memcpy(&h, file.data(), sizeof(h));
+  const fb::Model *m = fb::GetModel(file.data() + h.flatbuffer_offset);
+  if (!m->nets() || netIndex >= m->nets()->size())
+    return "trace: the bmodel has no net " + std::to_string(netIndex);
+  const fb::Net &net = *m->nets()->Get(netIndex);
+  const auto *groups = net.groups();
+  uint32_t groupCount = groups ? groups->size() : 0;
+  std::vector<std::vector<kiln_tiu_cmd>> tiu(groupCount);
+  std::vector<std::vector<kiln_gdma_cmd>> gdma(groupCount);
+  for (uint32_t g = 0; g < groupCount; ++g) {
+    const fb::LayerGroup &lg = *groups->Get(g);
+    if (!records(file, h, lg.tiu_cmds(), lg.tiu_count(), tiu[g]) ||
+        !records(file, h, lg.gdma_cmds(), lg.gdma_count(), gdma[g]))
+      return "trace: group " + std::to_string(g) + " has commands outside the blob";
+  }
+
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec)
+    return "cannot write " + path + ": " + ec.message();
+  llvm::json::OStream j(os, 1);
+  j.objectBegin();
+  j.attribute("displayTimeUnit", "ns");
+  j.attributeBegin("traceEvents");
+  j.arrayBegin();
+  auto meta = [&](const char *name, int tid, const std::string &value) {
+    j.object([&] {
+      j.attribute("ph", "M");
+      j.attribute("name", name);
+      j.attribute("pid", 0);
+      j.attribute("tid", tid);
+      j.attributeObject("args", [&] { j.attribute("name", value); });
+    });
+  };
+  meta("process_name", 0, "kiln cmodel: " + str(net.name()));
+  meta("thread_name", KILN_ENGINE_TIU, "TIU");
+  meta("thread_name", KILN_ENGINE_GDMA, "GDMA");
+
+  uint64_t ddrBytes = 0;
+  for (const cmodel::TraceEvent &e : events) {
+    if (e.submission < firstSubmission || e.submission - firstSubmission >= groupCount)
+      continue;
+    uint32_t g = e.submission - firstSubmission;
+    const fb::LayerGroup &lg = *groups->Get(g);
+    std::string name, kind;
+    uint64_t bytes = 0;
+    if (e.engine == KILN_ENGINE_TIU) {
+      if (e.index >= tiu[g].size())
+        continue;
+      kind = tiuKind(tiu[g][e.index].op);
+      uint32_t op = lg.tiu_ops() && e.index < lg.tiu_ops()->size() ? lg.tiu_ops()->Get(e.index)
+                                                                     : 0;
+      name = lg.ops() && op < lg.ops()->size() ? str(lg.ops()->Get(op)) : kind;
+    } else {
+      if (e.index >= gdma[g].size())
+        continue;
+      const kiln_gdma_cmd &c = gdma[g][e.index];
+      kind = gdmaKind(c);
+      if (!(kiln_gdma_src_is_lmem(c.dir) && kiln_gdma_dst_is_lmem(c.dir)))
+        bytes = kiln_gdma_bus_bytes(&c);
+      uint32_t t = lg.gdma_tensors() && e.index < lg.gdma_tensors()->size()
+                       ? lg.gdma_tensors()->Get(e.index)
+                       : 0xffffu;
+      std::string tensor = lg.slices() && t < lg.slices()->size()
+                               ? str(lg.slices()->Get(t)->tensor())
+                           : t == 0xffffu && c.dir == KILN_GDMA_DDR_TO_LMEM
+                               ? "(a later group's coefficient)"
+                           : lg.ops() && lg.ops()->size() ? str(lg.ops()->Get(0))
+                                                          : "";
+      name = kind + " " + tensor;
+    }
+    j.object([&] {
+      j.attribute("name", name);
+      j.attribute("cat", kind);
+      j.attribute("ph", "X");
+      j.attribute("pid", 0);
+      j.attribute("tid", (int)e.engine);
+      j.attribute("ts", double(e.start) / kCyclesPerUs);
+      j.attribute("dur", double(e.cycles) / kCyclesPerUs);
+      j.attributeObject("args", [&] {
+        j.attribute("group", (int64_t)g);
+        j.attribute("command", (int64_t)e.index);
+        j.attribute("cycles", (int64_t)e.cycles);
+        if (bytes)
+          j.attribute("ddr_bytes", (int64_t)bytes);
+      });
+    });
+    if (bytes) {
+      ddrBytes += bytes;
+      j.object([&] {
+        j.attribute("name", "DDR bytes");
+        j.attribute("ph", "C");
+        j.attribute("pid", 0);
+        j.attribute("ts", double(e.start + e.cycles) / kCyclesPerUs);
+        j.attributeObject("args", [&] { j.attribute("bytes", (int64_t)ddrBytes); });
+      });
+    }
+  }
+  j.arrayEnd();
+  j.attributeEnd();
+  j.objectEnd();
+  os << "\n";
+  return os.has_error() ? "cannot write " + path : std::string();
+}

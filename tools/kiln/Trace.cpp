@@ -1,6 +1,7 @@
 //===- Trace.cpp - A Chrome/Perfetto trace of a run on the cmodel ---------===//
 
 #include "Trace.h"
+#include "GroupRecords.h"
 
 #include "kiln/abi/bmodel.h"
 #include "kiln/abi/cost.h"
@@ -9,7 +10,6 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstring>
 
 namespace fb = kiln::bmodel;
 using namespace kiln;
@@ -40,20 +40,6 @@ const char *gdmaKind(const kiln_gdma_cmd &c) {
   }
 }
 
-/// The records of a group, copied out of the blob; false if outside it.
-template <typename Record>
-bool records(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
-             const fb::BlobRange *range, uint32_t count, std::vector<Record> &out) {
-  uint64_t bytes = uint64_t{count} * sizeof(Record), offset = range ? range->offset() : 0;
-  if (h.blob_offset > file.size() || h.blob_size > file.size() - h.blob_offset ||
-      offset > h.blob_size || bytes > h.blob_size - offset)
-    return false;
-  out.resize(count);
-  if (bytes)
-    std::memcpy(out.data(), file.data() + h.blob_offset + offset, bytes);
-  return true;
-}
-
 std::string str(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
 
 } // namespace
@@ -74,9 +60,7 @@ std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> 
   std::vector<std::vector<kiln_tiu_cmd>> tiu(groupCount);
   std::vector<std::vector<kiln_gdma_cmd>> gdma(groupCount);
   for (uint32_t g = 0; g < groupCount; ++g) {
-    const fb::LayerGroup &lg = *groups->Get(g);
-    if (!records(file, h, lg.tiu_cmds(), lg.tiu_count(), tiu[g]) ||
-        !records(file, h, lg.gdma_cmds(), lg.gdma_count(), gdma[g]))
+    if (!groupRecords(file, h, *groups->Get(g), tiu[g], gdma[g]))
       return "trace: group " + std::to_string(g) + " has commands outside the blob";
   }
 

@@ -3,6 +3,7 @@
 // their slice tables and LMEM allocations, dynamic weights and residency.
 // --profile prints instead where the modelled time goes, group by group.
 #include "Commands.h"
+#include "GroupRecords.h"
 
 #include "kiln/abi/bmodel.h"
 #include "kiln/abi/chip.h"
@@ -258,24 +259,6 @@ void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
         std::printf("  dynamic weight %s\n", dynamicJson(d).c_str());
   }
 }
-/// A group's records copied out of the blob; false if they lie outside it.
-bool groupRecords(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
-                  const fb::LayerGroup &g, std::vector<kiln_tiu_cmd> &tiu,
-                  std::vector<kiln_gdma_cmd> &gdma) {
-  auto copy = [&](const fb::BlobRange *range, uint32_t count, auto &out) {
-    uint64_t bytes = uint64_t{count} * sizeof(out[0]);
-    uint64_t offset = range ? range->offset() : 0;
-    if (h.blob_offset > file.size() || h.blob_size > file.size() - h.blob_offset ||
-        offset > h.blob_size || bytes > h.blob_size - offset)
-      return false;
-    out.resize(count);
-    if (bytes)
-      std::memcpy(out.data(), file.data() + h.blob_offset + offset, bytes);
-    return true;
-  };
-  return copy(g.tiu_cmds(), g.tiu_count(), tiu) && copy(g.gdma_cmds(), g.gdma_count(), gdma);
-}
-
 /// Per group: modelled cycles (the chip's scheduler over its queues), each
 /// engine's busy cycles, what bounds it, DDR bytes on the bus and LMEM peak.
 int printProfile(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
@@ -291,7 +274,7 @@ int printProfile(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
       std::vector<kiln_tiu_cmd> tiu;
       std::vector<kiln_gdma_cmd> gdma;
       kiln_queue_timing t{};
-      if (!groupRecords(file, h, *g, tiu, gdma) ||
+      if (!kiln::cli::groupRecords(file, h, *g, tiu, gdma) ||
           kiln_schedule_queues(tiu.data(), tiu.size(), gdma.data(), gdma.size(), nullptr,
                                nullptr, &t) != KILN_OK)
         return kiln::cli::fail("inspect: group " + std::to_string(g->id()) +

@@ -1,0 +1,35 @@
+//===- GroupRecords.h - A layer group's command records from a bmodel -*- C++ -*-===//
+#ifndef KILN_TOOLS_KILN_GROUPRECORDS_H
+#define KILN_TOOLS_KILN_GROUPRECORDS_H
+
+#include "kiln/abi/bmodel.h"
+#include "kiln/abi/commands.h"
+#include "kiln/bmodel_generated.h"
+
+#include <cstring>
+#include <vector>
+
+namespace kiln::cli {
+
+/// Copies group g's TIU and GDMA records out of the bmodel file's blob;
+/// false if they lie outside it.
+inline bool groupRecords(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
+                         const kiln::bmodel::LayerGroup &g, std::vector<kiln_tiu_cmd> &tiu,
+                         std::vector<kiln_gdma_cmd> &gdma) {
+  auto copy = [&](const kiln::bmodel::BlobRange *range, uint32_t count, auto &out) {
+    uint64_t bytes = uint64_t{count} * sizeof(out[0]);
+    uint64_t offset = range ? range->offset() : 0;
+    if (h.blob_offset > file.size() || h.blob_size > file.size() - h.blob_offset ||
+        offset > h.blob_size || bytes > h.blob_size - offset)
+      return false;
+    out.resize(count);
+    if (bytes)
+      std::memcpy(out.data(), file.data() + h.blob_offset + offset, bytes);
+    return true;
+  };
+  return copy(g.tiu_cmds(), g.tiu_count(), tiu) && copy(g.gdma_cmds(), g.gdma_count(), gdma);
+}
+
+} // namespace kiln::cli
+
+#endif

@@ -105,13 +105,15 @@ const Shape kTile{1, 64, 8, 8};
 
 // Double-buffered load / compute / store of two tiles.
 TEST(Scheduler, PipelineTimelineAndOrder) {
+  // Each buffer in a bank of its own: no bank conflicts.
   std::vector<kiln_gdma_cmd> gdma = {
       gdmaCmd(1, 0, KILN_GDMA_DDR_TO_LMEM, kTile, 0, 0),
-      gdmaCmd(2, 0, KILN_GDMA_DDR_TO_LMEM, kTile, 0, 4096),
-      gdmaCmd(3, 1, KILN_GDMA_LMEM_TO_DDR, kTile, 8192, 0),
-      gdmaCmd(4, 2, KILN_GDMA_LMEM_TO_DDR, kTile, 12288, 0),
+      gdmaCmd(2, 0, KILN_GDMA_DDR_TO_LMEM, kTile, 0, 16384),
+      gdmaCmd(3, 1, KILN_GDMA_LMEM_TO_DDR, kTile, 32768, 0),
+      gdmaCmd(4, 2, KILN_GDMA_LMEM_TO_DDR, kTile, 49152, 0),
   };
-  std::vector<kiln_tiu_cmd> tiu = {reluCmd(1, 1, 0, 8192, kTile), reluCmd(2, 2, 4096, 12288, kTile)};
+  std::vector<kiln_tiu_cmd> tiu = {reluCmd(1, 1, 0, 32768, kTile),
+                                   reluCmd(2, 2, 16384, 49152, kTile)};
   const uint64_t load = 392, relu = 36, store = 475; // by hand, as above
   ASSERT_EQ(kiln_gdma_cycles(&gdma[0]), load);
   ASSERT_EQ(kiln_tiu_cycles(&tiu[0]), relu);
@@ -129,6 +131,50 @@ TEST(Scheduler, PipelineTimelineAndOrder) {
   // Commands that start together: the one finishing first comes first.
   std::vector<Event> want = {{G, 0}, {T, 0}, {G, 1}, {T, 1}, {G, 2}, {G, 3}};
   EXPECT_EQ(order, want);
+}
+
+// The TIU and the GDMA touching one LMEM bank at the same time: the command
+// that starts second (the GDMA one when both start together) is charged half
+// the cycles they overlap.
+TEST(Scheduler, BankConflictsCostHalfTheOverlap) {
+  const uint64_t load = 392, relu = 36;
+  kiln_tiu_cmd t = reluCmd(1, 0, 0, 16384, kTile); // banks 0 and 1
+  kiln_gdma_cmd inBank0 = gdmaCmd(1, 0, KILN_GDMA_DDR_TO_LMEM, kTile, 0, 4096);
+  kiln_gdma_cmd inBank2 = gdmaCmd(1, 0, KILN_GDMA_DDR_TO_LMEM, kTile, 0, 32768);
+  EXPECT_EQ(kiln_tiu_banks(&t), 0x3u);
+  EXPECT_EQ(kiln_gdma_banks(&inBank0), 0x1u);
+  EXPECT_EQ(kiln_gdma_banks(&inBank2), 0x4u);
+
+  kiln_queue_timing timing{};
+  ASSERT_EQ(kiln_schedule_queues(&t, 1, &inBank2, 1, nullptr, nullptr, &timing), KILN_OK);
+  EXPECT_EQ(timing.total_cycles, load);
+  EXPECT_EQ(timing.bank_conflicts, 0u);
+
+  ASSERT_EQ(kiln_schedule_queues(&t, 1, &inBank0, 1, nullptr, nullptr, &timing), KILN_OK);
+  EXPECT_EQ(timing.bank_conflicts, 1u);
+  EXPECT_EQ(timing.conflict_cycles, relu / 2);
+  EXPECT_EQ(timing.gdma_busy, load + relu / 2);
+  EXPECT_EQ(timing.total_cycles, load + relu / 2);
+
+  // A TIU command that starts while a conflicting load runs pays instead:
+  // the first relu (banks 4 and 5) runs beside the load, the second starts
+  // after it, in the load's bank.
+  kiln_tiu_cmd two[2] = {reluCmd(1, 0, 65536, 81920, kTile), reluCmd(2, 0, 0, 16384, kTile)};
+  ASSERT_EQ(kiln_schedule_queues(two, 2, &inBank0, 1, nullptr, nullptr, &timing), KILN_OK);
+  EXPECT_EQ(timing.bank_conflicts, 1u);
+  EXPECT_EQ(timing.tiu_busy, 2 * relu + relu / 2);
+  EXPECT_EQ(timing.gdma_busy, load);
+}
+
+// Ranges round out to whole banks; a window of rows ends at its last row.
+TEST(Scheduler, BankMasks) {
+  EXPECT_EQ(kiln_lmem_bank_mask(0, 1), 0x1u);
+  EXPECT_EQ(kiln_lmem_bank_mask(16383, 16385), 0x3u);
+  EXPECT_EQ(kiln_lmem_bank_mask(0, KILN_LMEM_BYTES_PER_LANE), 0xffffu);
+  EXPECT_EQ(kiln_lmem_bank_mask(5, 5), 0u);
+  // 2 planes of 100 rows x 64 f32 (25600 bytes each), reading rows 0-9 only.
+  EXPECT_EQ(kiln_lmem_end(0, 1, 128, 10, 64, 100, 4), 25600u + 10 * 64 * 4);
+  EXPECT_EQ(kiln_lmem_end(0, 1, 128, 10, 64, 0, 4), 2u * 10 * 64 * 4);
 }
 
 TEST(Scheduler, TiesBreakByFinishThenIdThenTiu) {

@@ -13,16 +13,34 @@ using namespace mlir;
 using namespace kiln;
 using namespace kiln::lg;
 
-Placement lg::placeInLmem(const GroupGraph &g, const GroupSlicing &s, int64_t buffers) {
+std::optional<Placement> lg::placeInLmem(const GroupGraph &g, const GroupSlicing &s,
+                                         int64_t buffers, Layout layout) {
   Placement p;
   p.lmem.resize(g.vals.size());
   p.ddr.assign(g.vals.size(), 0);
-  uint64_t cursor = 0;
+  uint64_t bottom = 0, top = KILN_LMEM_BYTES_PER_LANE;
   for (size_t v = 0; v < g.vals.size(); ++v) {
     bool single = (g.vals[v].external && s.isHeld(v)) || buffers == 1;
-    uint64_t bytes = s.laneBytes(g, v);
-    p.lmem[v] = {(uint32_t)cursor, (uint32_t)(single ? cursor : cursor + bytes)};
-    cursor += bytes * (single ? 1 : 2);
+    uint64_t bytes = s.laneBytes(g, v), copies = single ? 1 : 2;
+    uint64_t at[2] = {0, 0};
+    if (layout == Layout::Split && g.vals[v].external) {
+      for (uint64_t b = 0; b < copies; ++b) {
+        if (top < bottom + bytes)
+          return std::nullopt;
+        top -= bytes;
+        at[b] = top;
+      }
+    } else {
+      for (uint64_t b = 0; b < copies; ++b) {
+        if (layout == Layout::BankAligned)
+          bottom = kiln_ceil_div(bottom, KILN_LMEM_BANK_BYTES) * KILN_LMEM_BANK_BYTES;
+        at[b] = bottom;
+        bottom += bytes;
+        if (bottom > top)
+          return std::nullopt;
+      }
+    }
+    p.lmem[v] = {(uint32_t)at[0], (uint32_t)(single ? at[0] : at[1])};
   }
   return p;
 }
@@ -343,9 +361,9 @@ uint64_t lg::modelledCycles(const GroupQueues &q) {
   return timing.total_cycles;
 }
 
-static std::optional<uint64_t> costSliced(const GroupGraph &g, const GroupSlicing &s,
-                                          int64_t buffers, ArrayRef<kiln_tiu_cmd> records) {
-  Placement place = placeInLmem(g, s, buffers);
+static std::optional<uint64_t> costPlaced(const GroupGraph &g, const GroupSlicing &s,
+                                          int64_t buffers, const Placement &place,
+                                          ArrayRef<kiln_tiu_cmd> records) {
   FailureOr<GroupQueues> q = scheduleGroup(g, s, buffers, place, records);
   if (failed(q))
     return std::nullopt;
@@ -353,6 +371,33 @@ static std::optional<uint64_t> costSliced(const GroupGraph &g, const GroupSlicin
   if (cycles == 0 && !q->tiu.empty())
     return std::nullopt;
   return cycles;
+}
+
+/// Cycles with the packed layout (the search's estimate; materializing a
+/// group then picks its best layout).
+static std::optional<uint64_t> costSliced(const GroupGraph &g, const GroupSlicing &s,
+                                          int64_t buffers, ArrayRef<kiln_tiu_cmd> records) {
+  std::optional<Placement> place = placeInLmem(g, s, buffers);
+  return place ? costPlaced(g, s, buffers, *place, records) : std::nullopt;
+}
+
+Placement lg::chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
+                           std::optional<ArrayRef<kiln_tiu_cmd>> records) {
+  Placement best = *placeInLmem(g, s, buffers);
+  if (!records)
+    return best;
+  std::optional<uint64_t> bestCycles = costPlaced(g, s, buffers, best, *records);
+  for (Layout layout : {Layout::BankAligned, Layout::Split}) {
+    std::optional<Placement> place = placeInLmem(g, s, buffers, layout);
+    if (!place)
+      continue;
+    std::optional<uint64_t> cycles = costPlaced(g, s, buffers, *place, *records);
+    if (cycles && (!bestCycles || *cycles < *bestCycles)) {
+      best = std::move(*place);
+      bestCycles = cycles;
+    }
+  }
+  return best;
 }
 
 std::optional<uint64_t> lg::costPlan(const GroupGraph &g, const Plan &plan,

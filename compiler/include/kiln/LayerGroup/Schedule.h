@@ -47,9 +47,24 @@ struct Placement {
   std::vector<bool> preloaded;
 };
 
-/// A bump allocation in value order: held values once, sliced values once
-/// per buffer.
-Placement placeInLmem(const GroupGraph &g, const GroupSlicing &s, int64_t buffers);
+/// How values are laid out in LMEM. Held values take one buffer, sliced
+/// values `buffers`.
+enum class Layout {
+  Packed,      ///< one after another in value order
+  BankAligned, ///< the same, each buffer starting on a new bank
+  Split,       ///< loaded values from the top down, computed ones from the bottom
+               ///< up: loads write other banks than the TIU's results
+};
+
+/// The layout, or nullopt if it does not fit LMEM (Packed always fits a plan
+/// that lmemLaneBytes accepts).
+std::optional<Placement> placeInLmem(const GroupGraph &g, const GroupSlicing &s,
+                                     int64_t buffers, Layout layout = Layout::Packed);
+
+/// The layout with the fewest modelled cycles (bank conflicts between the
+/// TIU and the GDMA are what differ), Packed without records.
+Placement chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
+                       std::optional<llvm::ArrayRef<kiln_tiu_cmd>> records);
 
 /// A span of the queues: the prologue (slice -1) or one slice, or the drain.
 struct Step {

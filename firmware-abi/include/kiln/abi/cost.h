@@ -208,6 +208,76 @@ static inline uint64_t kiln_gdma_cycles(const kiln_gdma_cmd *cmd) {
   return kiln_sat_add(transfer, KILN_GDMA_CMD_LATENCY);
 }
 
+/* ---- LMEM banks ----------------------------------------------------------- */
+
+/* Each lane's LMEM is KILN_LMEM_BANKS banks of KILN_LMEM_BANK_BYTES. When the
+ * TIU and the GDMA run commands at the same time that touch a common bank,
+ * the bank serves them in turn. The model charges the command that starts
+ * second (the GDMA one if both start together) half of the cycles during
+ * which both run: KILN_BANK_CONFLICT_DIV = 2. */
+#define KILN_BANK_CONFLICT_DIV 2u
+
+/* One past the last per-lane byte of an [n, c, h, w] LMEM tensor at addr
+ * whose planes hold plane_h rows (0: h); a window ends at its last row. */
+static inline uint64_t kiln_lmem_end(uint64_t addr, uint32_t n, uint32_t c, uint32_t h,
+                                     uint32_t w, uint32_t plane_h, uint32_t dsize) {
+  uint64_t planes = kiln_sat_mul(n, kiln_ceil_div(c, KILN_NPU_NUM));
+  uint64_t bytes;
+  if (planes == 0u)
+    return addr;
+  if (plane_h)
+    bytes = kiln_sat_add(kiln_sat_mul(planes - 1u, kiln_lmem_plane_stride(plane_h, w, dsize)),
+                         kiln_sat_mul((uint64_t)h * w, dsize));
+  else
+    bytes = kiln_sat_mul(planes, kiln_lmem_plane_stride(h, w, dsize));
+  return kiln_sat_add(addr, bytes);
+}
+
+/* Banks (bit b: bank b) the per-lane range [lo, hi) touches. */
+static inline uint32_t kiln_lmem_bank_mask(uint64_t lo, uint64_t hi) {
+  uint64_t first, last;
+  if (hi <= lo || lo >= KILN_LMEM_BYTES_PER_LANE)
+    return 0u;
+  if (hi > KILN_LMEM_BYTES_PER_LANE)
+    hi = KILN_LMEM_BYTES_PER_LANE;
+  first = lo / KILN_LMEM_BANK_BYTES;
+  last = (hi - 1u) / KILN_LMEM_BANK_BYTES;
+  return (uint32_t)(((2ull << last) - 1u) & ~((1ull << first) - 1u));
+}
+
+static inline uint32_t kiln_tiu_operand_banks(const kiln_tiu_operand *o) {
+  if (!(o->flags & KILN_OPND_USED) || (o->flags & KILN_OPND_CONST))
+    return 0u;
+  return kiln_lmem_bank_mask(o->addr, kiln_lmem_end(o->addr, o->n, o->c, o->h, o->w, o->plane_h,
+                                                    kiln_dtype_bytes(o->dtype)));
+}
+
+/* The banks a TIU command reads or writes. */
+static inline uint32_t kiln_tiu_banks(const kiln_tiu_cmd *cmd) {
+  return kiln_tiu_operand_banks(&cmd->out) | kiln_tiu_operand_banks(&cmd->in0) |
+         kiln_tiu_operand_banks(&cmd->in1) | kiln_tiu_operand_banks(&cmd->in2);
+}
+
+/* The banks a GDMA command reads or writes (its LMEM sides). */
+static inline uint32_t kiln_gdma_banks(const kiln_gdma_cmd *cmd) {
+  uint32_t dsize = kiln_dtype_bytes(cmd->dtype), banks = 0u;
+  if (kiln_gdma_src_is_lmem(cmd->dir))
+    banks |= kiln_lmem_bank_mask(cmd->src_addr, kiln_lmem_end(cmd->src_addr, cmd->n, cmd->c,
+                                                               cmd->h, cmd->w,
+                                                               cmd->lmem_plane_h, dsize));
+  if (kiln_gdma_dst_is_lmem(cmd->dir))
+    banks |= kiln_lmem_bank_mask(cmd->dst_addr, kiln_lmem_end(cmd->dst_addr, cmd->n, cmd->c,
+                                                               cmd->h, cmd->w,
+                                                               cmd->lmem_plane_h, dsize));
+  return banks;
+}
+
+/* The cycles added to a command of `cycles` that starts while the other
+ * engine runs one sharing a bank with it for `other_left` more cycles. */
+static inline uint64_t kiln_bank_conflict_cycles(uint64_t cycles, uint64_t other_left) {
+  return (cycles < other_left ? cycles : other_left) / KILN_BANK_CONFLICT_DIV;
+}
+
 /* ---- the two queues ------------------------------------------------------- */
 
 typedef enum kiln_engine { KILN_ENGINE_TIU = 0, KILN_ENGINE_GDMA = 1 } kiln_engine;
@@ -222,12 +292,14 @@ typedef kiln_status (*kiln_schedule_timed_cb)(void *user, kiln_engine engine, ui
                                               uint64_t start, uint64_t cycles);
 
 typedef struct kiln_queue_timing {
-  uint64_t total_cycles; /* the last command's completion */
-  uint64_t tiu_busy;     /* sum of TIU command cycles */
-  uint64_t gdma_busy;    /* sum of GDMA command cycles */
+  uint64_t total_cycles;    /* the last command's completion */
+  uint64_t tiu_busy;        /* sum of TIU command cycles (bank conflicts included) */
+  uint64_t gdma_busy;       /* sum of GDMA command cycles (bank conflicts included) */
+  uint64_t bank_conflicts;  /* commands that started in a bank conflict */
+  uint64_t conflict_cycles; /* the cycles those conflicts added */
 } kiln_queue_timing;
 
-KILN_STATIC_ASSERT(sizeof(kiln_queue_timing) == 24, queue_timing_size);
+KILN_STATIC_ASSERT(sizeof(kiln_queue_timing) == 40, queue_timing_size);
 
 /* A queue pair read through accessors: tiu_at(src, i) and gdma_at(src, i)
  * return record i (0-based, below the queue's count). This lets a queue that
@@ -274,6 +346,8 @@ static inline kiln_status kiln_schedule_source_timed(const kiln_queue_source *q,
   uint32_t t_done = 0, g_done = 0;  /* completed commands (in-order queues) */
   int t_busy = 0, g_busy = 0;
   uint64_t t_end = 0, g_end = 0, now = 0, t_sum = 0, g_sum = 0, t_c = 0, g_c = 0;
+  uint64_t conflicts = 0, conflict_cycles = 0;
+  uint32_t t_banks = 0, g_banks = 0; /* of the running commands */
   kiln_status st = kiln_check_source_sync_ids(q);
   if (st != KILN_OK)
     return st;
@@ -287,12 +361,26 @@ static inline kiln_status kiln_schedule_source_timed(const kiln_queue_source *q,
     int k;
     if (t_start) {
       t_c = kiln_tiu_cycles(t);
+      t_banks = kiln_tiu_banks(t);
+      if (g_busy && (t_banks & g_banks)) { /* the GDMA command started first */
+        uint64_t extra = kiln_bank_conflict_cycles(t_c, g_end - now);
+        t_c = kiln_sat_add(t_c, extra);
+        conflicts++;
+        conflict_cycles = kiln_sat_add(conflict_cycles, extra);
+      }
       t_busy = 1;
       t_end = kiln_sat_add(now, t_c);
       t_sum = kiln_sat_add(t_sum, t_c);
     }
     if (g_start) {
       g_c = kiln_gdma_cycles(g);
+      g_banks = kiln_gdma_banks(g);
+      if (t_busy && (t_banks & g_banks)) {
+        uint64_t extra = kiln_bank_conflict_cycles(g_c, t_end - now);
+        g_c = kiln_sat_add(g_c, extra);
+        conflicts++;
+        conflict_cycles = kiln_sat_add(conflict_cycles, extra);
+      }
       g_busy = 1;
       g_end = kiln_sat_add(now, g_c);
       g_sum = kiln_sat_add(g_sum, g_c);
@@ -333,6 +421,8 @@ static inline kiln_status kiln_schedule_source_timed(const kiln_queue_source *q,
     out->total_cycles = now;
     out->tiu_busy = t_sum;
     out->gdma_busy = g_sum;
+    out->bank_conflicts = conflicts;
+    out->conflict_cycles = conflict_cycles;
   }
   return KILN_OK;
 }

@@ -53,11 +53,14 @@ private:
 /// Moves `ops` into a new tpu.group placed where the last of them was, with
 /// loads for external operands and stores for escaping results, and records
 /// the plan and every LMEM address.
-void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan) {
+void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan, RecordCache &records) {
   lg::GroupGraph g = lg::GroupGraph::fromOps(ops);
   lg::GroupSlicing slicing = lg::computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices);
 
-  lg::Placement place = lg::placeInLmem(g, slicing, plan.buffers);
+  std::optional<std::vector<kiln_tiu_cmd>> recs = records.of(ops);
+  lg::Placement place = lg::chooseLayout(
+      g, slicing, plan.buffers,
+      recs ? std::optional<ArrayRef<kiln_tiu_cmd>>(*recs) : std::nullopt);
   auto &addr = place.lmem;
 
   Operation *last = ops.back();
@@ -134,7 +137,7 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
       groups.insert(groups.end(), found->begin(), found->end());
     }
     for (const lg::GroupChoice &group : groups)
-      materialize(group.ops, group.plan);
+      materialize(group.ops, group.plan, records);
     if (enabled && maxPrefetchGroups > 0) {
       SmallVector<Operation *> materialized;
       for (auto group : func.getBody().front().getOps<tpu::GroupOp>())

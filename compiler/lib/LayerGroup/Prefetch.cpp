@@ -165,8 +165,8 @@ uint64_t lg::planPrefetch(ArrayRef<Operation *> groups, unsigned maxDistance,
       auto load = cast<tpu::LoadOp>(reader.m.loads[v]);
       Builder b(load);
       load.setPrefetchGroupsAttr(b.getI64IntegerAttr(j - bestHost));
-      load->setAttr("lmem_addr", b.getI64IntegerAttr(bestAddr));
-      load->setAttr("lmem_pong", b.getI64IntegerAttr(bestAddr));
+      load->setAttr(tpu::TpuDialect::lmemAttrName(),
+                    tpu::LmemAttr::get(load.getContext(), bestAddr, bestAddr));
     }
   }
   return saved;

@@ -337,8 +337,9 @@ MaterializedGroup lg::readGroup(Operation *op, function_ref<uint64_t(Value)> ddr
   m.loads.assign(nv, nullptr);
   for (auto [v, val] : llvm::enumerate(m.g.vals)) {
     Operation *def = val.value.getDefiningOp();
-    m.place.lmem[v] = {(uint32_t)def->getAttrOfType<IntegerAttr>("lmem_addr").getInt(),
-                       (uint32_t)def->getAttrOfType<IntegerAttr>("lmem_pong").getInt()};
+    // The group's verifier requires it.
+    auto lmem = def->getAttrOfType<tpu::LmemAttr>(tpu::TpuDialect::lmemAttrName());
+    m.place.lmem[v] = {lmem.getPing(), lmem.getPong()};
     if (auto load = dyn_cast<tpu::LoadOp>(def)) {
       m.place.ddr[v] = ddrAddrOf(load.getInput());
       m.place.preloaded[v] = load.getPrefetchGroups().has_value();

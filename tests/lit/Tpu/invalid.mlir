@@ -35,3 +35,47 @@ func.func @view_dtype(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x4x4x4xf16> {
   %0 = tpu.view %arg0 {offset = 0 : i64} : (tensor<1x8x4x4xf32>) -> tensor<1x4x4x4xf16>
   return %0 : tensor<1x4x4x4xf16>
 }
+
+// -----
+
+func.func @group_without_placement(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
+    // expected-error @+1 {{'tpu.load' op in a tpu.group needs its LMEM placement ('tpu.lmem')}}
+    %1 = tpu.load %arg0 {held = true} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.store %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %2 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+func.func @placement_outside_a_lane(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
+    // expected-error @+1 {{'tpu.lmem' offsets must lie in a lane's 262144 bytes}}
+    %1 = tpu.load %arg0 {held = true, tpu.lmem = #tpu.lmem<262144, 262144>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.store %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %2 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+func.func @placement_outside_a_group(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{'tpu.lmem' places the one result of an op in a tpu.group}}
+  %0 = tpu.relu %arg0 {tpu.lmem = #tpu.lmem<0, 0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+func.func @prefetch_from_nowhere(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
+    // expected-error @+1 {{'tpu.load' op attribute 'prefetch_groups' failed to satisfy constraint}}
+    %1 = tpu.load %arg0 {held = true, prefetch_groups = 0 : i64, tpu.lmem = #tpu.lmem<0, 0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.store %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %2 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}

@@ -36,7 +36,7 @@ func.func @block14(%x: tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> {
 // CHECK-NOT: tpu.conv2d
 // CHECK: tpu.group {buffers = 2 : i64
 // CHECK: tpu.load %[[G1]] {held = false
-// CHECK: tpu.load %{{.*}} {held = true, lmem_addr = 259840 : i64, lmem_pong = 259840 : i64, prefetch_groups = 1 : i64}
+// CHECK: tpu.load %{{.*}} {held = true, prefetch_groups = 1 : i64, tpu.lmem = #tpu.lmem<259840, 259840>}
 // CHECK: tpu.conv2d
 // CHECK: tpu.eltwise
 // CHECK: tpu.relu
@@ -67,7 +67,7 @@ func.func @block56(%x: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> {
 // CHECK-LABEL: func.func @wide_chain
 // CHECK: tpu.group {buffers = 2 : i64, c_slices = {{[2-8]}} : i64, h_slices = 1 : i64, n_slices = 1 : i64}
 // CHECK: tpu.load %arg0 {held = true
-// CHECK: tpu.load %{{.*}} {held = false, lmem_addr = 16384 : i64, lmem_pong = 65536 : i64}
+// CHECK: tpu.load %{{.*}} {held = false, tpu.lmem = #tpu.lmem<16384, 65536>}
 // CHECK: tpu.conv2d
 // CHECK: tpu.group {buffers = 2 : i64, c_slices = {{[2-8]}} : i64, h_slices = 1 : i64, n_slices = 1 : i64}
 // CHECK: tpu.conv2d

@@ -7,10 +7,10 @@
 // stores of one slice overlap the compute of the next.
 // CHECK-LABEL: func.func @chain
 // CHECK: tpu.group {buffers = 2 : i64, h_slices = 10 : i64, n_slices = 1 : i64}
-// CHECK: tpu.load %arg0 {held = false, lmem_addr = 0 : i64, lmem_pong = 23296 : i64}
+// CHECK: tpu.load %arg0 {held = false, tpu.lmem = #tpu.lmem<0, 23296>}
 // CHECK: tpu.load %{{.*}} {held = true
 // CHECK: tpu.conv2d
-// CHECK-SAME: lmem_addr
+// CHECK-SAME: tpu.lmem = #tpu.lmem<
 // CHECK: tpu.pool2d
 // CHECK: tpu.store
 // CHECK: tpu.yield

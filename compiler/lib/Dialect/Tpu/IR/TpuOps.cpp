@@ -1,7 +1,11 @@
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 
+#include "kiln/abi/chip.h"
+
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace kiln::tpu;
@@ -9,11 +13,35 @@ using namespace kiln::tpu;
 #include "kiln/Dialect/Tpu/IR/TpuDialect.cpp.inc"
 #include "kiln/Dialect/Tpu/IR/TpuEnums.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "kiln/Dialect/Tpu/IR/TpuAttrs.cpp.inc"
+
 void TpuDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/Tpu/IR/TpuOps.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "kiln/Dialect/Tpu/IR/TpuAttrs.cpp.inc"
+      >();
+}
+
+/// `tpu.lmem` places a value of a tpu.group's body inside a lane. The module
+/// facts tpu-address-assign records (tpu.coeff_size, tpu.neuron_size,
+/// tpu.activation_peak, tpu.keep_tensors) are plain integers and units.
+LogicalResult TpuDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() != lmemAttrName())
+    return success();
+  auto lmem = dyn_cast<LmemAttr>(attr.getValue());
+  if (!lmem)
+    return op->emitError("'tpu.lmem' must be a #tpu.lmem<ping, pong>");
+  if (!op->getParentOfType<GroupOp>() || op->getNumResults() != 1)
+    return op->emitError("'tpu.lmem' places the one result of an op in a tpu.group");
+  if (lmem.getPing() >= KILN_LMEM_BYTES_PER_LANE || lmem.getPong() >= KILN_LMEM_BYTES_PER_LANE)
+    return op->emitError("'tpu.lmem' offsets must lie in a lane's ")
+           << KILN_LMEM_BYTES_PER_LANE << " bytes";
+  return success();
 }
 
 #define GET_OP_CLASSES
@@ -32,5 +60,12 @@ LogicalResult ViewOp::verify() {
     return emitOpError("elements [")
            << offset << ", " << offset + out.getNumElements()
            << ") lie outside the input's " << in.getNumElements();
+  return success();
+}
+
+LogicalResult GroupOp::verify() {
+  for (Operation &op : getBody().front())
+    if (!isa<StoreOp, YieldOp>(op) && !op.hasAttr(TpuDialect::lmemAttrName()))
+      return op.emitOpError("in a tpu.group needs its LMEM placement ('tpu.lmem')");
   return success();
 }

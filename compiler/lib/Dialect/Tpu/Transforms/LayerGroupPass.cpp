@@ -80,8 +80,8 @@ void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan, RecordCache &r
   OpBuilder inner = OpBuilder::atBlockBegin(body);
 
   auto setLmem = [&](Operation *op, int val) {
-    op->setAttr("lmem_addr", inner.getI64IntegerAttr(addr[val][0]));
-    op->setAttr("lmem_pong", inner.getI64IntegerAttr(addr[val][1]));
+    op->setAttr(tpu::TpuDialect::lmemAttrName(),
+                tpu::LmemAttr::get(op->getContext(), addr[val][0], addr[val][1]));
   };
   for (auto [v, val] : llvm::enumerate(g.vals)) {
     if (!val.external)

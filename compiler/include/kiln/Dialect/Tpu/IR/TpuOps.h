@@ -13,6 +13,9 @@
 #include "kiln/Dialect/Tpu/IR/TpuDialect.h.inc"
 #include "kiln/Dialect/Tpu/IR/TpuEnums.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "kiln/Dialect/Tpu/IR/TpuAttrs.h.inc"
+
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Tpu/IR/TpuOps.h.inc"
 

@@ -14,12 +14,32 @@ def Tpu_Dialect : Dialect {
     f16, bf16, i32 (requantization tables) and, for INT8,
     !quant.uniform<i8:f32, scale:zero_point> (per-tensor activations) or
     !quant.uniform<i8:f32:0, {scales}> (per-channel weights). Ops inside a
-    tpu.group carry their LMEM placement as discardable attributes `lmem_addr`
-    and `lmem_pong` (per-lane byte offsets of the two buffers).
+    tpu.group carry their LMEM placement as the attribute `tpu.lmem`
+    (#tpu.lmem<ping, pong>, verified by the dialect).
     docs/precision.md has the INT8 conventions.
   }];
   let cppNamespace = "::kiln::tpu";
   let dependentDialects = ["::mlir::quant::QuantizationDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The name of the LMEM placement attribute of ops in a tpu.group.
+    static llvm::StringRef lmemAttrName() { return "tpu.lmem"; }
+  }];
+}
+
+def Tpu_LmemAttr : AttrDef<Tpu_Dialect, "Lmem"> {
+  let mnemonic = "lmem";
+  let summary = "Where a layer group keeps a value in LMEM";
+  let description = [{
+    Per-lane byte offsets of the value's two buffers: a value held for every
+    slice, or one with a single buffer, has ping == pong; slices alternate
+    between them otherwise. The layer-group pass sets it on every op in a
+    tpu.group's body that defines a value (tpu.load and compute ops); code
+    generation reads it.
+  }];
+  let parameters = (ins "uint32_t":$ping, "uint32_t":$pong);
+  let assemblyFormat = "`<` $ping `,` $pong `>`";
 }
 
 def Tpu_PoolKind : I32EnumAttr<"PoolKind", "pooling kind", [
@@ -204,14 +224,15 @@ def Tpu_GroupOp : Tpu_Op<"group", [SingleBlockImplicitTerminator<"YieldOp">]> {
     The body loads external inputs (tpu.load), computes, and stores escaping
     values (tpu.store, yielded as the group's results). The work is split into
     n_slices x c_slices x h_slices slices (C in whole lane groups); with
-    `buffers` = 2 the sliced tensors alternate between their lmem_addr and
-    lmem_pong buffers so GDMA and TIU overlap.
+    `buffers` = 2 the sliced tensors alternate between the ping and pong
+    buffers of their `tpu.lmem` placement so GDMA and TIU overlap.
   }];
   let arguments = (ins I64Attr:$n_slices, DefaultValuedAttr<I64Attr, "1">:$c_slices,
                        I64Attr:$h_slices, I64Attr:$buffers);
   let results = (outs Variadic<AnyRankedTensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict `:` type($outputs) $body";
+  let hasVerifier = 1;
 }
 
 def Tpu_YieldOp : Tpu_Op<"yield", [Pure, Terminator, HasParent<"GroupOp">]> {

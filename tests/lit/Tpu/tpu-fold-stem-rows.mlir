@@ -45,3 +45,21 @@ func.func @wide_f16(%x: tensor<1x64x56x56xf16>) -> tensor<1x64x56x56xf16> {
   %0 = tpu.conv2d %x, %w, %n {dilations = array<i64: 1, 1>, do_relu = false, group = 1 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x64x56x56xf16>, tensor<64x64x3x3xf16>, none) -> tensor<1x64x56x56xf16>
   return %0 : tensor<1x64x56x56xf16>
 }
+
+// -----
+
+// Only the conv reading the net's input folds; a narrow conv deeper in the
+// net keeps its place in a layer group (the gather would send its input
+// through DDR).
+// CHECK-LABEL: func.func @inner_f16
+// CHECK: %[[ROWS:.*]] = tpu.dma %arg0
+// CHECK: %[[FIRST:.*]] = tpu.conv2d %[[ROWS]], {{.*}}kernel_shape = array<i64: 1, 7>
+// CHECK-NOT: tpu.dma
+// CHECK: tpu.conv2d %[[FIRST]], {{.*}}kernel_shape = array<i64: 7, 7>
+func.func @inner_f16(%x: tensor<1x3x224x224xf16>) -> tensor<1x3x224x224xf16> {
+  %w = top.weight {value = dense<5.000000e-01> : tensor<3x3x7x7xf16>} : tensor<3x3x7x7xf16>
+  %n = top.none
+  %0 = tpu.conv2d %x, %w, %n {dilations = array<i64: 1, 1>, do_relu = false, group = 1 : i64, kernel_shape = array<i64: 7, 7>, pads = array<i64: 3, 3, 3, 3>, strides = array<i64: 1, 1>} : (tensor<1x3x224x224xf16>, tensor<3x3x7x7xf16>, none) -> tensor<1x3x224x224xf16>
+  %1 = tpu.conv2d %0, %w, %n {dilations = array<i64: 1, 1>, do_relu = false, group = 1 : i64, kernel_shape = array<i64: 7, 7>, pads = array<i64: 3, 3, 3, 3>, strides = array<i64: 1, 1>} : (tensor<1x3x224x224xf16>, tensor<3x3x7x7xf16>, none) -> tensor<1x3x224x224xf16>
+  return %1 : tensor<1x3x224x224xf16>
+}

@@ -6,7 +6,8 @@
 //   X'[n, c*KH + ky, oy, x] = X[n, c, oy*sh + ky*dh - pad_top, x]  (0 outside)
 //   W'[oc, c*KH + ky, 0, kx] = W[oc, c, ky, kx]                    (a reshape)
 // gives a conv with KH times the channels and a one-row kernel: the same
-// MACs in KH times fewer passes when C*KH still fits the slots. A tpu.dma
+// MACs in KH times fewer passes when C*KH still fits the slots. Only convs
+// that read the net's input (the stem) are folded. A tpu.dma
 // gathers the rows (one strided copy per kernel row, fills for the padding
 // rows); the rewrite is kept only when the chip's cost model says the dma plus
 // the new conv run faster than the conv (TPU-MLIR folds the stem the same way
@@ -60,13 +61,25 @@ uint32_t zeroBits(Type element) {
   return 0;
 }
 
+/// Whether the conv reads the net's input (or its cast to the compute dtype):
+/// that comes from DDR in any grouping, so the gather costs no layer group
+/// its LMEM residency. A narrow conv deeper in the net would lose its group
+/// to the gather's DDR round trip (folding it in LMEM needs lane-offset
+/// loads, planned).
+bool readsNetInput(tpu::Conv2DOp conv) {
+  Value in = conv.getInput();
+  if (auto cast = in.getDefiningOp<tpu::CastOp>())
+    in = cast.getInput();
+  return isa<BlockArgument>(in);
+}
+
 /// Rewrites `conv` if that is faster; true if it did.
 bool foldRows(tpu::Conv2DOp conv) {
   auto inType = dyn_cast<RankedTensorType>(conv.getInput().getType());
   auto outType = dyn_cast<RankedTensorType>(conv.getType());
   auto filterOp = conv.getFilter().getDefiningOp<top::WeightOp>();
   if (!inType || !outType || !filterOp || inType.getRank() != 4 || !inType.hasStaticShape() ||
-      conv.getGroup() != 1)
+      conv.getGroup() != 1 || !readsNetInput(conv))
     return false;
   auto data = dyn_cast<DenseElementsAttr>(filterOp.getValue());
   auto filterType = cast<RankedTensorType>(conv.getFilter().getType());

@@ -730,11 +730,18 @@ void packFilters(const kiln_tiu_cmd &cmd, const Planes<T> &w, std::vector<T> &pa
     const uint32_t g = uint32_t(job / blocks), b = uint32_t(job % blocks);
     const uint32_t first = g * ocg + b * kBlock, lanes = std::min(kBlock, ocg - b * kBlock);
     T *dst = &packed[job * K * kBlock];
-    for (uint32_t k = 0; k < K; ++k) {
-      T *row = dst + size_t{k} * kBlock;
-      for (uint32_t l = 0; l < lanes; ++l)
-        row[l] = w(0, first + l)[k];
-      std::fill(row + lanes, row + kBlock, T(0));
+    // Each filter lies in another lane, a multiple of the cache's way size
+    // apart: read each in order, a chunk of k (a few KiB of dst) at a time.
+    constexpr uint32_t kChunk = 64;
+    for (uint32_t k0 = 0; k0 < K; k0 += kChunk) {
+      const uint32_t k1 = std::min(K, k0 + kChunk);
+      for (uint32_t l = 0; l < lanes; ++l) {
+        const T *src = w(0, first + l);
+        for (uint32_t k = k0; k < k1; ++k)
+          dst[size_t{k} * kBlock + l] = src[k];
+      }
+      for (uint32_t k = k0; k < k1; ++k)
+        std::fill(dst + size_t{k} * kBlock + lanes, dst + size_t{k + 1} * kBlock, T(0));
     }
   });
 }
@@ -996,6 +1003,22 @@ auto sumsInto(const kiln_tiu_operand &os, std::vector<Acc> &acc) {
   };
 }
 
+// dst[i] = sums[i] (+ *bias) (then ReLU): the reference's last steps, one
+// loop per case so each vectorizes.
+KILN_HOT_LOOP void finishRun(float *dst, const float *sums, uint32_t count, const float *bias,
+                             bool relu_after) {
+  if (bias) {
+    const float b = *bias;
+    for (uint32_t i = 0; i < count; ++i)
+      dst[i] = sums[i] + b;
+  } else if (dst != sums) {
+    std::memcpy(dst, sums, size_t{count} * sizeof(float));
+  }
+  if (relu_after)
+    for (uint32_t i = 0; i < count; ++i)
+      dst[i] = relu(dst[i]);
+}
+
 // Whether two operands' LMEM bytes may meet (the same per-lane range in
 // every lane, so comparing one lane's is enough).
 template <class A, class B>
@@ -1013,14 +1036,19 @@ void convFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   std::vector<float> biases(os.c);
   for (uint32_t c = 0; c < os.c; ++c)
     biases[c] = has_bias ? bias.get(0, c, 0, 0) : 0.0f;
-  // Bias, ReLU and the store of a run of sums.
+  const bool relu_after = cmd.flags & KILN_TIU_FLAG_RELU, direct = out.inPlace();
+  // Bias, ReLU and the store of a run of sums: F32 straight into LMEM.
   auto finish = [&](uint32_t n, uint32_t oc, size_t p, uint32_t count, const float *sums) {
+    const float *b = has_bias ? &biases[oc] : nullptr;
+    if (direct) {
+      finishRun(reinterpret_cast<float *>(out.planeAt(n, oc)) + p, sums, count, b, relu_after);
+      return;
+    }
     constexpr uint32_t kChunk = 256;
     float done[kChunk];
     for (uint32_t at = 0; at < count; at += kChunk) {
       const uint32_t m = std::min(kChunk, count - at);
-      for (uint32_t i = 0; i < m; ++i)
-        done[i] = applyFlags(cmd, has_bias ? sums[at + i] + biases[oc] : sums[at + i]);
+      finishRun(done, sums + at, m, b, relu_after);
       out.setRun(n, oc, p + at, m, done);
     }
   };

@@ -653,16 +653,17 @@ struct ScalarCols {
 // and rows.at(k)[l], for r < kTileRows and l < NV * kLanes. The input operand
 // stays the left factor, as in the reference kernels, so even NaN payloads
 // agree: `InputIsScalar` says which side the input is.
-template <bool InputIsScalar, uint32_t NV, class Scalars, class Rows, class T>
+// Only the first R rows are computed (R = 1: a single pixel).
+template <bool InputIsScalar, uint32_t NV, uint32_t R, class Scalars, class Rows, class T>
 KILN_HOT_LOOP void dotTile(Scalars scalars, Rows rows, uint32_t K, T out[kTileRows][kBlock]) {
   using V = typename LanesOf<T>::type;
-  V acc[kTileRows][NV] = {};
+  V acc[R][NV] = {};
   for (uint32_t k = 0; k < K; ++k) {
     const T *p = rows.at(k);
     V v[NV];
     for (uint32_t j = 0; j < NV; ++j)
       std::memcpy(&v[j], p + j * kLanes, sizeof(V));
-    for (uint32_t r = 0; r < kTileRows; ++r) {
+    for (uint32_t r = 0; r < R; ++r) {
       const T s = scalars.at(r, k);
       for (uint32_t j = 0; j < NV; ++j) {
         if constexpr (InputIsScalar)
@@ -672,19 +673,22 @@ KILN_HOT_LOOP void dotTile(Scalars scalars, Rows rows, uint32_t K, T out[kTileRo
       }
     }
   }
-  for (uint32_t r = 0; r < kTileRows; ++r)
+  for (uint32_t r = 0; r < R; ++r)
     for (uint32_t j = 0; j < NV; ++j)
       std::memcpy(&out[r][j * kLanes], &acc[r][j], sizeof(V));
 }
 
-// dotTile with one vector where `columns` (at most kBlock) needs no more.
+// dotTile with one vector where `columns` (at most kBlock) needs no more,
+// and one row where `scalarRows` is 1.
 template <bool InputIsScalar, class Scalars, class Rows, class T>
-void dotTileCols(uint32_t columns, Scalars scalars, Rows rows, uint32_t K,
+void dotTileCols(uint32_t columns, uint32_t scalarRows, Scalars scalars, Rows rows, uint32_t K,
                  T out[kTileRows][kBlock]) {
-  if (columns > kLanes)
-    dotTile<InputIsScalar, 2>(scalars, rows, K, out);
+  if (scalarRows == 1)
+    columns > kLanes ? dotTile<InputIsScalar, 2, 1>(scalars, rows, K, out)
+                     : dotTile<InputIsScalar, 1, 1>(scalars, rows, K, out);
   else
-    dotTile<InputIsScalar, 1>(scalars, rows, K, out);
+    columns > kLanes ? dotTile<InputIsScalar, 2, kTileRows>(scalars, rows, K, out)
+                     : dotTile<InputIsScalar, 1, kTileRows>(scalars, rows, K, out);
 }
 
 // Whether some tap of the conv reads padding (a zero, in the blocked forms).
@@ -847,13 +851,14 @@ void convSumsPixels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T>
         const uint32_t run = std::min(kBlock, count - q);
         T sums[kTileRows][kBlock];
         if (!direct)
-          dotTileCols<false>(run, ScalarRows<T>{filters},
+          dotTileCols<false>(run, kTileRows, ScalarRows<T>{filters},
                              StridedRows<T>{patches.data() + q, ld}, K, sums);
         else if (run == kBlock)
-          dotTileCols<false>(run, ScalarRows<T>{filters}, PlaneRows<T>{planes, p0 + q}, K, sums);
+          dotTileCols<false>(run, kTileRows, ScalarRows<T>{filters}, PlaneRows<T>{planes, p0 + q},
+                             K, sums);
         else
-          dotTileCols<false>(run, ScalarRows<T>{filters}, PlaneRows<T>{tailRows.data(), 0}, K,
-                             sums);
+          dotTileCols<false>(run, kTileRows, ScalarRows<T>{filters},
+                             PlaneRows<T>{tailRows.data(), 0}, K, sums);
         for (uint32_t r = 0; r < kTileRows && o + r < ocg; ++r)
           sink(n, g * ocg + o + r, p0 + q, run, sums[r]);
       }
@@ -894,9 +899,9 @@ void convSumsChannels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<
       const uint32_t lanes = std::min(kBlock, ocg - b * kBlock);
       for (uint32_t p = 0; p < count; p += kTileRows) {
         T sums[kTileRows][kBlock];
-        dotTileCols<true>(lanes, ScalarCols<T>{patches.data() + p, ld},
-                          StridedRows<T>{wb, kBlock}, K, sums); // pixels x filters
         const uint32_t run = std::min(kTileRows, count - p);
+        dotTileCols<true>(lanes, run, ScalarCols<T>{patches.data() + p, ld},
+                          StridedRows<T>{wb, kBlock}, K, sums); // pixels x filters
         for (uint32_t l = 0; l < lanes; ++l) {
           T column[kTileRows];
           for (uint32_t j = 0; j < run; ++j)
@@ -936,11 +941,18 @@ void convSumsDepthwise(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes
             std::fill(dst, dst + qw, T(0));
             continue;
           }
-          const T *row = plane + size_t(iy) * is.w;
-          for (uint32_t xq = 0; xq < qw; ++xq) {
-            const int64_t ix = int64_t{xq} * sw + b - cmd.pad_left;
-            dst[xq] = ix >= 0 && ix < is.w ? row[ix] : T(0);
-          }
+          // Columns xq in [lo, hi) read input column xq * sw + off.
+          const int64_t off = int64_t{b} - cmd.pad_left;
+          uint32_t lo, hi;
+          validRange(qw, off, sw, is.w, &lo, &hi);
+          const T *src = plane + size_t(iy) * is.w + (int64_t{lo} * sw + off);
+          std::fill(dst, dst + lo, T(0));
+          if (sw == 1)
+            std::copy(src, src + (hi - lo), dst + lo);
+          else
+            for (uint32_t xq = lo; xq < hi; ++xq)
+              dst[xq] = src[size_t{xq - lo} * sw];
+          std::fill(dst + hi, dst + qw, T(0));
         }
     std::vector<T> &sums = scratch<T>(kSums2);
     sums.assign(wide, T(0));

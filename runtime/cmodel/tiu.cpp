@@ -918,53 +918,92 @@ void convSumsChannels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<
 // tap one pass over a flat run of outputs (oh rows of qw, the columns past ow
 // discarded), taps in (ky, kx) order. Zeros for padding need finite weights,
 // as in the blocked forms.
+// What every channel of a depthwise record shares, worked out once.
+struct DepthwiseShape {
+  uint32_t qh, qw;              // rows and columns of a phase plane
+  size_t phaseSize;             // qh * qw
+  size_t chunks;                // oh * qw outputs in runs of kDepthwiseRun
+  std::vector<uint32_t> lo, hi; // per column phase b: columns [lo, hi) read the input
+  std::vector<size_t> tapAt;    // per tap (ky, kx): where its pass starts in the phases
+};
+constexpr uint32_t kDepthwiseRun = 4 * kLanes; // outputs kept in registers over all taps
+
+DepthwiseShape depthwiseShape(const kiln_tiu_cmd &cmd) {
+  const uint32_t sh = cmd.stride_h, sw = cmd.stride_w, dh = cmd.dil_h, dw = cmd.dil_w;
+  DepthwiseShape d;
+  d.qh = cmd.out.h + (cmd.kh - 1) * dh / sh;
+  d.qw = cmd.out.w + (cmd.kw - 1) * dw / sw;
+  d.phaseSize = size_t{d.qh} * d.qw;
+  d.chunks = (size_t{cmd.out.h} * d.qw + kDepthwiseRun - 1) / kDepthwiseRun;
+  d.lo.resize(sw);
+  d.hi.resize(sw);
+  for (uint32_t b = 0; b < sw; ++b)
+    validRange(d.qw, int64_t{b} - cmd.pad_left, sw, cmd.in0.w, &d.lo[b], &d.hi[b]);
+  for (uint32_t ky = 0; ky < cmd.kh; ++ky)
+    for (uint32_t kx = 0; kx < cmd.kw; ++kx)
+      d.tapAt.push_back((size_t{ky * dh % sh} * sw + kx * dw % sw) * d.phaseSize +
+                        size_t{ky * dh / sh} * d.qw + kx * dw / sw);
+  return d;
+}
+
+// One channel: phase (a, b) of `phases` gets padded input (y * sh + a,
+// x * sw + b), padded coordinates starting at (-pad_top, -pad_left); then
+// sums[0, wide) (rounded up to whole runs) the taps' products. The last
+// runs read past the phases, so they hold d.chunks * kDepthwiseRun more.
+template <class T>
+KILN_HOT_LOOP void depthwiseChannel(const kiln_tiu_cmd &cmd, const DepthwiseShape &d,
+                                    const T *plane, const T *taps, T *phases, T *sums) {
+  const kiln_tiu_operand &is = cmd.in0;
+  const uint32_t sh = cmd.stride_h, sw = cmd.stride_w, qh = d.qh, qw = d.qw;
+  for (uint32_t a = 0; a < sh; ++a)
+    for (uint32_t b = 0; b < sw; ++b)
+      for (uint32_t y = 0; y < qh; ++y) {
+        T *dst = &phases[((size_t{a} * sw + b) * qh + y) * qw];
+        const int64_t iy = int64_t{y} * sh + a - cmd.pad_top;
+        if (iy < 0 || iy >= is.h) {
+          std::fill(dst, dst + qw, T(0));
+          continue;
+        }
+        // Columns xq in [lo, hi) read input column xq * sw + b - pad_left.
+        const uint32_t lo = d.lo[b], hi = d.hi[b];
+        const T *src = plane + size_t(iy) * is.w + (int64_t{lo} * sw + b - cmd.pad_left);
+        std::fill(dst, dst + lo, T(0));
+        if (sw == 1)
+          std::copy(src, src + (hi - lo), dst + lo);
+        else
+          for (uint32_t xq = lo; xq < hi; ++xq)
+            dst[xq] = src[size_t{xq - lo} * sw];
+        std::fill(dst + hi, dst + qw, T(0));
+      }
+  using V = typename LanesOf<T>::type;
+  constexpr uint32_t NV = kDepthwiseRun / kLanes;
+  for (size_t j = 0; j < d.chunks * kDepthwiseRun; j += kDepthwiseRun) {
+    V acc[NV] = {};
+    for (size_t t = 0; t < d.tapAt.size(); ++t) {
+      const T *src = &phases[d.tapAt[t] + j];
+      for (uint32_t v = 0; v < NV; ++v) {
+        V x;
+        std::memcpy(&x, src + v * kLanes, sizeof x);
+        acc[v] += x * taps[t];
+      }
+    }
+    std::memcpy(&sums[j], acc, sizeof acc);
+  }
+}
+
 template <class T, class Sink>
 void convSumsDepthwise(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T> &w,
                        const Sink &sink) {
-  const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
-  const uint32_t sh = cmd.stride_h, sw = cmd.stride_w, dh = cmd.dil_h, dw = cmd.dil_w;
-  // Phase (a, b) holds padded input (y * sh + a, x * sw + b), padded
-  // coordinates starting at (-pad_top, -pad_left).
-  const uint32_t qh = os.h + (cmd.kh - 1) * dh / sh, qw = os.w + (cmd.kw - 1) * dw / sw;
-  const size_t phaseSize = size_t{qh} * qw, wide = size_t{os.h} * qw;
+  const kiln_tiu_operand &os = cmd.out;
+  const DepthwiseShape d = depthwiseShape(cmd);
   parallelFor(size_t{os.n} * os.c, [&](size_t job) {
     const uint32_t n = uint32_t(job / os.c), c = uint32_t(job % os.c);
-    const T *plane = x(n, c), *taps = w(0, c);
-    std::vector<T> &phases = scratch<T>(kPatches);
-    phases.resize(phaseSize * sh * sw + qw); // the last row's discarded columns read past it
-    for (uint32_t a = 0; a < sh; ++a)
-      for (uint32_t b = 0; b < sw; ++b)
-        for (uint32_t y = 0; y < qh; ++y) {
-          T *dst = &phases[((size_t{a} * sw + b) * qh + y) * qw];
-          const int64_t iy = int64_t{y} * sh + a - cmd.pad_top;
-          if (iy < 0 || iy >= is.h) {
-            std::fill(dst, dst + qw, T(0));
-            continue;
-          }
-          // Columns xq in [lo, hi) read input column xq * sw + off.
-          const int64_t off = int64_t{b} - cmd.pad_left;
-          uint32_t lo, hi;
-          validRange(qw, off, sw, is.w, &lo, &hi);
-          const T *src = plane + size_t(iy) * is.w + (int64_t{lo} * sw + off);
-          std::fill(dst, dst + lo, T(0));
-          if (sw == 1)
-            std::copy(src, src + (hi - lo), dst + lo);
-          else
-            for (uint32_t xq = lo; xq < hi; ++xq)
-              dst[xq] = src[size_t{xq - lo} * sw];
-          std::fill(dst + hi, dst + qw, T(0));
-        }
-    std::vector<T> &sums = scratch<T>(kSums2);
-    sums.assign(wide, T(0));
-    for (uint32_t ky = 0; ky < cmd.kh; ++ky)
-      for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
-        const uint32_t a = ky * dh % sh, b = kx * dw % sw;
-        const T *src = &phases[(size_t{a} * sw + b) * phaseSize] +
-                       size_t{ky * dh / sh} * qw + kx * dw / sw;
-        macRow(sums.data(), src, 1, uint32_t(wide), taps[ky * cmd.kw + kx]);
-      }
+    std::vector<T> &phases = scratch<T>(kPatches), &sums = scratch<T>(kSums2);
+    phases.resize(d.phaseSize * cmd.stride_h * cmd.stride_w + d.chunks * kDepthwiseRun);
+    sums.resize(d.chunks * kDepthwiseRun);
+    depthwiseChannel(cmd, d, x(n, c), w(0, c), phases.data(), sums.data());
     for (uint32_t oy = 0; oy < os.h; ++oy)
-      sink(n, c, size_t{oy} * os.w, os.w, &sums[size_t{oy} * qw]);
+      sink(n, c, size_t{oy} * os.w, os.w, &sums[size_t{oy} * d.qw]);
   });
 }
 

@@ -13,7 +13,9 @@ namespace {
 
 // Workers wait for a batch, take job indices from a shared counter, and the
 // caller takes part too. One batch runs at a time (the cmodel executes one
-// command at a time; a second caller waits).
+// command at a time; a second caller waits). The caller waits for the jobs,
+// not for every worker: a worker still asleep when they are done (its core
+// busy elsewhere) skips the batch, so a late wake-up costs nothing.
 class Pool {
 public:
   explicit Pool(unsigned threads) {
@@ -37,20 +39,25 @@ public:
       f_ = &f;
       jobs_ = jobs;
       next_ = 0;
-      busy_ = workers_.size();
+      finished_ = 0;
+      open_ = true;
       ++generation_;
     }
     wake_.notify_all();
     drain();
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return busy_ == 0; });
+    // Workers inside the batch still read f_ and next_: wait for them too.
+    done_.wait(lock, [this] { return finished_ == jobs_ && active_ == 0; });
+    open_ = false;
     f_ = nullptr;
   }
 
 private:
   void drain() {
-    for (size_t i; (i = next_.fetch_add(1)) < jobs_;)
+    for (size_t i; (i = next_.fetch_add(1)) < jobs_;) {
       (*f_)(i);
+      finished_.fetch_add(1);
+    }
   }
   void work() {
     uint64_t seen = 0;
@@ -61,11 +68,14 @@ private:
         if (stop_)
           return;
         seen = generation_;
+        if (!open_)
+          continue; // that batch is over
+        ++active_;
       }
       drain();
       std::lock_guard<std::mutex> lock(mutex_);
-      if (--busy_ == 0)
-        done_.notify_one();
+      --active_;
+      done_.notify_one();
     }
   }
 
@@ -74,10 +84,10 @@ private:
   std::condition_variable wake_, done_;
   const std::function<void(size_t)> *f_ = nullptr;
   size_t jobs_ = 0;
-  std::atomic<size_t> next_{0};
-  size_t busy_ = 0;
+  std::atomic<size_t> next_{0}, finished_{0};
+  size_t active_ = 0; // workers inside the open batch
   uint64_t generation_ = 0;
-  bool stop_ = false;
+  bool open_ = false, stop_ = false;
 };
 
 unsigned defaultThreads() {

@@ -1299,7 +1299,8 @@ void zipRow(float *a, const float *b, uint32_t count, bool relu_after, F f) {
       a[i] = f(a[i], b[i]);
 }
 
-void eltwiseRow(uint16_t subop, float *a, const float *b, uint32_t n, bool relu_after) {
+KILN_HOT_LOOP void eltwiseRow(uint16_t subop, float *a, const float *b, uint32_t n,
+                              bool relu_after) {
   auto zip = [&](auto f) { zipRow(a, b, n, relu_after, f); };
   switch (subop) {
   case KILN_ELT_ADD: return zip([](float x, float y) { return x + y; });
@@ -1413,7 +1414,8 @@ void mapRow(float *row, uint32_t count, bool relu_after, F f) {
       row[i] = f(row[i]);
 }
 
-void activeRow(uint16_t kind, float *row, uint32_t n, float a, float b, bool relu_after) {
+KILN_HOT_LOOP void activeRow(uint16_t kind, float *row, uint32_t n, float a, float b,
+                             bool relu_after) {
   auto map = [&](auto f) { mapRow(row, n, relu_after, f); };
   switch (kind) {
   case KILN_ACT_RELU: return map([](float x) { return relu(x); });

@@ -16,6 +16,7 @@
 #include <functional>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "engines.h"
@@ -946,6 +947,29 @@ DepthwiseShape depthwiseShape(const kiln_tiu_cmd &cmd) {
   return d;
 }
 
+// The even lanes of a then b, to dst (vectors by reference: no vector ABI).
+template <class T, class V, size_t... I>
+inline void storeEvenLanes(T *dst, const V &a, const V &b, std::index_sequence<I...>) {
+  const V even = __builtin_shufflevector(a, b, (2 * I)...);
+  std::memcpy(dst, &even, sizeof even);
+}
+
+// dst[i] = src[2 * i] for i < count, kLanes at a time by shuffles (a
+// stride-2 loop does not vectorize); reads src[0, 2 * count - 1) only.
+template <class T>
+inline void copyEven(T *dst, const T *src, uint32_t count) {
+  using V = typename LanesOf<T>::type;
+  uint32_t i = 0;
+  for (; i + kLanes < count; i += kLanes) {
+    V a, b;
+    std::memcpy(&a, src + 2 * i, sizeof a);
+    std::memcpy(&b, src + 2 * i + kLanes, sizeof b);
+    storeEvenLanes(dst + i, a, b, std::make_index_sequence<kLanes>());
+  }
+  for (; i < count; ++i)
+    dst[i] = src[size_t{2} * i];
+}
+
 // One channel: phase (a, b) of `phases` gets padded input (y * sh + a,
 // x * sw + b), padded coordinates starting at (-pad_top, -pad_left); then
 // sums[0, wide) (rounded up to whole runs) the taps' products. The last
@@ -970,6 +994,8 @@ KILN_HOT_LOOP void depthwiseChannel(const kiln_tiu_cmd &cmd, const DepthwiseShap
         std::fill(dst, dst + lo, T(0));
         if (sw == 1)
           std::copy(src, src + (hi - lo), dst + lo);
+        else if (sw == 2)
+          copyEven(dst + lo, src, hi - lo);
         else
           for (uint32_t xq = lo; xq < hi; ++xq)
             dst[xq] = src[size_t{xq - lo} * sw];

@@ -971,9 +971,11 @@ inline void copyEven(T *dst, const T *src, uint32_t count) {
 }
 
 // One channel: phase (a, b) of `phases` gets padded input (y * sh + a,
-// x * sw + b), padded coordinates starting at (-pad_top, -pad_left); then
-// sums[0, wide) (rounded up to whole runs) the taps' products. The last
-// runs read past the phases, so they hold d.chunks * kDepthwiseRun more.
+// x * sw + b), padded coordinates starting at (-pad_top, -pad_left), where
+// that lies inside the input (the padding's zeros are the caller's, the same
+// for every channel); then the taps' products, and the oh rows of ow sums
+// one after another at `sums` (which holds d.chunks * kDepthwiseRun). The
+// last runs read past the phases, so they hold that many more.
 template <class T>
 KILN_HOT_LOOP void depthwiseChannel(const kiln_tiu_cmd &cmd, const DepthwiseShape &d,
                                     const T *plane, const T *taps, T *phases, T *sums) {
@@ -982,24 +984,20 @@ KILN_HOT_LOOP void depthwiseChannel(const kiln_tiu_cmd &cmd, const DepthwiseShap
   for (uint32_t a = 0; a < sh; ++a)
     for (uint32_t b = 0; b < sw; ++b)
       for (uint32_t y = 0; y < qh; ++y) {
-        T *dst = &phases[((size_t{a} * sw + b) * qh + y) * qw];
         const int64_t iy = int64_t{y} * sh + a - cmd.pad_top;
-        if (iy < 0 || iy >= is.h) {
-          std::fill(dst, dst + qw, T(0));
+        if (iy < 0 || iy >= is.h)
           continue;
-        }
         // Columns xq in [lo, hi) read input column xq * sw + b - pad_left.
         const uint32_t lo = d.lo[b], hi = d.hi[b];
+        T *dst = &phases[((size_t{a} * sw + b) * qh + y) * qw] + lo;
         const T *src = plane + size_t(iy) * is.w + (int64_t{lo} * sw + b - cmd.pad_left);
-        std::fill(dst, dst + lo, T(0));
         if (sw == 1)
-          std::copy(src, src + (hi - lo), dst + lo);
+          std::copy(src, src + (hi - lo), dst);
         else if (sw == 2)
-          copyEven(dst + lo, src, hi - lo);
+          copyEven(dst, src, hi - lo);
         else
-          for (uint32_t xq = lo; xq < hi; ++xq)
-            dst[xq] = src[size_t{xq - lo} * sw];
-        std::fill(dst + hi, dst + qw, T(0));
+          for (uint32_t xq = 0; xq < hi - lo; ++xq)
+            dst[xq] = src[size_t{xq} * sw];
       }
   using V = typename LanesOf<T>::type;
   constexpr uint32_t NV = kDepthwiseRun / kLanes;
@@ -1015,21 +1013,30 @@ KILN_HOT_LOOP void depthwiseChannel(const kiln_tiu_cmd &cmd, const DepthwiseShap
     }
     std::memcpy(&sums[j], acc, sizeof acc);
   }
+  // Drop the discarded columns (moving down, so in place).
+  const uint32_t ow = cmd.out.w;
+  for (uint32_t oy = 1; oy < cmd.out.h; ++oy)
+    for (uint32_t x = 0; x < ow; ++x)
+      sums[size_t{oy} * ow + x] = sums[size_t{oy} * qw + x];
 }
 
+// Jobs are runs of channels: the phases' zeros, the same for every channel,
+// are written once per run.
 template <class T, class Sink>
 void convSumsDepthwise(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T> &w,
                        const Sink &sink) {
   const kiln_tiu_operand &os = cmd.out;
   const DepthwiseShape d = depthwiseShape(cmd);
-  parallelFor(size_t{os.n} * os.c, [&](size_t job) {
-    const uint32_t n = uint32_t(job / os.c), c = uint32_t(job % os.c);
+  const size_t channels = size_t{os.n} * os.c, runs = std::min<size_t>(channels, 4 * cmodelThreads());
+  parallelFor(runs, [&](size_t run) {
     std::vector<T> &phases = scratch<T>(kPatches), &sums = scratch<T>(kSums2);
-    phases.resize(d.phaseSize * cmd.stride_h * cmd.stride_w + d.chunks * kDepthwiseRun);
+    phases.assign(d.phaseSize * cmd.stride_h * cmd.stride_w + d.chunks * kDepthwiseRun, T(0));
     sums.resize(d.chunks * kDepthwiseRun);
-    depthwiseChannel(cmd, d, x(n, c), w(0, c), phases.data(), sums.data());
-    for (uint32_t oy = 0; oy < os.h; ++oy)
-      sink(n, c, size_t{oy} * os.w, os.w, &sums[size_t{oy} * d.qw]);
+    for (size_t job = run * channels / runs; job < (run + 1) * channels / runs; ++job) {
+      const uint32_t n = uint32_t(job / os.c), c = uint32_t(job % os.c);
+      depthwiseChannel(cmd, d, x(n, c), w(0, c), phases.data(), sums.data());
+      sink(n, c, 0, os.h * os.w, sums.data());
+    }
   });
 }
 

@@ -914,12 +914,10 @@ void convSumsChannels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<
   });
 }
 
-// Depthwise convs (one input and one output channel per group), one job per
-// channel: its input, zero-padded and split into stride phases, makes every
-// tap one pass over a flat run of outputs (oh rows of qw, the columns past ow
-// discarded), taps in (ky, kx) order. Zeros for padding need finite weights,
-// as in the blocked forms.
-// What every channel of a depthwise record shares, worked out once.
+// Depthwise convs and pools run as window records: a channel's input,
+// padded and split into stride phases, makes every tap one pass over a flat
+// run of outputs (oh rows of qw, the columns past ow discarded), taps in
+// (ky, kx) order. What every channel of such a record shares, worked out once.
 struct DepthwiseShape {
   uint32_t qh, qw;              // rows and columns of a phase plane
   size_t phaseSize;             // qh * qw
@@ -970,15 +968,17 @@ inline void copyEven(T *dst, const T *src, uint32_t count) {
     dst[i] = src[size_t{2} * i];
 }
 
-// One channel: phase (a, b) of `phases` gets padded input (y * sh + a,
-// x * sw + b), padded coordinates starting at (-pad_top, -pad_left), where
-// that lies inside the input (the padding's zeros are the caller's, the same
-// for every channel); then the taps' products, and the oh rows of ow sums
-// one after another at `sums` (which holds d.chunks * kDepthwiseRun). The
-// last runs read past the phases, so they hold that many more.
-template <class T>
-KILN_HOT_LOOP void depthwiseChannel(const kiln_tiu_cmd &cmd, const DepthwiseShape &d,
-                                    const T *plane, const T *taps, T *phases, T *sums) {
+// One channel of a window record (depthwise conv or pool): phase (a, b) of
+// `phases` gets padded input (y * sh + a, x * sw + b), padded coordinates
+// starting at (-pad_top, -pad_left), where that lies inside the input (the
+// padding, the same for every channel, is the caller's); then every output
+// of a run starts at `init` and step(acc, x, t) updates it for the taps t
+// in (ky, kx) order, and the oh rows of ow results go one after another to
+// `sums` (which holds d.chunks * kDepthwiseRun). The last runs read past the
+// phases, so they hold that many more.
+template <class T, class Step>
+KILN_HOT_LOOP void windowChannel(const kiln_tiu_cmd &cmd, const DepthwiseShape &d,
+                                 const T *plane, T init, Step step, T *phases, T *sums) {
   const kiln_tiu_operand &is = cmd.in0;
   const uint32_t sh = cmd.stride_h, sw = cmd.stride_w, qh = d.qh, qw = d.qw;
   for (uint32_t a = 0; a < sh; ++a)
@@ -1002,13 +1002,15 @@ KILN_HOT_LOOP void depthwiseChannel(const kiln_tiu_cmd &cmd, const DepthwiseShap
   using V = typename LanesOf<T>::type;
   constexpr uint32_t NV = kDepthwiseRun / kLanes;
   for (size_t j = 0; j < d.chunks * kDepthwiseRun; j += kDepthwiseRun) {
-    V acc[NV] = {};
+    V acc[NV];
+    for (uint32_t v = 0; v < NV; ++v)
+      acc[v] = V{} + init;
     for (size_t t = 0; t < d.tapAt.size(); ++t) {
       const T *src = &phases[d.tapAt[t] + j];
       for (uint32_t v = 0; v < NV; ++v) {
         V x;
         std::memcpy(&x, src + v * kLanes, sizeof x);
-        acc[v] += x * taps[t];
+        step(acc[v], x, t);
       }
     }
     std::memcpy(&sums[j], acc, sizeof acc);
@@ -1020,23 +1022,38 @@ KILN_HOT_LOOP void depthwiseChannel(const kiln_tiu_cmd &cmd, const DepthwiseShap
       sums[size_t{oy} * ow + x] = sums[size_t{oy} * qw + x];
 }
 
-// Jobs are runs of channels: the phases' zeros, the same for every channel,
-// are written once per run.
-template <class T, class Sink>
-void convSumsDepthwise(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T> &w,
-                       const Sink &sink) {
+// Runs f(n, c, results) for every channel of a window record, the padding
+// `pad`: jobs are runs of channels that write the padding once.
+template <class T, class Step, class F>
+void forEachWindowChannel(const kiln_tiu_cmd &cmd, const Planes<T> &x, T pad, T init,
+                          const Step &step, const F &f) {
   const kiln_tiu_operand &os = cmd.out;
   const DepthwiseShape d = depthwiseShape(cmd);
   const size_t channels = size_t{os.n} * os.c, runs = std::min<size_t>(channels, 4 * cmodelThreads());
   parallelFor(runs, [&](size_t run) {
     std::vector<T> &phases = scratch<T>(kPatches), &sums = scratch<T>(kSums2);
-    phases.assign(d.phaseSize * cmd.stride_h * cmd.stride_w + d.chunks * kDepthwiseRun, T(0));
+    phases.assign(d.phaseSize * cmd.stride_h * cmd.stride_w + d.chunks * kDepthwiseRun, pad);
     sums.resize(d.chunks * kDepthwiseRun);
     for (size_t job = run * channels / runs; job < (run + 1) * channels / runs; ++job) {
       const uint32_t n = uint32_t(job / os.c), c = uint32_t(job % os.c);
-      depthwiseChannel(cmd, d, x(n, c), w(0, c), phases.data(), sums.data());
-      sink(n, c, 0, os.h * os.w, sums.data());
+      windowChannel(cmd, d, x(n, c), init, step(c), phases.data(), sums.data());
+      f(n, c, sums.data());
     }
+  });
+}
+
+// Depthwise convs (one input and one output channel per group): the sums of
+// x * tap, zeros for padding (which needs finite weights, as in the blocked
+// forms).
+template <class T, class Sink>
+void convSumsDepthwise(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T> &w,
+                       const Sink &sink) {
+  using V = typename LanesOf<T>::type;
+  auto step = [&](uint32_t c) {
+    return [taps = w(0, c)](V &acc, const V &v, size_t t) { acc += v * taps[t]; };
+  };
+  forEachWindowChannel(cmd, x, T(0), T(0), step, [&](uint32_t n, uint32_t c, const T *sums) {
+    sink(n, c, 0, cmd.out.h * cmd.out.w, sums);
   });
 }
 
@@ -1291,6 +1308,66 @@ void pool(const kiln_tiu_cmd &cmd, Lmem lmem) {
     }
     out.set(n, c, oy, ox, applyFlags(cmd, acc));
   });
+}
+
+// Float pools as window records (with the conv kernels in "fast conv and
+// deconv"). Max and min pad with -inf / +inf, which a step never picks
+// (v > acc is false for v = -inf, a NaN acc included), so padding counts as
+// the reference's skipped taps; sum and avg pad with +0, which leaves a sum
+// that starts at +0 unchanged (it is never -0). Avg then divides by each
+// output's valid taps (rows times columns), as the reference.
+template <class E>
+void poolFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<E> in(lmem, cmd.in0), out(lmem, cmd.out);
+  const kiln_tiu_operand &os = cmd.out;
+  const uint16_t kind = cmd.subop;
+  if (mayOverlap(in, out)) {
+    pool<E>(cmd, lmem);
+    return;
+  }
+  auto valid = [&](uint32_t outLen, uint32_t k, uint32_t stride, uint32_t pad, uint32_t dil,
+                   uint32_t inLen) {
+    std::vector<uint32_t> v(outLen);
+    for (uint32_t o = 0; o < outLen; ++o)
+      for (uint32_t t = 0; t < k; ++t) {
+        const int64_t i = inputCoord(o, t, stride, pad, dil);
+        v[o] += i >= 0 && i < inLen;
+      }
+    return v;
+  };
+  const std::vector<uint32_t> rows = valid(os.h, cmd.kh, cmd.stride_h, cmd.pad_top, cmd.dil_h, cmd.in0.h),
+                              cols = valid(os.w, cmd.kw, cmd.stride_w, cmd.pad_left, cmd.dil_w, cmd.in0.w);
+  const bool relu_after = cmd.flags & KILN_TIU_FLAG_RELU, direct = out.inPlace();
+  const float identity = poolIdentity(kind);
+  using V = LanesOf<float>::type;
+  auto finish = [&](uint32_t n, uint32_t c, const float *acc) {
+    std::vector<float> &done = scratch<float>(kRowSums);
+    done.resize(size_t{os.h} * os.w);
+    if (kind == KILN_POOL_AVG) {
+      for (uint32_t oy = 0, i = 0; oy < os.h; ++oy)
+        for (uint32_t ox = 0; ox < os.w; ++ox, ++i) {
+          const uint32_t divisor = poolDivisor(cmd, rows[oy] * cols[ox]);
+          done[i] = divisor ? acc[i] / float(divisor) : 0.0f;
+        }
+      acc = done.data();
+    }
+    if (direct) {
+      finishRun(reinterpret_cast<float *>(out.planeAt(n, c)), acc, os.h * os.w, nullptr,
+                relu_after);
+      return;
+    }
+    finishRun(done.data(), acc, os.h * os.w, nullptr, relu_after);
+    out.setRun(n, c, 0, os.h * os.w, done.data());
+  };
+  const Planes<float> x = planesOf(in, kInput);
+  auto run = [&](auto step) {
+    forEachWindowChannel(cmd, x, identity, identity, [&](uint32_t) { return step; }, finish);
+  };
+  switch (kind) {
+  case KILN_POOL_MAX: return run([](V &acc, const V &v, size_t) { acc = v > acc ? v : acc; });
+  case KILN_POOL_MIN: return run([](V &acc, const V &v, size_t) { acc = v < acc ? v : acc; });
+  default: return run([](V &acc, const V &v, size_t) { acc += v; }); // AVG, SUM
+  }
 }
 
 // Max/min pick a q (the output shares the input's quantization); sum and avg
@@ -1752,7 +1829,7 @@ const char *runFloat(const kiln_tiu_cmd &cmd, Lmem lmem, Kernels kernels) {
     else
       f32_bias ? deconv<E, F32>(cmd, lmem) : deconv<E, E>(cmd, lmem);
     break;
-  case KILN_TIU_POOL: pool<E>(cmd, lmem); break;
+  case KILN_TIU_POOL: fast ? poolFast<E>(cmd, lmem) : pool<E>(cmd, lmem); break;
   case KILN_TIU_ELTWISE: eltwise<E>(cmd, lmem); break;
   case KILN_TIU_RESIZE: return resize<E>(cmd, lmem);
   default: active<E>(cmd, lmem); break; // KILN_TIU_ACTIVE

@@ -188,6 +188,61 @@ TEST(FastKernels, DeconvF32MatchesReference) { expectSameBits(KILN_TIU_DECONV, K
 TEST(FastKernels, DeconvF16MatchesReference) { expectSameBits(KILN_TIU_DECONV, KILN_DTYPE_F16, 100, 6); }
 TEST(FastKernels, DeconvInt8MatchesReference) { expectSameBits(KILN_TIU_DECONV, KILN_DTYPE_INT8, 100, 7); }
 
+// Float pools (window records, tiu.cpp) against the reference on random
+// records of every kind, with infinities and NaNs among the inputs (padding
+// must still count as skipped taps), COUNT_INCLUDE_PAD and ReLU.
+TEST(FastKernels, PoolMatchesReference) {
+  std::mt19937 rng(21);
+  auto pick = [&](uint32_t lo, uint32_t hi) {
+    return std::uniform_int_distribution<uint32_t>(lo, hi)(rng);
+  };
+  const float specials[] = {std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  for (int i = 0; i < 200;) {
+    const uint8_t dtype = i % 3 == 2 ? uint8_t(KILN_DTYPE_F16) : uint8_t(KILN_DTYPE_F32);
+    kiln_tiu_cmd cmd = tiuCmd(1, 0, KILN_TIU_POOL, uint16_t(pick(0, KILN_POOL_END - 1)));
+    cmd.kh = uint16_t(pick(1, 4));
+    cmd.kw = uint16_t(pick(1, 4));
+    cmd.stride_h = uint16_t(pick(1, 3));
+    cmd.stride_w = uint16_t(pick(1, 3));
+    cmd.dil_h = uint16_t(pick(1, 2));
+    cmd.dil_w = uint16_t(pick(1, 2));
+    cmd.pad_top = uint16_t(pick(0, cmd.kh - 1));
+    cmd.pad_bottom = uint16_t(pick(0, cmd.kh - 1));
+    cmd.pad_left = uint16_t(pick(0, cmd.kw - 1));
+    cmd.pad_right = uint16_t(pick(0, cmd.kw - 1));
+    if (pick(0, 1))
+      cmd.flags |= KILN_TIU_FLAG_RELU;
+    if (pick(0, 1))
+      cmd.flags |= KILN_TIU_FLAG_COUNT_INCLUDE_PAD;
+    const uint32_t n = pick(1, 2), c = pick(1, 70), ih = pick(1, 12), iw = pick(1, 40);
+    const int64_t sh = int64_t{ih} + cmd.pad_top + cmd.pad_bottom - (cmd.dil_h * (cmd.kh - 1) + 1);
+    const int64_t sw = int64_t{iw} + cmd.pad_left + cmd.pad_right - (cmd.dil_w * (cmd.kw - 1) + 1);
+    if (sh < 0 || sw < 0)
+      continue;
+    cmd.in0 = lmemOperand(0, {n, c, ih, iw}, dtype);
+    cmd.out = lmemOperand(uint32_t((laneBytes(cmd.in0) + 63) / 64 * 64),
+                          {n, c, uint32_t(sh / cmd.stride_h + 1), uint32_t(sw / cmd.stride_w + 1)},
+                          dtype);
+    if (kiln_tiu_cmd_check_in_lane(&cmd, kLane) != KILN_OK)
+      continue;
+    std::vector<uint8_t> ref(KILN_NPU_NUM * kLane);
+    fillOperand(rng, ref, cmd.in0, false);
+    if (dtype == KILN_DTYPE_F32) // some specials among the first lane's values
+      for (uint64_t at = 0; at + 4 <= laneBytes(cmd.in0); at += 4)
+        if (rng() % 17 == 0)
+          std::memcpy(&ref[at], &specials[rng() % 3], 4);
+    std::vector<uint8_t> fast = ref;
+    ASSERT_EQ(runTiuRecord(cmd, ref.data(), kLane, Kernels::Reference), nullptr);
+    ASSERT_EQ(runTiuRecord(cmd, fast.data(), kLane, Kernels::Fast), nullptr);
+    ASSERT_TRUE(ref == fast) << "case " << i << ": kind " << cmd.subop << " dtype "
+                             << int(dtype) << " k " << cmd.kh << "x" << cmd.kw << " s "
+                             << cmd.stride_h << "," << cmd.stride_w;
+    ++i;
+  }
+}
+
 // A non-finite weight reaches a padding tap: 0 * inf would be NaN, so the
 // blocked form (which multiplies padding zeros) must not run.
 TEST(FastKernels, InfiniteWeightKeepsPaddingSkipped) {

@@ -921,11 +921,12 @@ void convSumsChannels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<
 struct DepthwiseShape {
   uint32_t qh, qw;              // rows and columns of a phase plane
   size_t phaseSize;             // qh * qw
-  size_t chunks;                // oh * qw outputs in runs of kDepthwiseRun
+  uint32_t run;                 // outputs kept in registers over all taps
+  size_t chunks;                // oh * qw outputs in runs of `run`
   std::vector<uint32_t> lo, hi; // per column phase b: columns [lo, hi) read the input
   std::vector<size_t> tapAt;    // per tap (ky, kx): where its pass starts in the phases
 };
-constexpr uint32_t kDepthwiseRun = 4 * kLanes; // outputs kept in registers over all taps
+constexpr uint32_t kDepthwiseRun = 4 * kLanes; // the longest run
 
 DepthwiseShape depthwiseShape(const kiln_tiu_cmd &cmd) {
   const uint32_t sh = cmd.stride_h, sw = cmd.stride_w, dh = cmd.dil_h, dw = cmd.dil_w;
@@ -933,7 +934,9 @@ DepthwiseShape depthwiseShape(const kiln_tiu_cmd &cmd) {
   d.qh = cmd.out.h + (cmd.kh - 1) * dh / sh;
   d.qw = cmd.out.w + (cmd.kw - 1) * dw / sw;
   d.phaseSize = size_t{d.qh} * d.qw;
-  d.chunks = (size_t{cmd.out.h} * d.qw + kDepthwiseRun - 1) / kDepthwiseRun;
+  const size_t wide = size_t{cmd.out.h} * d.qw;
+  d.run = wide > kLanes ? kDepthwiseRun : kLanes; // one vector for tiny maps
+  d.chunks = (wide + d.run - 1) / d.run;
   d.lo.resize(sw);
   d.hi.resize(sw);
   for (uint32_t b = 0; b < sw; ++b)
@@ -974,9 +977,9 @@ inline void copyEven(T *dst, const T *src, uint32_t count) {
 // padding, the same for every channel, is the caller's); then every output
 // of a run starts at `init` and step(acc, x, t) updates it for the taps t
 // in (ky, kx) order, and the oh rows of ow results go one after another to
-// `sums` (which holds d.chunks * kDepthwiseRun). The last runs read past the
-// phases, so they hold that many more.
-template <class T, class Step>
+// `sums` (which holds d.chunks * d.run). The last runs read past the
+// phases, so they hold that many more. NV vectors make a run.
+template <uint32_t NV, class T, class Step>
 KILN_HOT_LOOP void windowChannel(const kiln_tiu_cmd &cmd, const DepthwiseShape &d,
                                  const T *plane, T init, Step step, T *phases, T *sums) {
   const kiln_tiu_operand &is = cmd.in0;
@@ -1000,8 +1003,7 @@ KILN_HOT_LOOP void windowChannel(const kiln_tiu_cmd &cmd, const DepthwiseShape &
             dst[xq] = src[size_t{xq} * sw];
       }
   using V = typename LanesOf<T>::type;
-  constexpr uint32_t NV = kDepthwiseRun / kLanes;
-  for (size_t j = 0; j < d.chunks * kDepthwiseRun; j += kDepthwiseRun) {
+  for (size_t j = 0; j < d.chunks * d.run; j += NV * kLanes) {
     V acc[NV];
     for (uint32_t v = 0; v < NV; ++v)
       acc[v] = V{} + init;
@@ -1032,11 +1034,15 @@ void forEachWindowChannel(const kiln_tiu_cmd &cmd, const Planes<T> &x, T pad, T 
   const size_t channels = size_t{os.n} * os.c, runs = std::min<size_t>(channels, 4 * cmodelThreads());
   parallelFor(runs, [&](size_t run) {
     std::vector<T> &phases = scratch<T>(kPatches), &sums = scratch<T>(kSums2);
-    phases.assign(d.phaseSize * cmd.stride_h * cmd.stride_w + d.chunks * kDepthwiseRun, pad);
-    sums.resize(d.chunks * kDepthwiseRun);
+    phases.assign(d.phaseSize * cmd.stride_h * cmd.stride_w + d.chunks * d.run, pad);
+    sums.resize(d.chunks * d.run);
     for (size_t job = run * channels / runs; job < (run + 1) * channels / runs; ++job) {
       const uint32_t n = uint32_t(job / os.c), c = uint32_t(job % os.c);
-      windowChannel(cmd, d, x(n, c), init, step(c), phases.data(), sums.data());
+      if (d.run == kLanes)
+        windowChannel<1>(cmd, d, x(n, c), init, step(c), phases.data(), sums.data());
+      else
+        windowChannel<kDepthwiseRun / kLanes>(cmd, d, x(n, c), init, step(c), phases.data(),
+                                              sums.data());
       f(n, c, sums.data());
     }
   });

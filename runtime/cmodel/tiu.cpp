@@ -1404,20 +1404,21 @@ void poolI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 
 // ---- eltwise and active ---------------------------------------------------------
 
-// a[i] = f(a[i], b[i]), then ReLU if asked: one loop per kind (as activeRow).
+// dst[i] = f(a[i], b[i]), then ReLU if asked (dst may be a): one loop per
+// kind (as activeRow).
 template <class F>
-void zipRow(float *a, const float *b, uint32_t count, bool relu_after, F f) {
+void zipRow(float *dst, const float *a, const float *b, uint32_t count, bool relu_after, F f) {
   if (relu_after)
     for (uint32_t i = 0; i < count; ++i)
-      a[i] = relu(f(a[i], b[i]));
+      dst[i] = relu(f(a[i], b[i]));
   else
     for (uint32_t i = 0; i < count; ++i)
-      a[i] = f(a[i], b[i]);
+      dst[i] = f(a[i], b[i]);
 }
 
-KILN_HOT_LOOP void eltwiseRow(uint16_t subop, float *a, const float *b, uint32_t n,
-                              bool relu_after) {
-  auto zip = [&](auto f) { zipRow(a, b, n, relu_after, f); };
+KILN_HOT_LOOP void eltwiseRow(uint16_t subop, float *dst, const float *a, const float *b,
+                              uint32_t n, bool relu_after) {
+  auto zip = [&](auto f) { zipRow(dst, a, b, n, relu_after, f); };
   switch (subop) {
   case KILN_ELT_ADD: return zip([](float x, float y) { return x + y; });
   case KILN_ELT_SUB: return zip([](float x, float y) { return x - y; });
@@ -1449,21 +1450,19 @@ bool planewise(const Operand<E> &out, const Operand<E> &a, const Operand<E> *oth
   return true;
 }
 
-// Runs f(dst, count, others...) on each output plane after copying a's plane
-// into it (unless a is the output), planes split over the threads.
-void forEachPlanePair(const kiln_tiu_operand &os, Operand<F32> &out, const Operand<F32> &a,
-                      const std::function<void(float *, uint32_t, uint32_t, uint32_t)> &f) {
-  const bool copy = !a.sameAs(out);
+// Runs f(dst, src, count, n, c) on each output plane dst and a's plane src
+// (the same plane when a is the output), planes split over the threads.
+void forEachPlanePair(
+    const kiln_tiu_operand &os, Operand<F32> &out, const Operand<F32> &a,
+    const std::function<void(float *, const float *, uint32_t, uint32_t, uint32_t)> &f) {
   const uint32_t count = uint32_t(os.h) * os.w;
   const size_t planes = size_t{os.n} * os.c;
   const size_t chunks = std::min<size_t>(planes, size_t{count} * planes >= 16384 ? 4 * cmodelThreads() : 1);
   parallelFor(chunks, [&](size_t chunk) {
     for (size_t i = chunk * planes / chunks; i < (chunk + 1) * planes / chunks; ++i) {
       const uint32_t n = uint32_t(i / os.c), c = uint32_t(i % os.c);
-      float *dst = reinterpret_cast<float *>(out.planeAt(n, c));
-      if (copy)
-        std::memcpy(dst, a.planeAt(n, c), size_t{count} * sizeof(float));
-      f(dst, count, n, c);
+      f(reinterpret_cast<float *>(out.planeAt(n, c)),
+        reinterpret_cast<const float *>(a.planeAt(n, c)), count, n, c);
     }
   });
 }
@@ -1474,10 +1473,12 @@ void eltwise(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<E> a(lmem, cmd.in0), b(lmem, cmd.in1), out(lmem, cmd.out);
   if constexpr (std::is_same_v<E, F32>) {
     if (planewise(out, a, &b, 1)) {
-      forEachPlanePair(cmd.out, out, a, [&](float *dst, uint32_t count, uint32_t n, uint32_t c) {
-        eltwiseRow(cmd.subop, dst, reinterpret_cast<const float *>(b.planeAt(n, c)), count,
-                   cmd.flags & KILN_TIU_FLAG_RELU);
-      });
+      forEachPlanePair(cmd.out, out, a,
+                       [&](float *dst, const float *src, uint32_t count, uint32_t n, uint32_t c) {
+                         eltwiseRow(cmd.subop, dst, src,
+                                    reinterpret_cast<const float *>(b.planeAt(n, c)), count,
+                                    cmd.flags & KILN_TIU_FLAG_RELU);
+                       });
       return;
     }
   }
@@ -1486,7 +1487,7 @@ void eltwise(const kiln_tiu_cmd &cmd, Lmem lmem) {
   forEachRow(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h) {
     a.getRow(n, c, h, width, ra.data());
     b.getRow(n, c, h, width, rb.data());
-    eltwiseRow(cmd.subop, ra.data(), rb.data(), width, cmd.flags & KILN_TIU_FLAG_RELU);
+    eltwiseRow(cmd.subop, ra.data(), ra.data(), rb.data(), width, cmd.flags & KILN_TIU_FLAG_RELU);
     out.setRow(n, c, h, ra.data());
   });
 }
@@ -1518,21 +1519,22 @@ void eltwiseI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 float eluOf(float x, float alpha) { return x > 0.0f ? x : alpha * std::expm1(x); }
 
 // The functions of kiln_active_kind; a and b are param[0] and param[1].
-// row[i] = f(row[i]), then ReLU if asked: one loop per function, so the
-// cheap ones vectorize (the same operations on every element as one at a time).
+// dst[i] = f(src[i]), then ReLU if asked (dst may be src): one loop per
+// function, so the cheap ones vectorize (the same operations on every
+// element as one at a time).
 template <class F>
-void mapRow(float *row, uint32_t count, bool relu_after, F f) {
+void mapRow(float *dst, const float *src, uint32_t count, bool relu_after, F f) {
   if (relu_after)
     for (uint32_t i = 0; i < count; ++i)
-      row[i] = relu(f(row[i]));
+      dst[i] = relu(f(src[i]));
   else
     for (uint32_t i = 0; i < count; ++i)
-      row[i] = f(row[i]);
+      dst[i] = f(src[i]);
 }
 
-KILN_HOT_LOOP void activeRow(uint16_t kind, float *row, uint32_t n, float a, float b,
-                             bool relu_after) {
-  auto map = [&](auto f) { mapRow(row, n, relu_after, f); };
+KILN_HOT_LOOP void activeRow(uint16_t kind, float *dst, const float *src, uint32_t n, float a,
+                             float b, bool relu_after) {
+  auto map = [&](auto f) { mapRow(dst, src, n, relu_after, f); };
   switch (kind) {
   case KILN_ACT_RELU: return map([](float x) { return relu(x); });
   case KILN_ACT_LEAKY_RELU: return map([a](float x) { return x >= 0.0f ? x : a * x; });
@@ -1570,16 +1572,18 @@ void active(const kiln_tiu_cmd &cmd, Lmem lmem) {
   const bool relu_after = cmd.flags & KILN_TIU_FLAG_RELU;
   if constexpr (std::is_same_v<E, F32>) {
     if (planewise<F32>(out, in, nullptr, 0)) {
-      forEachPlanePair(cmd.out, out, in, [&](float *dst, uint32_t count, uint32_t, uint32_t) {
-        activeRow(cmd.subop, dst, count, cmd.param[0], cmd.param[1], relu_after);
-      });
+      forEachPlanePair(cmd.out, out, in,
+                       [&](float *dst, const float *src, uint32_t count, uint32_t, uint32_t) {
+                         activeRow(cmd.subop, dst, src, count, cmd.param[0], cmd.param[1],
+                                   relu_after);
+                       });
       return;
     }
   }
   std::vector<float> row(width);
   forEachRow(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h) {
     in.getRow(n, c, h, width, row.data());
-    activeRow(cmd.subop, row.data(), width, cmd.param[0], cmd.param[1], relu_after);
+    activeRow(cmd.subop, row.data(), row.data(), width, cmd.param[0], cmd.param[1], relu_after);
     out.setRow(n, c, h, row.data());
   });
 }

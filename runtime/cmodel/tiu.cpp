@@ -725,9 +725,46 @@ bool filtersFinite(const kiln_tiu_cmd &cmd, const Planes<T> &w) {
   return true;
 }
 
+// One step of a transpose by blocks: rows x and y (b apart) swap their
+// off-diagonal b x b blocks (vectors by reference: no vector ABI).
+template <uint32_t B, class V, size_t... C>
+inline void swapBlocks(V &x, V &y, std::index_sequence<C...>) {
+  constexpr uint32_t n = sizeof...(C);
+  const V top = __builtin_shufflevector(x, y, ((C & B) ? n + C - B : C)...);
+  y = __builtin_shufflevector(x, y, ((C & B) ? n + C : C + B)...);
+  x = top;
+}
+
+template <uint32_t B, class V>
+inline void swapBlocks(V (&m)[kLanes]) {
+  for (uint32_t i = 0; i < kLanes; ++i)
+    if (!(i & B))
+      swapBlocks<B>(m[i], m[i + B], std::make_index_sequence<kLanes>());
+}
+
+// dst[k * kBlock + l] = src[l][k] for l, k < kLanes: a kLanes x kLanes
+// transpose in registers, each filter read as one vector.
+template <class T>
+KILN_HOT_LOOP void transposeTile(const T *const *src, T *dst) {
+  using V = typename LanesOf<T>::type;
+  V m[kLanes];
+  for (uint32_t l = 0; l < kLanes; ++l)
+    std::memcpy(&m[l], src[l], sizeof(V));
+  swapBlocks<8>(m);
+  swapBlocks<4>(m);
+  swapBlocks<2>(m);
+  swapBlocks<1>(m);
+  for (uint32_t k = 0; k < kLanes; ++k)
+    std::memcpy(dst + size_t{k} * kBlock, &m[k], sizeof(V));
+}
+
 // Filters as [group][block][k][kBlock channels], zero beyond the group's.
+// Each filter lies in another lane, a multiple of the cache's way size
+// apart: whole tiles are transposed in registers, the rest read filter by
+// filter, a chunk of k (a few KiB of dst) at a time.
 template <class T>
 void packFilters(const kiln_tiu_cmd &cmd, const Planes<T> &w, std::vector<T> &packed) {
+  static_assert(kLanes == 16, "swapBlocks steps");
   const uint32_t groups = cmd.groups, ocg = cmd.out.c / groups;
   const uint32_t K = cmd.in0.c / groups * cmd.kh * cmd.kw, blocks = (ocg + kBlock - 1) / kBlock;
   packed.resize(size_t{groups} * blocks * K * kBlock);
@@ -735,14 +772,20 @@ void packFilters(const kiln_tiu_cmd &cmd, const Planes<T> &w, std::vector<T> &pa
     const uint32_t g = uint32_t(job / blocks), b = uint32_t(job % blocks);
     const uint32_t first = g * ocg + b * kBlock, lanes = std::min(kBlock, ocg - b * kBlock);
     T *dst = &packed[job * K * kBlock];
-    // Each filter lies in another lane, a multiple of the cache's way size
-    // apart: read each in order, a chunk of k (a few KiB of dst) at a time.
+    const uint32_t tiledLanes = lanes / kLanes * kLanes, tiledK = K / kLanes * kLanes;
+    for (uint32_t l0 = 0; l0 < tiledLanes; l0 += kLanes)
+      for (uint32_t k0 = 0; k0 < tiledK; k0 += kLanes) {
+        const T *src[kLanes];
+        for (uint32_t l = 0; l < kLanes; ++l)
+          src[l] = w(0, first + l0 + l) + k0;
+        transposeTile(src, dst + size_t{k0} * kBlock + l0);
+      }
     constexpr uint32_t kChunk = 64;
     for (uint32_t k0 = 0; k0 < K; k0 += kChunk) {
       const uint32_t k1 = std::min(K, k0 + kChunk);
       for (uint32_t l = 0; l < lanes; ++l) {
         const T *src = w(0, first + l);
-        for (uint32_t k = k0; k < k1; ++k)
+        for (uint32_t k = l < tiledLanes ? std::max(k0, tiledK) : k0; k < k1; ++k)
           dst[size_t{k} * kBlock + l] = src[k];
       }
       for (uint32_t k = k0; k < k1; ++k)

@@ -649,6 +649,13 @@ struct ScalarCols {
   size_t stride;
   T at(uint32_t r, uint32_t k) const { return base[k * stride + r]; }
 };
+// Pixel `offset + r` of the k-th of a list of planes.
+template <class T>
+struct PlaneCols {
+  const T *const *planes;
+  size_t offset;
+  T at(uint32_t r, uint32_t k) const { return planes[k][offset + r]; }
+};
 
 // out[r][l] = sum over k < K (ascending) of the products of scalars.at(r, k)
 // and rows.at(k)[l], for r < kTileRows and l < NV * kLanes. The input operand
@@ -840,6 +847,13 @@ void im2col(const kiln_tiu_cmd &cmd, const T *const *planes, uint32_t p0, uint32
       std::fill(patches + k * ld + count, patches + (k + 1) * ld, T(0));
 }
 
+// Whether the conv is 1x1 with stride 1 and no padding: its input planes
+// are its patches.
+bool pointwise(const kiln_tiu_cmd &cmd) {
+  return cmd.kh == 1 && cmd.kw == 1 && cmd.stride_h == 1 && cmd.stride_w == 1 &&
+         !readsPadding(cmd);
+}
+
 // Pixels of a tile of patches of K values each: ~256 KiB, a multiple of
 // `multiple`, at most `most`.
 uint32_t tilePixels(uint32_t K, uint32_t multiple, uint32_t most) {
@@ -856,8 +870,7 @@ void convSumsPixels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T>
   const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
   const uint32_t groups = cmd.groups, icg = is.c / groups, ocg = os.c / groups;
   const uint32_t K = icg * cmd.kh * cmd.kw, octets = (ocg + kTileRows - 1) / kTileRows;
-  const bool direct = cmd.kh == 1 && cmd.kw == 1 && cmd.stride_h == 1 && cmd.stride_w == 1 &&
-                      !readsPadding(cmd);
+  const bool direct = pointwise(cmd);
   const uint32_t pixels = os.h * os.w, tile = direct ? 4 * kBlock : tilePixels(K, kBlock, 512);
   const uint32_t tiles = (pixels + tile - 1) / tile;
   const size_t tileJobs = size_t{os.n} * groups * tiles;
@@ -934,9 +947,13 @@ void convSumsChannels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<
                    n = uint32_t(tileJob / tiles / groups);
     const uint32_t p0 = t * tile, count = std::min(tile, pixels - p0);
     const size_t ld = (count + kTileRows - 1) / kTileRows * kTileRows;
+    // A single pixel of a pointwise conv reads the planes (a matrix times a vector).
+    const bool single = count == 1 && pointwise(cmd);
     std::vector<T> &patches = scratch<T>(kPatches);
-    patches.resize(K * ld);
-    im2col(cmd, x.from(n, g * icg), p0, count, ld, patches.data());
+    if (!single) {
+      patches.resize(K * ld);
+      im2col(cmd, x.from(n, g * icg), p0, count, ld, patches.data());
+    }
     const uint32_t bEnd = std::min(blocks, (split + 1) * blocksPerJob);
     for (uint32_t b = split * blocksPerJob; b < bEnd; ++b) {
       const T *wb = &packed[(size_t{g} * blocks + b) * K * kBlock];
@@ -944,8 +961,12 @@ void convSumsChannels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<
       for (uint32_t p = 0; p < count; p += kTileRows) {
         T sums[kTileRows][kBlock];
         const uint32_t run = std::min(kTileRows, count - p);
-        dotTileCols<true>(lanes, run, ScalarCols<T>{patches.data() + p, ld},
-                          StridedRows<T>{wb, kBlock}, K, sums); // pixels x filters
+        if (single)
+          dotTileCols<true>(lanes, run, PlaneCols<T>{x.from(n, g * icg), p0},
+                            StridedRows<T>{wb, kBlock}, K, sums);
+        else
+          dotTileCols<true>(lanes, run, ScalarCols<T>{patches.data() + p, ld},
+                            StridedRows<T>{wb, kBlock}, K, sums); // pixels x filters
         for (uint32_t l = 0; l < lanes; ++l) {
           T column[kTileRows];
           for (uint32_t j = 0; j < run; ++j)

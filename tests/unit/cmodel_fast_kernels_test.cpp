@@ -188,6 +188,30 @@ TEST(FastKernels, DeconvF32MatchesReference) { expectSameBits(KILN_TIU_DECONV, K
 TEST(FastKernels, DeconvF16MatchesReference) { expectSameBits(KILN_TIU_DECONV, KILN_DTYPE_F16, 100, 6); }
 TEST(FastKernels, DeconvInt8MatchesReference) { expectSameBits(KILN_TIU_DECONV, KILN_DTYPE_INT8, 100, 7); }
 
+// Single-pixel pointwise convs (a classifier: a matrix times a vector) read
+// the input planes in place, filters transposed in 16 x 16 tiles and the rest.
+TEST(FastKernels, SinglePixelConvMatchesReference) {
+  std::mt19937 rng(22);
+  for (uint32_t ic : {1u, 15u, 16u, 37u, 130u})
+    for (uint32_t oc : {8u, 17u, 32u, 45u, 70u})
+      for (uint8_t dtype : {uint8_t(KILN_DTYPE_F32), uint8_t(KILN_DTYPE_F16)}) {
+        kiln_tiu_cmd cmd = tiuCmd(1, 0, KILN_TIU_CONV);
+        cmd.kh = cmd.kw = cmd.stride_h = cmd.stride_w = cmd.dil_h = cmd.dil_w = cmd.groups = 1;
+        cmd.in0 = lmemOperand(0, {1, ic, 1, 1}, dtype);
+        cmd.in1 = lmemOperand(64, {1, oc, ic, 1}, dtype);
+        cmd.out = lmemOperand(uint32_t(64 + (laneBytes(cmd.in1) + 63) / 64 * 64), {1, oc, 1, 1}, dtype);
+        if (oc % 2) {
+          cmd.flags |= KILN_TIU_FLAG_HAS_BIAS | KILN_TIU_FLAG_RELU;
+          cmd.in2 = lmemOperand(cmd.out.addr + 64, {1, oc, 1, 1}, dtype);
+        }
+        ASSERT_EQ(kiln_tiu_cmd_check_in_lane(&cmd, kLane), KILN_OK);
+        std::vector<uint8_t> ref = randomLmem(rng, cmd), fast = ref;
+        ASSERT_EQ(runTiuRecord(cmd, ref.data(), kLane, Kernels::Reference), nullptr);
+        ASSERT_EQ(runTiuRecord(cmd, fast.data(), kLane, Kernels::Fast), nullptr);
+        ASSERT_TRUE(ref == fast) << "ic " << ic << " oc " << oc << " dtype " << int(dtype);
+      }
+}
+
 // Float pools (window records, tiu.cpp) against the reference on random
 // records of every kind, with infinities and NaNs among the inputs (padding
 // must still count as skipped taps), COUNT_INCLUDE_PAD and ReLU.

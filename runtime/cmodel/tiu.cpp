@@ -441,7 +441,9 @@ const char *deconvI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 
 // Scratch vectors that keep their memory from one record to the next (per
 // thread): large fresh allocations cost a page fault per 4 KiB.
-enum Scratch { kInput, kFilter, kSums, kSums2, kRowSums, kPacked, kPatches, kScratchSlots };
+enum Scratch {
+  kInput, kFilter, kSums, kSums2, kRowSums, kPacked, kPatches, kWindowResults, kScratchSlots
+};
 
 template <class T>
 std::vector<T> &scratch(Scratch slot) {
@@ -1040,12 +1042,14 @@ inline void copyEven(T *dst, const T *src, uint32_t count) {
 // starting at (-pad_top, -pad_left), where that lies inside the input (the
 // padding, the same for every channel, is the caller's); then every output
 // of a run starts at `init` and step(acc, x, t) updates it for the taps t
-// in (ky, kx) order, and the oh rows of ow results go one after another to
-// `sums` (which holds d.chunks * d.run). The last runs read past the
-// phases, so they hold that many more. NV vectors make a run.
+// in (ky, kx) order (in `sums`, d.chunks * d.run + kLanes long), and the oh
+// rows of ow results go one after another to `results` (oh * ow + kLanes
+// long). The last runs read past the phases, so they hold d.chunks * d.run
+// more. NV vectors make a run.
 template <uint32_t NV, class T, class Step>
 KILN_HOT_LOOP void windowChannel(const kiln_tiu_cmd &cmd, const DepthwiseShape &d,
-                                 const T *plane, T init, Step step, T *phases, T *sums) {
+                                 const T *plane, T init, Step step, T *phases, T *sums,
+                                 T *results) {
   const kiln_tiu_operand &is = cmd.in0;
   const uint32_t sh = cmd.stride_h, sw = cmd.stride_w, qh = d.qh, qw = d.qw;
   for (uint32_t a = 0; a < sh; ++a)
@@ -1081,11 +1085,15 @@ KILN_HOT_LOOP void windowChannel(const kiln_tiu_cmd &cmd, const DepthwiseShape &
     }
     std::memcpy(&sums[j], acc, sizeof acc);
   }
-  // Drop the discarded columns (moving down, so in place).
+  // The oh rows of ow results, whole vectors at a time: a row's last vector
+  // spills into the next row's place, which that row then writes.
   const uint32_t ow = cmd.out.w;
-  for (uint32_t oy = 1; oy < cmd.out.h; ++oy)
-    for (uint32_t x = 0; x < ow; ++x)
-      sums[size_t{oy} * ow + x] = sums[size_t{oy} * qw + x];
+  for (uint32_t oy = 0; oy < cmd.out.h; ++oy)
+    for (uint32_t x = 0; x < ow; x += kLanes) {
+      V v;
+      std::memcpy(&v, &sums[size_t{oy} * qw + x], sizeof v);
+      std::memcpy(&results[size_t{oy} * ow + x], &v, sizeof v);
+    }
 }
 
 // Runs f(n, c, results) for every channel of a window record, the padding
@@ -1097,17 +1105,20 @@ void forEachWindowChannel(const kiln_tiu_cmd &cmd, const Planes<T> &x, T pad, T 
   const DepthwiseShape d = depthwiseShape(cmd);
   const size_t channels = size_t{os.n} * os.c, runs = std::min<size_t>(channels, 4 * cmodelThreads());
   parallelFor(runs, [&](size_t run) {
-    std::vector<T> &phases = scratch<T>(kPatches), &sums = scratch<T>(kSums2);
+    std::vector<T> &phases = scratch<T>(kPatches), &sums = scratch<T>(kSums2),
+                   &results = scratch<T>(kWindowResults);
     phases.assign(d.phaseSize * cmd.stride_h * cmd.stride_w + d.chunks * d.run, pad);
-    sums.resize(d.chunks * d.run);
+    sums.resize(d.chunks * d.run + kLanes);
+    results.resize(size_t{os.h} * os.w + kLanes);
     for (size_t job = run * channels / runs; job < (run + 1) * channels / runs; ++job) {
       const uint32_t n = uint32_t(job / os.c), c = uint32_t(job % os.c);
       if (d.run == kLanes)
-        windowChannel<1>(cmd, d, x(n, c), init, step(c), phases.data(), sums.data());
+        windowChannel<1>(cmd, d, x(n, c), init, step(c), phases.data(), sums.data(),
+                         results.data());
       else
         windowChannel<kDepthwiseRun / kLanes>(cmd, d, x(n, c), init, step(c), phases.data(),
-                                              sums.data());
-      f(n, c, sums.data());
+                                              sums.data(), results.data());
+      f(n, c, results.data());
     }
   });
 }

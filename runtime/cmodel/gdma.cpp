@@ -117,7 +117,7 @@ const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lme
     // Between DDR and LMEM nothing overlaps, so a large copy splits over the
     // threads by channel; a copy within one memory keeps the NCHW order.
     const uint64_t total = kiln_gdma_elems(&cmd) * dsize;
-    const size_t chunks = src_lmem != dst_lmem && total >= (uint64_t{1} << 20)
+    const size_t chunks = src_lmem != dst_lmem && total >= (uint64_t{1} << 17)
                               ? std::min<size_t>(cmd.c, 4 * cmodelThreads())
                               : 1;
     // Between memories, planes whose rows follow one another on both sides

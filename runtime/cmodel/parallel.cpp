@@ -11,9 +11,29 @@
 namespace kiln::cmodel {
 namespace {
 
+// A short busy wait between polls (the CPU's spin-loop hint).
+void relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// Polls (about 0.1 ms) before a thread sleeps. Waking a sleeping thread can
+// take longer than a whole record (a virtual CPU that halted must be
+// scheduled again), and a record's batches, and the records themselves,
+// follow one another within microseconds. Longer polls were faster still on
+// an idle machine but slower when another process wants the core.
+constexpr int kSpins = 4000;
+
 // Workers wait for a batch, take job indices from a shared counter, and the
 // caller takes part too. One batch runs at a time (the cmodel executes one
-// command at a time; a second caller waits).
+// command at a time; a second caller waits). The caller waits for the jobs,
+// not for every worker: a worker still asleep when they are done (its core
+// busy elsewhere) skips the batch, so a late wake-up costs nothing. Workers
+// and the caller poll a while before they sleep, and the caller wakes only
+// sleeping workers.
 class Pool {
 public:
   explicit Pool(unsigned threads) {
@@ -24,6 +44,7 @@ public:
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
+      ++generation_;
     }
     wake_.notify_all();
     for (std::thread &t : workers_)
@@ -32,40 +53,57 @@ public:
 
   void run(size_t jobs, const std::function<void(size_t)> &f) {
     std::lock_guard<std::mutex> batch(batch_mutex_);
+    bool wake;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       f_ = &f;
       jobs_ = jobs;
       next_ = 0;
-      busy_ = workers_.size();
+      finished_ = 0;
+      open_ = true;
       ++generation_;
+      wake = sleepers_ > 0;
     }
-    wake_.notify_all();
+    if (wake)
+      wake_.notify_all();
     drain();
+    for (int i = 0; i < kSpins && finished_.load() != jobs; ++i)
+      relax();
     std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return busy_ == 0; });
+    // Workers inside the batch still read f_ and next_: wait for them too.
+    done_.wait(lock, [this] { return finished_ == jobs_ && active_ == 0; });
+    open_ = false;
     f_ = nullptr;
   }
 
 private:
   void drain() {
-    for (size_t i; (i = next_.fetch_add(1)) < jobs_;)
+    for (size_t i; (i = next_.fetch_add(1)) < jobs_;) {
       (*f_)(i);
+      finished_.fetch_add(1);
+    }
   }
   void work() {
     uint64_t seen = 0;
     for (;;) {
+      for (int i = 0; i < kSpins && generation_.load() == seen; ++i)
+        relax();
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        ++sleepers_;
+        wake_.wait(lock, [&] { return generation_ != seen; });
+        --sleepers_;
         if (stop_)
           return;
         seen = generation_;
+        if (!open_)
+          continue; // that batch is over
+        ++active_;
       }
       drain();
       std::lock_guard<std::mutex> lock(mutex_);
-      if (--busy_ == 0)
-        done_.notify_one();
+      --active_;
+      done_.notify_one();
     }
   }
 
@@ -74,10 +112,11 @@ private:
   std::condition_variable wake_, done_;
   const std::function<void(size_t)> *f_ = nullptr;
   size_t jobs_ = 0;
-  std::atomic<size_t> next_{0};
-  size_t busy_ = 0;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::atomic<size_t> next_{0}, finished_{0};
+  std::atomic<uint64_t> generation_{0}; // changed under mutex_, polled without it
+  size_t active_ = 0;                   // workers inside the open batch
+  size_t sleepers_ = 0;                 // workers waiting on wake_
+  bool open_ = false, stop_ = false;
 };
 
 unsigned defaultThreads() {

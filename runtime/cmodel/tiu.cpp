@@ -16,6 +16,7 @@
 #include <functional>
 #include <limits>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "engines.h"
@@ -440,7 +441,9 @@ const char *deconvI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 
 // Scratch vectors that keep their memory from one record to the next (per
 // thread): large fresh allocations cost a page fault per 4 KiB.
-enum Scratch { kInput, kFilter, kSums, kSums2, kRowSums, kPacked, kPatches, kScratchSlots };
+enum Scratch {
+  kInput, kFilter, kSums, kSums2, kRowSums, kPacked, kPatches, kWindowResults, kScratchSlots
+};
 
 template <class T>
 std::vector<T> &scratch(Scratch slot) {
@@ -648,21 +651,29 @@ struct ScalarCols {
   size_t stride;
   T at(uint32_t r, uint32_t k) const { return base[k * stride + r]; }
 };
+// Pixel `offset + r` of the k-th of a list of planes.
+template <class T>
+struct PlaneCols {
+  const T *const *planes;
+  size_t offset;
+  T at(uint32_t r, uint32_t k) const { return planes[k][offset + r]; }
+};
 
 // out[r][l] = sum over k < K (ascending) of the products of scalars.at(r, k)
 // and rows.at(k)[l], for r < kTileRows and l < NV * kLanes. The input operand
 // stays the left factor, as in the reference kernels, so even NaN payloads
 // agree: `InputIsScalar` says which side the input is.
-template <bool InputIsScalar, uint32_t NV, class Scalars, class Rows, class T>
+// Only the first R rows are computed (R = 1: a single pixel).
+template <bool InputIsScalar, uint32_t NV, uint32_t R, class Scalars, class Rows, class T>
 KILN_HOT_LOOP void dotTile(Scalars scalars, Rows rows, uint32_t K, T out[kTileRows][kBlock]) {
   using V = typename LanesOf<T>::type;
-  V acc[kTileRows][NV] = {};
+  V acc[R][NV] = {};
   for (uint32_t k = 0; k < K; ++k) {
     const T *p = rows.at(k);
     V v[NV];
     for (uint32_t j = 0; j < NV; ++j)
       std::memcpy(&v[j], p + j * kLanes, sizeof(V));
-    for (uint32_t r = 0; r < kTileRows; ++r) {
+    for (uint32_t r = 0; r < R; ++r) {
       const T s = scalars.at(r, k);
       for (uint32_t j = 0; j < NV; ++j) {
         if constexpr (InputIsScalar)
@@ -672,19 +683,22 @@ KILN_HOT_LOOP void dotTile(Scalars scalars, Rows rows, uint32_t K, T out[kTileRo
       }
     }
   }
-  for (uint32_t r = 0; r < kTileRows; ++r)
+  for (uint32_t r = 0; r < R; ++r)
     for (uint32_t j = 0; j < NV; ++j)
       std::memcpy(&out[r][j * kLanes], &acc[r][j], sizeof(V));
 }
 
-// dotTile with one vector where `columns` (at most kBlock) needs no more.
+// dotTile with one vector where `columns` (at most kBlock) needs no more,
+// and one row where `scalarRows` is 1.
 template <bool InputIsScalar, class Scalars, class Rows, class T>
-void dotTileCols(uint32_t columns, Scalars scalars, Rows rows, uint32_t K,
+void dotTileCols(uint32_t columns, uint32_t scalarRows, Scalars scalars, Rows rows, uint32_t K,
                  T out[kTileRows][kBlock]) {
-  if (columns > kLanes)
-    dotTile<InputIsScalar, 2>(scalars, rows, K, out);
+  if (scalarRows == 1)
+    columns > kLanes ? dotTile<InputIsScalar, 2, 1>(scalars, rows, K, out)
+                     : dotTile<InputIsScalar, 1, 1>(scalars, rows, K, out);
   else
-    dotTile<InputIsScalar, 1>(scalars, rows, K, out);
+    columns > kLanes ? dotTile<InputIsScalar, 2, kTileRows>(scalars, rows, K, out)
+                     : dotTile<InputIsScalar, 1, kTileRows>(scalars, rows, K, out);
 }
 
 // Whether some tap of the conv reads padding (a zero, in the blocked forms).
@@ -720,9 +734,46 @@ bool filtersFinite(const kiln_tiu_cmd &cmd, const Planes<T> &w) {
   return true;
 }
 
+// One step of a transpose by blocks: rows x and y (b apart) swap their
+// off-diagonal b x b blocks (vectors by reference: no vector ABI).
+template <uint32_t B, class V, size_t... C>
+inline void swapBlocks(V &x, V &y, std::index_sequence<C...>) {
+  constexpr uint32_t n = sizeof...(C);
+  const V top = __builtin_shufflevector(x, y, ((C & B) ? n + C - B : C)...);
+  y = __builtin_shufflevector(x, y, ((C & B) ? n + C : C + B)...);
+  x = top;
+}
+
+template <uint32_t B, class V>
+inline void swapBlocks(V (&m)[kLanes]) {
+  for (uint32_t i = 0; i < kLanes; ++i)
+    if (!(i & B))
+      swapBlocks<B>(m[i], m[i + B], std::make_index_sequence<kLanes>());
+}
+
+// dst[k * kBlock + l] = src[l][k] for l, k < kLanes: a kLanes x kLanes
+// transpose in registers, each filter read as one vector.
+template <class T>
+KILN_HOT_LOOP void transposeTile(const T *const *src, T *dst) {
+  using V = typename LanesOf<T>::type;
+  V m[kLanes];
+  for (uint32_t l = 0; l < kLanes; ++l)
+    std::memcpy(&m[l], src[l], sizeof(V));
+  swapBlocks<8>(m);
+  swapBlocks<4>(m);
+  swapBlocks<2>(m);
+  swapBlocks<1>(m);
+  for (uint32_t k = 0; k < kLanes; ++k)
+    std::memcpy(dst + size_t{k} * kBlock, &m[k], sizeof(V));
+}
+
 // Filters as [group][block][k][kBlock channels], zero beyond the group's.
+// Each filter lies in another lane, a multiple of the cache's way size
+// apart: whole tiles are transposed in registers, the rest read filter by
+// filter, a chunk of k (a few KiB of dst) at a time.
 template <class T>
 void packFilters(const kiln_tiu_cmd &cmd, const Planes<T> &w, std::vector<T> &packed) {
+  static_assert(kLanes == 16, "swapBlocks steps");
   const uint32_t groups = cmd.groups, ocg = cmd.out.c / groups;
   const uint32_t K = cmd.in0.c / groups * cmd.kh * cmd.kw, blocks = (ocg + kBlock - 1) / kBlock;
   packed.resize(size_t{groups} * blocks * K * kBlock);
@@ -730,11 +781,24 @@ void packFilters(const kiln_tiu_cmd &cmd, const Planes<T> &w, std::vector<T> &pa
     const uint32_t g = uint32_t(job / blocks), b = uint32_t(job % blocks);
     const uint32_t first = g * ocg + b * kBlock, lanes = std::min(kBlock, ocg - b * kBlock);
     T *dst = &packed[job * K * kBlock];
-    for (uint32_t k = 0; k < K; ++k) {
-      T *row = dst + size_t{k} * kBlock;
-      for (uint32_t l = 0; l < lanes; ++l)
-        row[l] = w(0, first + l)[k];
-      std::fill(row + lanes, row + kBlock, T(0));
+    const uint32_t tiledLanes = lanes / kLanes * kLanes, tiledK = K / kLanes * kLanes;
+    for (uint32_t l0 = 0; l0 < tiledLanes; l0 += kLanes)
+      for (uint32_t k0 = 0; k0 < tiledK; k0 += kLanes) {
+        const T *src[kLanes];
+        for (uint32_t l = 0; l < kLanes; ++l)
+          src[l] = w(0, first + l0 + l) + k0;
+        transposeTile(src, dst + size_t{k0} * kBlock + l0);
+      }
+    constexpr uint32_t kChunk = 64;
+    for (uint32_t k0 = 0; k0 < K; k0 += kChunk) {
+      const uint32_t k1 = std::min(K, k0 + kChunk);
+      for (uint32_t l = 0; l < lanes; ++l) {
+        const T *src = w(0, first + l);
+        for (uint32_t k = l < tiledLanes ? std::max(k0, tiledK) : k0; k < k1; ++k)
+          dst[size_t{k} * kBlock + l] = src[k];
+      }
+      for (uint32_t k = k0; k < k1; ++k)
+        std::fill(dst + size_t{k} * kBlock + lanes, dst + size_t{k + 1} * kBlock, T(0));
     }
   });
 }
@@ -785,6 +849,13 @@ void im2col(const kiln_tiu_cmd &cmd, const T *const *planes, uint32_t p0, uint32
       std::fill(patches + k * ld + count, patches + (k + 1) * ld, T(0));
 }
 
+// Whether the conv is 1x1 with stride 1 and no padding: its input planes
+// are its patches.
+bool pointwise(const kiln_tiu_cmd &cmd) {
+  return cmd.kh == 1 && cmd.kw == 1 && cmd.stride_h == 1 && cmd.stride_w == 1 &&
+         !readsPadding(cmd);
+}
+
 // Pixels of a tile of patches of K values each: ~256 KiB, a multiple of
 // `multiple`, at most `most`.
 uint32_t tilePixels(uint32_t K, uint32_t multiple, uint32_t most) {
@@ -801,8 +872,7 @@ void convSumsPixels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T>
   const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
   const uint32_t groups = cmd.groups, icg = is.c / groups, ocg = os.c / groups;
   const uint32_t K = icg * cmd.kh * cmd.kw, octets = (ocg + kTileRows - 1) / kTileRows;
-  const bool direct = cmd.kh == 1 && cmd.kw == 1 && cmd.stride_h == 1 && cmd.stride_w == 1 &&
-                      !readsPadding(cmd);
+  const bool direct = pointwise(cmd);
   const uint32_t pixels = os.h * os.w, tile = direct ? 4 * kBlock : tilePixels(K, kBlock, 512);
   const uint32_t tiles = (pixels + tile - 1) / tile;
   const size_t tileJobs = size_t{os.n} * groups * tiles;
@@ -840,13 +910,14 @@ void convSumsPixels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T>
         const uint32_t run = std::min(kBlock, count - q);
         T sums[kTileRows][kBlock];
         if (!direct)
-          dotTileCols<false>(run, ScalarRows<T>{filters},
+          dotTileCols<false>(run, kTileRows, ScalarRows<T>{filters},
                              StridedRows<T>{patches.data() + q, ld}, K, sums);
         else if (run == kBlock)
-          dotTileCols<false>(run, ScalarRows<T>{filters}, PlaneRows<T>{planes, p0 + q}, K, sums);
+          dotTileCols<false>(run, kTileRows, ScalarRows<T>{filters}, PlaneRows<T>{planes, p0 + q},
+                             K, sums);
         else
-          dotTileCols<false>(run, ScalarRows<T>{filters}, PlaneRows<T>{tailRows.data(), 0}, K,
-                             sums);
+          dotTileCols<false>(run, kTileRows, ScalarRows<T>{filters},
+                             PlaneRows<T>{tailRows.data(), 0}, K, sums);
         for (uint32_t r = 0; r < kTileRows && o + r < ocg; ++r)
           sink(n, g * ocg + o + r, p0 + q, run, sums[r]);
       }
@@ -878,18 +949,26 @@ void convSumsChannels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<
                    n = uint32_t(tileJob / tiles / groups);
     const uint32_t p0 = t * tile, count = std::min(tile, pixels - p0);
     const size_t ld = (count + kTileRows - 1) / kTileRows * kTileRows;
+    // A single pixel of a pointwise conv reads the planes (a matrix times a vector).
+    const bool single = count == 1 && pointwise(cmd);
     std::vector<T> &patches = scratch<T>(kPatches);
-    patches.resize(K * ld);
-    im2col(cmd, x.from(n, g * icg), p0, count, ld, patches.data());
+    if (!single) {
+      patches.resize(K * ld);
+      im2col(cmd, x.from(n, g * icg), p0, count, ld, patches.data());
+    }
     const uint32_t bEnd = std::min(blocks, (split + 1) * blocksPerJob);
     for (uint32_t b = split * blocksPerJob; b < bEnd; ++b) {
       const T *wb = &packed[(size_t{g} * blocks + b) * K * kBlock];
       const uint32_t lanes = std::min(kBlock, ocg - b * kBlock);
       for (uint32_t p = 0; p < count; p += kTileRows) {
         T sums[kTileRows][kBlock];
-        dotTileCols<true>(lanes, ScalarCols<T>{patches.data() + p, ld},
-                          StridedRows<T>{wb, kBlock}, K, sums); // pixels x filters
         const uint32_t run = std::min(kTileRows, count - p);
+        if (single)
+          dotTileCols<true>(lanes, run, PlaneCols<T>{x.from(n, g * icg), p0},
+                            StridedRows<T>{wb, kBlock}, K, sums);
+        else
+          dotTileCols<true>(lanes, run, ScalarCols<T>{patches.data() + p, ld},
+                            StridedRows<T>{wb, kBlock}, K, sums); // pixels x filters
         for (uint32_t l = 0; l < lanes; ++l) {
           T column[kTileRows];
           for (uint32_t j = 0; j < run; ++j)
@@ -901,51 +980,161 @@ void convSumsChannels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<
   });
 }
 
-// Depthwise convs (one input and one output channel per group), one job per
-// channel: its input, zero-padded and split into stride phases, makes every
-// tap one pass over a flat run of outputs (oh rows of qw, the columns past ow
-// discarded), taps in (ky, kx) order. Zeros for padding need finite weights,
-// as in the blocked forms.
+// Depthwise convs and pools run as window records: a channel's input,
+// padded and split into stride phases, makes every tap one pass over a flat
+// run of outputs (oh rows of qw, the columns past ow discarded), taps in
+// (ky, kx) order. What every channel of such a record shares, worked out once.
+struct DepthwiseShape {
+  uint32_t qh, qw;              // rows and columns of a phase plane
+  size_t phaseSize;             // qh * qw
+  uint32_t run;                 // outputs kept in registers over all taps
+  size_t chunks;                // oh * qw outputs in runs of `run`
+  std::vector<uint32_t> lo, hi; // per column phase b: columns [lo, hi) read the input
+  std::vector<size_t> tapAt;    // per tap (ky, kx): where its pass starts in the phases
+};
+constexpr uint32_t kDepthwiseRun = 4 * kLanes; // the longest run
+
+DepthwiseShape depthwiseShape(const kiln_tiu_cmd &cmd) {
+  const uint32_t sh = cmd.stride_h, sw = cmd.stride_w, dh = cmd.dil_h, dw = cmd.dil_w;
+  DepthwiseShape d;
+  d.qh = cmd.out.h + (cmd.kh - 1) * dh / sh;
+  d.qw = cmd.out.w + (cmd.kw - 1) * dw / sw;
+  d.phaseSize = size_t{d.qh} * d.qw;
+  const size_t wide = size_t{cmd.out.h} * d.qw;
+  d.run = wide > kLanes ? kDepthwiseRun : kLanes; // one vector for tiny maps
+  d.chunks = (wide + d.run - 1) / d.run;
+  d.lo.resize(sw);
+  d.hi.resize(sw);
+  for (uint32_t b = 0; b < sw; ++b)
+    validRange(d.qw, int64_t{b} - cmd.pad_left, sw, cmd.in0.w, &d.lo[b], &d.hi[b]);
+  for (uint32_t ky = 0; ky < cmd.kh; ++ky)
+    for (uint32_t kx = 0; kx < cmd.kw; ++kx)
+      d.tapAt.push_back((size_t{ky * dh % sh} * sw + kx * dw % sw) * d.phaseSize +
+                        size_t{ky * dh / sh} * d.qw + kx * dw / sw);
+  return d;
+}
+
+// The even lanes of a then b, to dst (vectors by reference: no vector ABI).
+template <class T, class V, size_t... I>
+inline void storeEvenLanes(T *dst, const V &a, const V &b, std::index_sequence<I...>) {
+  const V even = __builtin_shufflevector(a, b, (2 * I)...);
+  std::memcpy(dst, &even, sizeof even);
+}
+
+// dst[i] = src[2 * i] for i < count, kLanes at a time by shuffles (a
+// stride-2 loop does not vectorize); reads src[0, 2 * count - 1) only.
+template <class T>
+inline void copyEven(T *dst, const T *src, uint32_t count) {
+  using V = typename LanesOf<T>::type;
+  uint32_t i = 0;
+  for (; i + kLanes < count; i += kLanes) {
+    V a, b;
+    std::memcpy(&a, src + 2 * i, sizeof a);
+    std::memcpy(&b, src + 2 * i + kLanes, sizeof b);
+    storeEvenLanes(dst + i, a, b, std::make_index_sequence<kLanes>());
+  }
+  for (; i < count; ++i)
+    dst[i] = src[size_t{2} * i];
+}
+
+// One channel of a window record (depthwise conv or pool): phase (a, b) of
+// `phases` gets padded input (y * sh + a, x * sw + b), padded coordinates
+// starting at (-pad_top, -pad_left), where that lies inside the input (the
+// padding, the same for every channel, is the caller's); then every output
+// of a run starts at `init` and step(acc, x, t) updates it for the taps t
+// in (ky, kx) order (in `sums`, d.chunks * d.run + kLanes long), and the oh
+// rows of ow results go one after another to `results` (oh * ow + kLanes
+// long). The last runs read past the phases, so they hold d.chunks * d.run
+// more. NV vectors make a run.
+template <uint32_t NV, class T, class Step>
+KILN_HOT_LOOP void windowChannel(const kiln_tiu_cmd &cmd, const DepthwiseShape &d,
+                                 const T *plane, T init, Step step, T *phases, T *sums,
+                                 T *results) {
+  const kiln_tiu_operand &is = cmd.in0;
+  const uint32_t sh = cmd.stride_h, sw = cmd.stride_w, qh = d.qh, qw = d.qw;
+  for (uint32_t a = 0; a < sh; ++a)
+    for (uint32_t b = 0; b < sw; ++b)
+      for (uint32_t y = 0; y < qh; ++y) {
+        const int64_t iy = int64_t{y} * sh + a - cmd.pad_top;
+        if (iy < 0 || iy >= is.h)
+          continue;
+        // Columns xq in [lo, hi) read input column xq * sw + b - pad_left.
+        const uint32_t lo = d.lo[b], hi = d.hi[b];
+        T *dst = &phases[((size_t{a} * sw + b) * qh + y) * qw] + lo;
+        const T *src = plane + size_t(iy) * is.w + (int64_t{lo} * sw + b - cmd.pad_left);
+        if (sw == 1)
+          std::copy(src, src + (hi - lo), dst);
+        else if (sw == 2)
+          copyEven(dst, src, hi - lo);
+        else
+          for (uint32_t xq = 0; xq < hi - lo; ++xq)
+            dst[xq] = src[size_t{xq} * sw];
+      }
+  using V = typename LanesOf<T>::type;
+  for (size_t j = 0; j < d.chunks * d.run; j += NV * kLanes) {
+    V acc[NV];
+    for (uint32_t v = 0; v < NV; ++v)
+      acc[v] = V{} + init;
+    for (size_t t = 0; t < d.tapAt.size(); ++t) {
+      const T *src = &phases[d.tapAt[t] + j];
+      for (uint32_t v = 0; v < NV; ++v) {
+        V x;
+        std::memcpy(&x, src + v * kLanes, sizeof x);
+        step(acc[v], x, t);
+      }
+    }
+    std::memcpy(&sums[j], acc, sizeof acc);
+  }
+  // The oh rows of ow results, whole vectors at a time: a row's last vector
+  // spills into the next row's place, which that row then writes.
+  const uint32_t ow = cmd.out.w;
+  for (uint32_t oy = 0; oy < cmd.out.h; ++oy)
+    for (uint32_t x = 0; x < ow; x += kLanes) {
+      V v;
+      std::memcpy(&v, &sums[size_t{oy} * qw + x], sizeof v);
+      std::memcpy(&results[size_t{oy} * ow + x], &v, sizeof v);
+    }
+}
+
+// Runs f(n, c, results) for every channel of a window record, the padding
+// `pad`: jobs are runs of channels that write the padding once.
+template <class T, class Step, class F>
+void forEachWindowChannel(const kiln_tiu_cmd &cmd, const Planes<T> &x, T pad, T init,
+                          const Step &step, const F &f) {
+  const kiln_tiu_operand &os = cmd.out;
+  const DepthwiseShape d = depthwiseShape(cmd);
+  const size_t channels = size_t{os.n} * os.c, runs = std::min<size_t>(channels, 4 * cmodelThreads());
+  parallelFor(runs, [&](size_t run) {
+    std::vector<T> &phases = scratch<T>(kPatches), &sums = scratch<T>(kSums2),
+                   &results = scratch<T>(kWindowResults);
+    phases.assign(d.phaseSize * cmd.stride_h * cmd.stride_w + d.chunks * d.run, pad);
+    sums.resize(d.chunks * d.run + kLanes);
+    results.resize(size_t{os.h} * os.w + kLanes);
+    for (size_t job = run * channels / runs; job < (run + 1) * channels / runs; ++job) {
+      const uint32_t n = uint32_t(job / os.c), c = uint32_t(job % os.c);
+      if (d.run == kLanes)
+        windowChannel<1>(cmd, d, x(n, c), init, step(c), phases.data(), sums.data(),
+                         results.data());
+      else
+        windowChannel<kDepthwiseRun / kLanes>(cmd, d, x(n, c), init, step(c), phases.data(),
+                                              sums.data(), results.data());
+      f(n, c, results.data());
+    }
+  });
+}
+
+// Depthwise convs (one input and one output channel per group): the sums of
+// x * tap, zeros for padding (which needs finite weights, as in the blocked
+// forms).
 template <class T, class Sink>
 void convSumsDepthwise(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T> &w,
                        const Sink &sink) {
-  const kiln_tiu_operand &is = cmd.in0, &os = cmd.out;
-  const uint32_t sh = cmd.stride_h, sw = cmd.stride_w, dh = cmd.dil_h, dw = cmd.dil_w;
-  // Phase (a, b) holds padded input (y * sh + a, x * sw + b), padded
-  // coordinates starting at (-pad_top, -pad_left).
-  const uint32_t qh = os.h + (cmd.kh - 1) * dh / sh, qw = os.w + (cmd.kw - 1) * dw / sw;
-  const size_t phaseSize = size_t{qh} * qw, wide = size_t{os.h} * qw;
-  parallelFor(size_t{os.n} * os.c, [&](size_t job) {
-    const uint32_t n = uint32_t(job / os.c), c = uint32_t(job % os.c);
-    const T *plane = x(n, c), *taps = w(0, c);
-    std::vector<T> &phases = scratch<T>(kPatches);
-    phases.resize(phaseSize * sh * sw + qw); // the last row's discarded columns read past it
-    for (uint32_t a = 0; a < sh; ++a)
-      for (uint32_t b = 0; b < sw; ++b)
-        for (uint32_t y = 0; y < qh; ++y) {
-          T *dst = &phases[((size_t{a} * sw + b) * qh + y) * qw];
-          const int64_t iy = int64_t{y} * sh + a - cmd.pad_top;
-          if (iy < 0 || iy >= is.h) {
-            std::fill(dst, dst + qw, T(0));
-            continue;
-          }
-          const T *row = plane + size_t(iy) * is.w;
-          for (uint32_t xq = 0; xq < qw; ++xq) {
-            const int64_t ix = int64_t{xq} * sw + b - cmd.pad_left;
-            dst[xq] = ix >= 0 && ix < is.w ? row[ix] : T(0);
-          }
-        }
-    std::vector<T> &sums = scratch<T>(kSums2);
-    sums.assign(wide, T(0));
-    for (uint32_t ky = 0; ky < cmd.kh; ++ky)
-      for (uint32_t kx = 0; kx < cmd.kw; ++kx) {
-        const uint32_t a = ky * dh % sh, b = kx * dw % sw;
-        const T *src = &phases[(size_t{a} * sw + b) * phaseSize] +
-                       size_t{ky * dh / sh} * qw + kx * dw / sw;
-        macRow(sums.data(), src, 1, uint32_t(wide), taps[ky * cmd.kw + kx]);
-      }
-    for (uint32_t oy = 0; oy < os.h; ++oy)
-      sink(n, c, size_t{oy} * os.w, os.w, &sums[size_t{oy} * qw]);
+  using V = typename LanesOf<T>::type;
+  auto step = [&](uint32_t c) {
+    return [taps = w(0, c)](V &acc, const V &v, size_t t) { acc += v * taps[t]; };
+  };
+  forEachWindowChannel(cmd, x, T(0), T(0), step, [&](uint32_t n, uint32_t c, const T *sums) {
+    sink(n, c, 0, cmd.out.h * cmd.out.w, sums);
   });
 }
 
@@ -996,6 +1185,22 @@ auto sumsInto(const kiln_tiu_operand &os, std::vector<Acc> &acc) {
   };
 }
 
+// dst[i] = sums[i] (+ *bias) (then ReLU): the reference's last steps, one
+// loop per case so each vectorizes.
+KILN_HOT_LOOP void finishRun(float *dst, const float *sums, uint32_t count, const float *bias,
+                             bool relu_after) {
+  if (bias) {
+    const float b = *bias;
+    for (uint32_t i = 0; i < count; ++i)
+      dst[i] = sums[i] + b;
+  } else if (dst != sums) {
+    std::memcpy(dst, sums, size_t{count} * sizeof(float));
+  }
+  if (relu_after)
+    for (uint32_t i = 0; i < count; ++i)
+      dst[i] = relu(dst[i]);
+}
+
 // Whether two operands' LMEM bytes may meet (the same per-lane range in
 // every lane, so comparing one lane's is enough).
 template <class A, class B>
@@ -1013,14 +1218,19 @@ void convFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   std::vector<float> biases(os.c);
   for (uint32_t c = 0; c < os.c; ++c)
     biases[c] = has_bias ? bias.get(0, c, 0, 0) : 0.0f;
-  // Bias, ReLU and the store of a run of sums.
+  const bool relu_after = cmd.flags & KILN_TIU_FLAG_RELU, direct = out.inPlace();
+  // Bias, ReLU and the store of a run of sums: F32 straight into LMEM.
   auto finish = [&](uint32_t n, uint32_t oc, size_t p, uint32_t count, const float *sums) {
+    const float *b = has_bias ? &biases[oc] : nullptr;
+    if (direct) {
+      finishRun(reinterpret_cast<float *>(out.planeAt(n, oc)) + p, sums, count, b, relu_after);
+      return;
+    }
     constexpr uint32_t kChunk = 256;
     float done[kChunk];
     for (uint32_t at = 0; at < count; at += kChunk) {
       const uint32_t m = std::min(kChunk, count - at);
-      for (uint32_t i = 0; i < m; ++i)
-        done[i] = applyFlags(cmd, has_bias ? sums[at + i] + biases[oc] : sums[at + i]);
+      finishRun(done, sums + at, m, b, relu_after);
       out.setRun(n, oc, p + at, m, done);
     }
   };
@@ -1181,6 +1391,66 @@ void pool(const kiln_tiu_cmd &cmd, Lmem lmem) {
   });
 }
 
+// Float pools as window records (with the conv kernels in "fast conv and
+// deconv"). Max and min pad with -inf / +inf, which a step never picks
+// (v > acc is false for v = -inf, a NaN acc included), so padding counts as
+// the reference's skipped taps; sum and avg pad with +0, which leaves a sum
+// that starts at +0 unchanged (it is never -0). Avg then divides by each
+// output's valid taps (rows times columns), as the reference.
+template <class E>
+void poolFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
+  Operand<E> in(lmem, cmd.in0), out(lmem, cmd.out);
+  const kiln_tiu_operand &os = cmd.out;
+  const uint16_t kind = cmd.subop;
+  if (mayOverlap(in, out)) {
+    pool<E>(cmd, lmem);
+    return;
+  }
+  auto valid = [&](uint32_t outLen, uint32_t k, uint32_t stride, uint32_t pad, uint32_t dil,
+                   uint32_t inLen) {
+    std::vector<uint32_t> v(outLen);
+    for (uint32_t o = 0; o < outLen; ++o)
+      for (uint32_t t = 0; t < k; ++t) {
+        const int64_t i = inputCoord(o, t, stride, pad, dil);
+        v[o] += i >= 0 && i < inLen;
+      }
+    return v;
+  };
+  const std::vector<uint32_t> rows = valid(os.h, cmd.kh, cmd.stride_h, cmd.pad_top, cmd.dil_h, cmd.in0.h),
+                              cols = valid(os.w, cmd.kw, cmd.stride_w, cmd.pad_left, cmd.dil_w, cmd.in0.w);
+  const bool relu_after = cmd.flags & KILN_TIU_FLAG_RELU, direct = out.inPlace();
+  const float identity = poolIdentity(kind);
+  using V = LanesOf<float>::type;
+  auto finish = [&](uint32_t n, uint32_t c, const float *acc) {
+    std::vector<float> &done = scratch<float>(kRowSums);
+    done.resize(size_t{os.h} * os.w);
+    if (kind == KILN_POOL_AVG) {
+      for (uint32_t oy = 0, i = 0; oy < os.h; ++oy)
+        for (uint32_t ox = 0; ox < os.w; ++ox, ++i) {
+          const uint32_t divisor = poolDivisor(cmd, rows[oy] * cols[ox]);
+          done[i] = divisor ? acc[i] / float(divisor) : 0.0f;
+        }
+      acc = done.data();
+    }
+    if (direct) {
+      finishRun(reinterpret_cast<float *>(out.planeAt(n, c)), acc, os.h * os.w, nullptr,
+                relu_after);
+      return;
+    }
+    finishRun(done.data(), acc, os.h * os.w, nullptr, relu_after);
+    out.setRun(n, c, 0, os.h * os.w, done.data());
+  };
+  const Planes<float> x = planesOf(in, kInput);
+  auto run = [&](auto step) {
+    forEachWindowChannel(cmd, x, identity, identity, [&](uint32_t) { return step; }, finish);
+  };
+  switch (kind) {
+  case KILN_POOL_MAX: return run([](V &acc, const V &v, size_t) { acc = v > acc ? v : acc; });
+  case KILN_POOL_MIN: return run([](V &acc, const V &v, size_t) { acc = v < acc ? v : acc; });
+  default: return run([](V &acc, const V &v, size_t) { acc += v; }); // AVG, SUM
+  }
+}
+
 // Max/min pick a q (the output shares the input's quantization); sum and avg
 // add q - zp_in0 and requantize, avg after dividing by the count (rounded
 // half away from zero).
@@ -1209,19 +1479,21 @@ void poolI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 
 // ---- eltwise and active ---------------------------------------------------------
 
-// a[i] = f(a[i], b[i]), then ReLU if asked: one loop per kind (as activeRow).
+// dst[i] = f(a[i], b[i]), then ReLU if asked (dst may be a): one loop per
+// kind (as activeRow).
 template <class F>
-void zipRow(float *a, const float *b, uint32_t count, bool relu_after, F f) {
+void zipRow(float *dst, const float *a, const float *b, uint32_t count, bool relu_after, F f) {
   if (relu_after)
     for (uint32_t i = 0; i < count; ++i)
-      a[i] = relu(f(a[i], b[i]));
+      dst[i] = relu(f(a[i], b[i]));
   else
     for (uint32_t i = 0; i < count; ++i)
-      a[i] = f(a[i], b[i]);
+      dst[i] = f(a[i], b[i]);
 }
 
-void eltwiseRow(uint16_t subop, float *a, const float *b, uint32_t n, bool relu_after) {
-  auto zip = [&](auto f) { zipRow(a, b, n, relu_after, f); };
+KILN_HOT_LOOP void eltwiseRow(uint16_t subop, float *dst, const float *a, const float *b,
+                              uint32_t n, bool relu_after) {
+  auto zip = [&](auto f) { zipRow(dst, a, b, n, relu_after, f); };
   switch (subop) {
   case KILN_ELT_ADD: return zip([](float x, float y) { return x + y; });
   case KILN_ELT_SUB: return zip([](float x, float y) { return x - y; });
@@ -1253,21 +1525,19 @@ bool planewise(const Operand<E> &out, const Operand<E> &a, const Operand<E> *oth
   return true;
 }
 
-// Runs f(dst, count, others...) on each output plane after copying a's plane
-// into it (unless a is the output), planes split over the threads.
-void forEachPlanePair(const kiln_tiu_operand &os, Operand<F32> &out, const Operand<F32> &a,
-                      const std::function<void(float *, uint32_t, uint32_t, uint32_t)> &f) {
-  const bool copy = !a.sameAs(out);
+// Runs f(dst, src, count, n, c) on each output plane dst and a's plane src
+// (the same plane when a is the output), planes split over the threads.
+void forEachPlanePair(
+    const kiln_tiu_operand &os, Operand<F32> &out, const Operand<F32> &a,
+    const std::function<void(float *, const float *, uint32_t, uint32_t, uint32_t)> &f) {
   const uint32_t count = uint32_t(os.h) * os.w;
   const size_t planes = size_t{os.n} * os.c;
   const size_t chunks = std::min<size_t>(planes, size_t{count} * planes >= 16384 ? 4 * cmodelThreads() : 1);
   parallelFor(chunks, [&](size_t chunk) {
     for (size_t i = chunk * planes / chunks; i < (chunk + 1) * planes / chunks; ++i) {
       const uint32_t n = uint32_t(i / os.c), c = uint32_t(i % os.c);
-      float *dst = reinterpret_cast<float *>(out.planeAt(n, c));
-      if (copy)
-        std::memcpy(dst, a.planeAt(n, c), size_t{count} * sizeof(float));
-      f(dst, count, n, c);
+      f(reinterpret_cast<float *>(out.planeAt(n, c)),
+        reinterpret_cast<const float *>(a.planeAt(n, c)), count, n, c);
     }
   });
 }
@@ -1278,10 +1548,12 @@ void eltwise(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<E> a(lmem, cmd.in0), b(lmem, cmd.in1), out(lmem, cmd.out);
   if constexpr (std::is_same_v<E, F32>) {
     if (planewise(out, a, &b, 1)) {
-      forEachPlanePair(cmd.out, out, a, [&](float *dst, uint32_t count, uint32_t n, uint32_t c) {
-        eltwiseRow(cmd.subop, dst, reinterpret_cast<const float *>(b.planeAt(n, c)), count,
-                   cmd.flags & KILN_TIU_FLAG_RELU);
-      });
+      forEachPlanePair(cmd.out, out, a,
+                       [&](float *dst, const float *src, uint32_t count, uint32_t n, uint32_t c) {
+                         eltwiseRow(cmd.subop, dst, src,
+                                    reinterpret_cast<const float *>(b.planeAt(n, c)), count,
+                                    cmd.flags & KILN_TIU_FLAG_RELU);
+                       });
       return;
     }
   }
@@ -1290,7 +1562,7 @@ void eltwise(const kiln_tiu_cmd &cmd, Lmem lmem) {
   forEachRow(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h) {
     a.getRow(n, c, h, width, ra.data());
     b.getRow(n, c, h, width, rb.data());
-    eltwiseRow(cmd.subop, ra.data(), rb.data(), width, cmd.flags & KILN_TIU_FLAG_RELU);
+    eltwiseRow(cmd.subop, ra.data(), ra.data(), rb.data(), width, cmd.flags & KILN_TIU_FLAG_RELU);
     out.setRow(n, c, h, ra.data());
   });
 }
@@ -1322,20 +1594,22 @@ void eltwiseI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 float eluOf(float x, float alpha) { return x > 0.0f ? x : alpha * std::expm1(x); }
 
 // The functions of kiln_active_kind; a and b are param[0] and param[1].
-// row[i] = f(row[i]), then ReLU if asked: one loop per function, so the
-// cheap ones vectorize (the same operations on every element as one at a time).
+// dst[i] = f(src[i]), then ReLU if asked (dst may be src): one loop per
+// function, so the cheap ones vectorize (the same operations on every
+// element as one at a time).
 template <class F>
-void mapRow(float *row, uint32_t count, bool relu_after, F f) {
+void mapRow(float *dst, const float *src, uint32_t count, bool relu_after, F f) {
   if (relu_after)
     for (uint32_t i = 0; i < count; ++i)
-      row[i] = relu(f(row[i]));
+      dst[i] = relu(f(src[i]));
   else
     for (uint32_t i = 0; i < count; ++i)
-      row[i] = f(row[i]);
+      dst[i] = f(src[i]);
 }
 
-void activeRow(uint16_t kind, float *row, uint32_t n, float a, float b, bool relu_after) {
-  auto map = [&](auto f) { mapRow(row, n, relu_after, f); };
+KILN_HOT_LOOP void activeRow(uint16_t kind, float *dst, const float *src, uint32_t n, float a,
+                             float b, bool relu_after) {
+  auto map = [&](auto f) { mapRow(dst, src, n, relu_after, f); };
   switch (kind) {
   case KILN_ACT_RELU: return map([](float x) { return relu(x); });
   case KILN_ACT_LEAKY_RELU: return map([a](float x) { return x >= 0.0f ? x : a * x; });
@@ -1373,16 +1647,18 @@ void active(const kiln_tiu_cmd &cmd, Lmem lmem) {
   const bool relu_after = cmd.flags & KILN_TIU_FLAG_RELU;
   if constexpr (std::is_same_v<E, F32>) {
     if (planewise<F32>(out, in, nullptr, 0)) {
-      forEachPlanePair(cmd.out, out, in, [&](float *dst, uint32_t count, uint32_t, uint32_t) {
-        activeRow(cmd.subop, dst, count, cmd.param[0], cmd.param[1], relu_after);
-      });
+      forEachPlanePair(cmd.out, out, in,
+                       [&](float *dst, const float *src, uint32_t count, uint32_t, uint32_t) {
+                         activeRow(cmd.subop, dst, src, count, cmd.param[0], cmd.param[1],
+                                   relu_after);
+                       });
       return;
     }
   }
   std::vector<float> row(width);
   forEachRow(cmd.out, [&](uint32_t n, uint32_t c, uint32_t h) {
     in.getRow(n, c, h, width, row.data());
-    activeRow(cmd.subop, row.data(), width, cmd.param[0], cmd.param[1], relu_after);
+    activeRow(cmd.subop, row.data(), row.data(), width, cmd.param[0], cmd.param[1], relu_after);
     out.setRow(n, c, h, row.data());
   });
 }
@@ -1638,7 +1914,7 @@ const char *runFloat(const kiln_tiu_cmd &cmd, Lmem lmem, Kernels kernels) {
     else
       f32_bias ? deconv<E, F32>(cmd, lmem) : deconv<E, E>(cmd, lmem);
     break;
-  case KILN_TIU_POOL: pool<E>(cmd, lmem); break;
+  case KILN_TIU_POOL: fast ? poolFast<E>(cmd, lmem) : pool<E>(cmd, lmem); break;
   case KILN_TIU_ELTWISE: eltwise<E>(cmd, lmem); break;
   case KILN_TIU_RESIZE: return resize<E>(cmd, lmem);
   default: active<E>(cmd, lmem); break; // KILN_TIU_ACTIVE

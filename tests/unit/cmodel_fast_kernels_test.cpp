@@ -36,6 +36,22 @@ uint64_t laneBytes(const kiln_tiu_operand &o) {
          kiln_lmem_plane_stride(o.h, o.w, kiln_dtype_bytes(o.dtype));
 }
 
+// A random window: kernel (kw up to max_kw), strides, dilations, and the top
+// and left pads.
+void randomWindow(std::mt19937 &rng, uint32_t max_kw, kiln_tiu_cmd &cmd) {
+  auto pick = [&](uint32_t lo, uint32_t hi) {
+    return std::uniform_int_distribution<uint32_t>(lo, hi)(rng);
+  };
+  cmd.kh = uint16_t(pick(1, 4));
+  cmd.kw = uint16_t(pick(1, max_kw));
+  cmd.stride_h = uint16_t(pick(1, 3));
+  cmd.stride_w = uint16_t(pick(1, 3));
+  cmd.dil_h = uint16_t(pick(1, 2));
+  cmd.dil_w = uint16_t(pick(1, 2));
+  cmd.pad_top = uint16_t(pick(0, cmd.kh - 1));
+  cmd.pad_left = uint16_t(pick(0, cmd.kw - 1));
+}
+
 // A random conv or deconv record whose operands fit one lane of kLane.
 // pointwise: 1x1, stride 1, no padding, at least 4 output channels per group.
 Case randomCase(std::mt19937 &rng, kiln_tiu_op op, uint8_t dtype, bool pointwise = false) {
@@ -49,14 +65,7 @@ Case randomCase(std::mt19937 &rng, kiln_tiu_op op, uint8_t dtype, bool pointwise
     const uint32_t icg = depthwise ? 1 : pick(1, 12), ocg = depthwise ? 1 : pick(1, 20);
     const uint32_t g = depthwise ? pick(1, 70) : groups;
     const uint32_t n = pick(1, 2), ih = pick(1, 11), iw = pick(1, 13);
-    cmd.kh = uint16_t(pick(1, 4));
-    cmd.kw = uint16_t(pick(1, 5));
-    cmd.stride_h = uint16_t(pick(1, 3));
-    cmd.stride_w = uint16_t(pick(1, 3));
-    cmd.dil_h = uint16_t(pick(1, 2));
-    cmd.dil_w = uint16_t(pick(1, 2));
-    cmd.pad_top = uint16_t(pick(0, cmd.kh - 1));
-    cmd.pad_left = uint16_t(pick(0, cmd.kw - 1));
+    randomWindow(rng, 5, cmd);
     cmd.groups = uint16_t(g);
     if (pointwise) {
       if (ocg < 4)
@@ -187,6 +196,83 @@ TEST(FastKernels, PointwiseConvMatchesReference) {
 TEST(FastKernels, DeconvF32MatchesReference) { expectSameBits(KILN_TIU_DECONV, KILN_DTYPE_F32, 150, 5); }
 TEST(FastKernels, DeconvF16MatchesReference) { expectSameBits(KILN_TIU_DECONV, KILN_DTYPE_F16, 100, 6); }
 TEST(FastKernels, DeconvInt8MatchesReference) { expectSameBits(KILN_TIU_DECONV, KILN_DTYPE_INT8, 100, 7); }
+
+// Single-pixel pointwise convs (a classifier: a matrix times a vector) read
+// the input planes in place, filters transposed in 16 x 16 tiles and the rest.
+TEST(FastKernels, SinglePixelConvMatchesReference) {
+  std::mt19937 rng(22);
+  for (uint32_t ic : {1u, 15u, 16u, 37u, 130u})
+    for (uint32_t oc : {8u, 17u, 32u, 45u, 70u})
+      for (uint8_t dtype : {uint8_t(KILN_DTYPE_F32), uint8_t(KILN_DTYPE_F16)}) {
+        kiln_tiu_cmd cmd = tiuCmd(1, 0, KILN_TIU_CONV);
+        cmd.kh = cmd.kw = cmd.stride_h = cmd.stride_w = cmd.dil_h = cmd.dil_w = cmd.groups = 1;
+        cmd.in0 = lmemOperand(0, {1, ic, 1, 1}, dtype);
+        cmd.in1 = lmemOperand(64, {1, oc, ic, 1}, dtype);
+        cmd.out = lmemOperand(uint32_t(64 + (laneBytes(cmd.in1) + 63) / 64 * 64), {1, oc, 1, 1}, dtype);
+        if (oc % 2) {
+          cmd.flags |= KILN_TIU_FLAG_HAS_BIAS | KILN_TIU_FLAG_RELU;
+          cmd.in2 = lmemOperand(cmd.out.addr + 64, {1, oc, 1, 1}, dtype);
+        }
+        ASSERT_EQ(kiln_tiu_cmd_check_in_lane(&cmd, kLane), KILN_OK);
+        std::vector<uint8_t> ref = randomLmem(rng, cmd), fast = ref;
+        ASSERT_EQ(runTiuRecord(cmd, ref.data(), kLane, Kernels::Reference), nullptr);
+        ASSERT_EQ(runTiuRecord(cmd, fast.data(), kLane, Kernels::Fast), nullptr);
+        ASSERT_TRUE(ref == fast) << "ic " << ic << " oc " << oc << " dtype " << int(dtype);
+      }
+}
+
+// Float pools (window records, tiu.cpp) against the reference on random
+// records of every kind, with infinities (and NaNs for max and min) among the
+// inputs (padding must still count as skipped taps), COUNT_INCLUDE_PAD and
+// ReLU.
+TEST(FastKernels, PoolMatchesReference) {
+  std::mt19937 rng(21);
+  auto pick = [&](uint32_t lo, uint32_t hi) {
+    return std::uniform_int_distribution<uint32_t>(lo, hi)(rng);
+  };
+  const float specials[] = {std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  for (int i = 0; i < 200;) {
+    const uint8_t dtype = i % 3 == 2 ? uint8_t(KILN_DTYPE_F16) : uint8_t(KILN_DTYPE_F32);
+    kiln_tiu_cmd cmd = tiuCmd(1, 0, KILN_TIU_POOL, uint16_t(pick(0, KILN_POOL_END - 1)));
+    randomWindow(rng, 4, cmd);
+    cmd.pad_bottom = uint16_t(pick(0, cmd.kh - 1));
+    cmd.pad_right = uint16_t(pick(0, cmd.kw - 1));
+    if (pick(0, 1))
+      cmd.flags |= KILN_TIU_FLAG_RELU;
+    if (pick(0, 1))
+      cmd.flags |= KILN_TIU_FLAG_COUNT_INCLUDE_PAD;
+    const uint32_t n = pick(1, 2), c = pick(1, 70), ih = pick(1, 12), iw = pick(1, 40);
+    const int64_t sh = int64_t{ih} + cmd.pad_top + cmd.pad_bottom - (cmd.dil_h * (cmd.kh - 1) + 1);
+    const int64_t sw = int64_t{iw} + cmd.pad_left + cmd.pad_right - (cmd.dil_w * (cmd.kw - 1) + 1);
+    if (sh < 0 || sw < 0)
+      continue;
+    cmd.in0 = lmemOperand(0, {n, c, ih, iw}, dtype);
+    cmd.out = lmemOperand(uint32_t((laneBytes(cmd.in0) + 63) / 64 * 64),
+                          {n, c, uint32_t(sh / cmd.stride_h + 1), uint32_t(sw / cmd.stride_w + 1)},
+                          dtype);
+    if (kiln_tiu_cmd_check_in_lane(&cmd, kLane) != KILN_OK)
+      continue;
+    std::vector<uint8_t> ref(KILN_NPU_NUM * kLane);
+    fillOperand(rng, ref, cmd.in0, false);
+    // Some specials among the first lane's values. No NaN inputs to sums:
+    // which of two NaNs an add returns is the compiler's choice (it may swap
+    // the operands), in the reference loop as in the fast one.
+    const uint32_t kinds = cmd.subop == KILN_POOL_MAX || cmd.subop == KILN_POOL_MIN ? 3 : 2;
+    if (dtype == KILN_DTYPE_F32)
+      for (uint64_t at = 0; at + 4 <= laneBytes(cmd.in0); at += 4)
+        if (rng() % 17 == 0)
+          std::memcpy(&ref[at], &specials[rng() % kinds], 4);
+    std::vector<uint8_t> fast = ref;
+    ASSERT_EQ(runTiuRecord(cmd, ref.data(), kLane, Kernels::Reference), nullptr);
+    ASSERT_EQ(runTiuRecord(cmd, fast.data(), kLane, Kernels::Fast), nullptr);
+    ASSERT_TRUE(ref == fast) << "case " << i << ": kind " << cmd.subop << " dtype "
+                             << int(dtype) << " k " << cmd.kh << "x" << cmd.kw << " s "
+                             << cmd.stride_h << "," << cmd.stride_w;
+    ++i;
+  }
+}
 
 // A non-finite weight reaches a padding tap: 0 * inf would be NaN, so the
 // blocked form (which multiplies padding zeros) must not run.

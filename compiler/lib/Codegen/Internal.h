@@ -21,8 +21,8 @@ struct Prefetched {
   uint32_t laneBytes = 0;
 };
 
-/// Per layer group (in order), the prefetches it issues; the tpu.load ops'
-/// prefetch_groups were checked by their verifier to name an earlier group.
+/// Per layer group (in order), the prefetches it issues; generateNet has
+/// checked that every tpu.load's prefetch_groups names an earlier group.
 std::vector<std::vector<Prefetched>> prefetchesByHost(llvm::ArrayRef<tpu::GroupOp> groups);
 
 mlir::FailureOr<GroupCode> generateGroup(tpu::GroupOp group, uint32_t id,

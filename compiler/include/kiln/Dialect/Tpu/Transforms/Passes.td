@@ -81,7 +81,7 @@ def TpuLayerGroup : Pass<"tpu-layer-group", "mlir::func::FuncOp"> {
   }];
   let constructor = "kiln::tpu::createLayerGroupPass()";
   let options = [
-    Option<"maxGroupOps", "max-group-ops", "unsigned", /*default=*/"8",
+    Option<"maxGroupOps", "max-group-ops", "unsigned", /*default=*/"16",
            "Most compute ops in one group">,
     Option<"enabled", "enabled", "bool", /*default=*/"true",
            "When false every op forms its own group">,

@@ -1402,7 +1402,12 @@ void poolFast(const kiln_tiu_cmd &cmd, Lmem lmem) {
   Operand<E> in(lmem, cmd.in0), out(lmem, cmd.out);
   const kiln_tiu_operand &os = cmd.out;
   const uint16_t kind = cmd.subop;
-  if (mayOverlap(in, out)) {
+  // A window record computes oh rows of qw columns to keep ow of them: when
+  // the kernel is wider than the output (a global pool: ow 1, qw = kw) that
+  // is mostly waste, and the per-output path is faster.
+  const uint64_t taps = cmd.kw ? uint64_t{cmd.kw} - 1 : 0;
+  const uint64_t qw = os.w + taps * cmd.dil_w / std::max<uint32_t>(cmd.stride_w, 1);
+  if (mayOverlap(in, out) || qw > 2 * uint64_t{os.w}) {
     pool<E>(cmd, lmem);
     return;
   }

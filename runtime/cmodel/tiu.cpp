@@ -862,6 +862,30 @@ uint32_t tilePixels(uint32_t K, uint32_t multiple, uint32_t most) {
   return std::clamp<uint32_t>(uint32_t(65536 / K) / multiple * multiple, multiple, most);
 }
 
+// Runs f(n, g, p0, count, first, end) on the threads for every tile of
+// `tile` output pixels [p0, p0 + count) of each sample n and group g, the
+// tile's `units` (filter rows or blocks) split into [first, end) so that the
+// threads get about two jobs each.
+template <class F>
+void forEachTileJob(const kiln_tiu_cmd &cmd, uint32_t tile, uint32_t units, const F &f) {
+  const kiln_tiu_operand &os = cmd.out;
+  const uint32_t groups = cmd.groups, pixels = os.h * os.w;
+  const uint32_t tiles = (pixels + tile - 1) / tile;
+  const size_t tileJobs = size_t{os.n} * groups * tiles;
+  const uint32_t splits =
+      std::min<uint32_t>(units, uint32_t((2 * cmodelThreads() + tileJobs - 1) / tileJobs));
+  const uint32_t perJob = (units + splits - 1) / splits;
+  parallelFor(tileJobs * splits, [&](size_t job) {
+    const uint32_t split = uint32_t(job % splits);
+    const size_t tileJob = job / splits;
+    const uint32_t t = uint32_t(tileJob % tiles), g = uint32_t(tileJob / tiles % groups),
+                   n = uint32_t(tileJob / tiles / groups);
+    const uint32_t p0 = t * tile;
+    f(n, g, p0, std::min(tile, pixels - p0), split * perJob,
+      std::min(units, (split + 1) * perJob));
+  });
+}
+
 // Conv sums with pixels in the vectors and filters (read in place) as
 // scalars: a job is a tile of pixels and a run of filter octets. Patches come
 // from im2col, except for a pointwise conv, whose input planes are its
@@ -873,18 +897,9 @@ void convSumsPixels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T>
   const uint32_t groups = cmd.groups, icg = is.c / groups, ocg = os.c / groups;
   const uint32_t K = icg * cmd.kh * cmd.kw, octets = (ocg + kTileRows - 1) / kTileRows;
   const bool direct = pointwise(cmd);
-  const uint32_t pixels = os.h * os.w, tile = direct ? 4 * kBlock : tilePixels(K, kBlock, 512);
-  const uint32_t tiles = (pixels + tile - 1) / tile;
-  const size_t tileJobs = size_t{os.n} * groups * tiles;
-  const uint32_t splits =
-      std::min<uint32_t>(octets, uint32_t((2 * cmodelThreads() + tileJobs - 1) / tileJobs));
-  const uint32_t octetsPerJob = (octets + splits - 1) / splits;
-  parallelFor(tileJobs * splits, [&](size_t job) {
-    const uint32_t split = uint32_t(job % splits);
-    const size_t tileJob = job / splits;
-    const uint32_t t = uint32_t(tileJob % tiles), g = uint32_t(tileJob / tiles % groups),
-                   n = uint32_t(tileJob / tiles / groups);
-    const uint32_t p0 = t * tile, count = std::min(tile, pixels - p0);
+  const uint32_t tile = direct ? 4 * kBlock : tilePixels(K, kBlock, 512);
+  forEachTileJob(cmd, tile, octets, [&](uint32_t n, uint32_t g, uint32_t p0, uint32_t count,
+                                        uint32_t oBegin, uint32_t oEnd) {
     const T *const *planes = x.from(n, g * icg);
     std::vector<T> &patches = scratch<T>(kPatches);
     const size_t ld = (count + kBlock - 1) / kBlock * kBlock;
@@ -901,8 +916,7 @@ void convSumsPixels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<T>
         tailRows[k] = &patches[size_t{k} * kBlock];
       }
     }
-    const uint32_t oEnd = std::min(octets, (split + 1) * octetsPerJob);
-    for (uint32_t o = split * octetsPerJob * kTileRows; o < oEnd * kTileRows; o += kTileRows) {
+    for (uint32_t o = oBegin * kTileRows; o < oEnd * kTileRows; o += kTileRows) {
       const T *filters[kTileRows];
       for (uint32_t r = 0; r < kTileRows; ++r)
         filters[r] = w(0, g * ocg + std::min(o + r, ocg - 1));
@@ -936,18 +950,9 @@ void convSumsChannels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<
   const uint32_t K = icg * cmd.kh * cmd.kw, blocks = (ocg + kBlock - 1) / kBlock;
   std::vector<T> &packed = scratch<T>(kPacked);
   packFilters(cmd, w, packed);
-  const uint32_t pixels = os.h * os.w, tile = tilePixels(K, kTileRows, 64);
-  const uint32_t tiles = (pixels + tile - 1) / tile;
-  const size_t tileJobs = size_t{os.n} * groups * tiles;
-  const uint32_t splits = std::min<uint32_t>(
-      blocks, uint32_t((2 * cmodelThreads() + tileJobs - 1) / tileJobs));
-  const uint32_t blocksPerJob = (blocks + splits - 1) / splits;
-  parallelFor(tileJobs * splits, [&](size_t job) {
-    const uint32_t split = uint32_t(job % splits);
-    const size_t tileJob = job / splits;
-    const uint32_t t = uint32_t(tileJob % tiles), g = uint32_t(tileJob / tiles % groups),
-                   n = uint32_t(tileJob / tiles / groups);
-    const uint32_t p0 = t * tile, count = std::min(tile, pixels - p0);
+  const uint32_t tile = tilePixels(K, kTileRows, 64);
+  forEachTileJob(cmd, tile, blocks, [&](uint32_t n, uint32_t g, uint32_t p0, uint32_t count,
+                                        uint32_t bBegin, uint32_t bEnd) {
     const size_t ld = (count + kTileRows - 1) / kTileRows * kTileRows;
     // A single pixel of a pointwise conv reads the planes (a matrix times a vector).
     const bool single = count == 1 && pointwise(cmd);
@@ -956,8 +961,7 @@ void convSumsChannels(const kiln_tiu_cmd &cmd, const Planes<T> &x, const Planes<
       patches.resize(K * ld);
       im2col(cmd, x.from(n, g * icg), p0, count, ld, patches.data());
     }
-    const uint32_t bEnd = std::min(blocks, (split + 1) * blocksPerJob);
-    for (uint32_t b = split * blocksPerJob; b < bEnd; ++b) {
+    for (uint32_t b = bBegin; b < bEnd; ++b) {
       const T *wb = &packed[(size_t{g} * blocks + b) * K * kBlock];
       const uint32_t lanes = std::min(kBlock, ocg - b * kBlock);
       for (uint32_t p = 0; p < count; p += kTileRows) {

@@ -4,6 +4,7 @@
 
 #include "kiln/abi/bmodel.h"
 #include "kiln/abi/commands.h"
+#include "kiln/abi/cost.h"
 #include "kiln/bmodel_generated.h"
 
 #include <cstring>
@@ -28,6 +29,12 @@ inline bool groupRecords(const std::vector<uint8_t> &file, const kiln_bmodel_hea
     return true;
   };
   return copy(g.tiu_cmds(), g.tiu_count(), tiu) && copy(g.gdma_cmds(), g.gdma_count(), gdma);
+}
+
+/// Bytes a GDMA command moves over DDR (0 for LMEM to LMEM).
+inline uint64_t ddrBusBytes(const kiln_gdma_cmd &c) {
+  return kiln_gdma_src_is_lmem(c.dir) && kiln_gdma_dst_is_lmem(c.dir) ? 0
+                                                                      : kiln_gdma_bus_bytes(&c);
 }
 
 } // namespace kiln::cli

@@ -106,8 +106,7 @@ std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> 
         continue;
       const kiln_gdma_cmd &c = gdma[g][e.index];
       kind = gdmaKind(c);
-      if (!(kiln_gdma_src_is_lmem(c.dir) && kiln_gdma_dst_is_lmem(c.dir)))
-        bytes = kiln_gdma_bus_bytes(&c);
+      bytes = ddrBusBytes(c);
       uint32_t t = lg.gdma_tensors() && e.index < lg.gdma_tensors()->size()
                        ? lg.gdma_tensors()->Get(e.index)
                        : 0xffffu;

@@ -284,8 +284,7 @@ int printProfile(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
                     " has commands outside the blob or sync ids that never resolve");
       uint64_t ddr = 0;
       for (const kiln_gdma_cmd &c : gdma)
-        if (!(kiln_gdma_src_is_lmem(c.dir) && kiln_gdma_dst_is_lmem(c.dir)))
-          ddr += kiln_gdma_bus_bytes(&c);
+        ddr += kiln::cli::ddrBusBytes(c);
       uint32_t peak = 0;
       if (g->lmem())
         for (const fb::LmemAlloc *a : *g->lmem())

@@ -9,6 +9,7 @@
 #include "kiln/abi/quant.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/APFloat.h"
@@ -328,4 +329,12 @@ FailureOr<std::vector<uint8_t>> codegen::weightBytes(top::WeightOp w) {
     return out;
   }
   return w.emitError("codegen: cannot convert weight data ") << attrElem << " to " << type;
+}
+
+std::optional<kiln_tiu_cmd> codegen::tryTiuRecord(Operation *op) {
+  ScopedDiagnosticHandler quiet(op->getContext(), [](Diagnostic &) { return success(); });
+  kiln_tiu_cmd cmd{};
+  if (failed(fillTiuRecord(op, cmd)))
+    return std::nullopt;
+  return cmd;
 }

@@ -27,11 +27,7 @@ struct GroupState {
   uint64_t cycles = 0;
 
   std::optional<uint64_t> model() const {
-    FailureOr<GroupQueues> q = scheduleGroup(m.g, m.s, m.buffers, m.place, records, prefetch);
-    if (failed(q))
-      return std::nullopt;
-    uint64_t c = modelledCycles(*q);
-    return c ? std::optional<uint64_t>(c) : std::nullopt;
+    return modelGroup(m.g, m.s, m.buffers, m.place, records, prefetch);
   }
 
   Span spanOf(int v) const {

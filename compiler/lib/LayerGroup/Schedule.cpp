@@ -362,15 +362,16 @@ uint64_t lg::modelledCycles(const GroupQueues &q) {
   return timing.total_cycles;
 }
 
-static std::optional<uint64_t> costPlaced(const GroupGraph &g, const GroupSlicing &s,
-                                          int64_t buffers, const Placement &place,
-                                          ArrayRef<kiln_tiu_cmd> records) {
-  FailureOr<GroupQueues> q = scheduleGroup(g, s, buffers, place, records);
+std::optional<uint64_t> lg::modelGroup(const GroupGraph &g, const GroupSlicing &s,
+                                       int64_t buffers, const Placement &place,
+                                       ArrayRef<kiln_tiu_cmd> records,
+                                       ArrayRef<kiln_gdma_cmd> prefetch) {
+  FailureOr<GroupQueues> q = scheduleGroup(g, s, buffers, place, records, prefetch);
   if (failed(q))
     return std::nullopt;
   uint64_t cycles = modelledCycles(*q);
-  if (cycles == 0 && !q->tiu.empty())
-    return std::nullopt;
+  if (cycles == 0 && !(q->tiu.empty() && q->gdma.empty()))
+    return std::nullopt; // the queues deadlock
   return cycles;
 }
 
@@ -379,7 +380,7 @@ static std::optional<uint64_t> costPlaced(const GroupGraph &g, const GroupSlicin
 static std::optional<uint64_t> costSliced(const GroupGraph &g, const GroupSlicing &s,
                                           int64_t buffers, ArrayRef<kiln_tiu_cmd> records) {
   std::optional<Placement> place = placeInLmem(g, s, buffers);
-  return place ? costPlaced(g, s, buffers, *place, records) : std::nullopt;
+  return place ? modelGroup(g, s, buffers, *place, records) : std::nullopt;
 }
 
 Placement lg::chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
@@ -387,12 +388,12 @@ Placement lg::chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t b
   Placement best = *placeInLmem(g, s, buffers);
   if (!records)
     return best;
-  std::optional<uint64_t> bestCycles = costPlaced(g, s, buffers, best, *records);
+  std::optional<uint64_t> bestCycles = modelGroup(g, s, buffers, best, *records);
   for (Layout layout : {Layout::BankAligned, Layout::Split}) {
     std::optional<Placement> place = placeInLmem(g, s, buffers, layout);
     if (!place)
       continue;
-    std::optional<uint64_t> cycles = costPlaced(g, s, buffers, *place, *records);
+    std::optional<uint64_t> cycles = modelGroup(g, s, buffers, *place, *records);
     if (cycles && (!bestCycles || *cycles < *bestCycles)) {
       best = std::move(*place);
       bestCycles = cycles;

@@ -16,6 +16,7 @@
 #include "mlir/Support/LogicalResult.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace kiln::codegen {
@@ -36,6 +37,10 @@ bool isTiuOp(mlir::Operation *op);
 ///    dtype and KILN_OPND_USED; addr and plane_h 0.
 /// Emits an error at the op and fails on an op or dtype it cannot encode.
 mlir::LogicalResult fillTiuRecord(mlir::Operation *op, kiln_tiu_cmd &cmd);
+
+/// fillTiuRecord for costing a plan: nullopt, and no diagnostic, if the op
+/// cannot be encoded (code generation reports it later).
+std::optional<kiln_tiu_cmd> tryTiuRecord(mlir::Operation *op);
 
 /// The bytes of a weight in its result type's dtype, row-major: the raw data
 /// of a dense or dense-resource attribute of the same dtype (any of f32, f16,

@@ -112,6 +112,13 @@ MaterializedGroup readGroup(mlir::Operation *group,
 /// Modelled cycles of the queues (kiln_schedule_queues); 0 if they deadlock.
 uint64_t modelledCycles(const GroupQueues &q);
 
+/// Modelled cycles of the group as scheduleGroup would emit it, or nullopt
+/// if it cannot be scheduled.
+std::optional<uint64_t> modelGroup(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
+                                   const Placement &place,
+                                   llvm::ArrayRef<kiln_tiu_cmd> records,
+                                   llvm::ArrayRef<kiln_gdma_cmd> prefetch = {});
+
 /// Modelled cycles of running `g` with `plan`, or nullopt if it cannot be
 /// scheduled.
 std::optional<uint64_t> costPlan(const GroupGraph &g, const Plan &plan,

@@ -25,7 +25,6 @@
 #include "kiln/LayerGroup/Schedule.h"
 #include "kiln/abi/cost.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Diagnostics.h"
 
 namespace kiln::tpu {
 #define GEN_PASS_DEF_TPUFOLDSTEMROWS
@@ -42,13 +41,12 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// Modelled cycles of `conv` run as a group of its own; nullopt if it cannot
 /// be encoded or placed.
 std::optional<uint64_t> aloneCycles(tpu::Conv2DOp conv) {
-  ScopedDiagnosticHandler quiet(conv->getContext(), [](Diagnostic &) { return success(); });
-  kiln_tiu_cmd record{};
-  if (failed(codegen::fillTiuRecord(conv, record)))
+  std::optional<kiln_tiu_cmd> record = codegen::tryTiuRecord(conv);
+  if (!record)
     return std::nullopt;
   Operation *op = conv;
   std::optional<lg::CostedPlan> plan =
-      lg::choosePlan(lg::GroupGraph::fromOps(op), ArrayRef<kiln_tiu_cmd>(record));
+      lg::choosePlan(lg::GroupGraph::fromOps(op), ArrayRef<kiln_tiu_cmd>(*record));
   if (!plan)
     return std::nullopt;
   return plan->cycles;

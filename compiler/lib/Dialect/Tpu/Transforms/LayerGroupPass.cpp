@@ -7,7 +7,6 @@
 #include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "mlir/IR/Builders.h"
-#include "mlir/IR/Diagnostics.h"
 
 namespace kiln::tpu {
 #define GEN_PASS_DEF_TPULAYERGROUP
@@ -19,11 +18,6 @@ using namespace kiln;
 
 namespace {
 
-bool isComputeOp(Operation *op) {
-  return isa<tpu::Conv2DOp, tpu::Deconv2DOp, tpu::Pool2DOp, tpu::EltwiseOp,
-             tpu::ReluOp, tpu::ActiveOp, tpu::ResizeOp, tpu::CastOp>(op);
-}
-
 /// The ops' TIU records (fillTiuRecord), each encoded once; nullopt if one
 /// cannot be encoded, which code generation reports.
 class RecordCache {
@@ -32,13 +26,8 @@ public:
     std::vector<kiln_tiu_cmd> records;
     for (Operation *op : ops) {
       auto [it, inserted] = cache.try_emplace(op);
-      if (inserted) {
-        ScopedDiagnosticHandler quiet(op->getContext(),
-                                      [](Diagnostic &) { return success(); });
-        kiln_tiu_cmd cmd{};
-        if (succeeded(codegen::fillTiuRecord(op, cmd)))
-          it->second = cmd;
-      }
+      if (inserted)
+        it->second = codegen::tryTiuRecord(op);
       if (!it->second)
         return std::nullopt;
       records.push_back(*it->second);
@@ -123,7 +112,7 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
     for (Operation &op : func.getBody().front()) {
       if (isa<top::WeightOp, top::NoneOp>(op))
         continue;
-      if (isComputeOp(&op))
+      if (codegen::isTiuOp(&op))
         runs.back().push_back(&op);
       else if (!runs.back().empty())
         runs.emplace_back();

@@ -70,6 +70,7 @@ calibration: {samples: calib/*.npz, method: percentile, percentile: 99.9}
 random_ops: const
 random_seed: 18446744073709551615
 layer_group: {enabled: false}
+optimize: {modulated_conv: keep}
 debug: {keep_tensors: true}
 verify: {reference: ref.npz, tolerance: [0.98, 0.85]}
 output: out/g.bmodel
@@ -94,6 +95,7 @@ output: out/g.bmodel
   EXPECT_EQ(c.random_ops, RandomOps::Const);
   EXPECT_EQ(c.random_seed, 18446744073709551615ull);
   EXPECT_FALSE(c.layer_group_enabled);
+  EXPECT_EQ(c.modulated_conv, ModulatedConv::Keep);
   EXPECT_TRUE(c.keep_tensors);
   EXPECT_TRUE(c.verify.enabled);
   EXPECT_EQ(c.verify.reference, path("ref.npz"));
@@ -116,6 +118,7 @@ TEST_F(ConfigTest, AppliesDefaults) {
   EXPECT_EQ(c.random_ops, RandomOps::Reject);
   EXPECT_EQ(c.random_seed, 0u);
   EXPECT_TRUE(c.layer_group_enabled);
+  EXPECT_EQ(c.modulated_conv, ModulatedConv::Auto);
   EXPECT_FALSE(c.keep_tensors);
   EXPECT_FALSE(c.verify.enabled);
   EXPECT_DOUBLE_EQ(c.verify.min_cosine, 0.99);
@@ -162,7 +165,7 @@ TEST_F(ConfigTest, UnknownKeys) {
                "unknown key 'batch' (expected one of: model, name, chip, "
                "inputs, quantize, "
                "qtable, qtable_file, calibration, random_ops, random_seed, "
-               "layer_group, "
+               "layer_group, optimize, "
                "debug, verify, output)"));
   EXPECT_EQ(
       loadError("model: models/net.onnx\ncalibration: {samples: calib/*.npz, "
@@ -204,6 +207,13 @@ TEST_F(ConfigTest, WrongTypes) {
       at(2, 24, "expected true or false for 'layer_group.enabled', got 'yes'"));
   EXPECT_EQ(loadError("model: models/net.onnx\ndebug: {keep_tensor: true}\n"),
             at(2, 9, "unknown key 'keep_tensor' in 'debug' (did you mean 'keep_tensors'?)"));
+  EXPECT_EQ(
+      loadError("model: models/net.onnx\noptimize: {modulated_conv: always}\n"),
+      at(2, 28, "invalid value 'always' for 'optimize.modulated_conv' (allowed: "
+                "auto, rewrite, keep)"));
+  EXPECT_EQ(loadError("model: models/net.onnx\noptimize: {modulated: keep}\n"),
+            at(2, 12, "unknown key 'modulated' in 'optimize' (expected one of: "
+                      "modulated_conv)"));
   EXPECT_EQ(loadError("model: models/net.onnx\nlayer_group: true\n"),
             at(2, 14, "expected a mapping for 'layer_group', got 'true'"));
   EXPECT_EQ(loadError("model: [a, b]\n"),

@@ -136,6 +136,7 @@ PipelineOptions cli::pipelineOptionsOf(const config::DeployConfig &cfg) {
     p.qtable.push_back(name + "=" + config::toString(dtype));
   p.asymmetric = cfg.calibration.asymmetric;
   p.keepTensors = cfg.keep_tensors;
+  p.modulatedConv = config::toString(cfg.modulated_conv);
   return p;
 }
 

@@ -181,7 +181,7 @@ int kiln::cli::calibrateMain(const Args &args) {
     return 1;
   PassManager pm(&ctx);
   addIRChecks(pm);
-  addTopPipeline(pm);
+  addTopPipeline(pm, pipelineOptionsOf(cfg));
   if (failed(pm.run(*module)))
     return 1;
   auto func = module->lookupSymbol<func::FuncOp>("main");

@@ -61,11 +61,11 @@ void printSummary(const codegen::NetCode &net, size_t ops, double ms,
               (unsigned long long)net.modelledCycles());
   std::printf("  compile time %.1f ms\n", ms);
 }
-void printPrecisionReport(ModuleOp module) {
-  std::vector<std::string> lines = readPrecisionReport(module);
+void printReport(ModuleOp module, llvm::StringRef attr, const char *title) {
+  std::vector<std::string> lines = readReport(module, attr);
   if (lines.empty())
     return;
-  std::printf("  precision decisions (%zu):\n", lines.size());
+  std::printf("  %s (%zu):\n", title, lines.size());
   for (const std::string &line : lines)
     std::printf("    %s\n", line.c_str());
 }
@@ -119,7 +119,7 @@ int kiln::cli::compileMain(const Args &args) {
 
   PassManager topPm(&ctx);
   addIRChecks(topPm);
-  addTopPipeline(topPm);
+  addTopPipeline(topPm, pipelineOptionsOf(cfg));
   if (failed(topPm.run(*module)))
     return 1;
   PipelineOptions pipeline = pipelineOptionsOf(cfg);
@@ -157,7 +157,8 @@ int kiln::cli::compileMain(const Args &args) {
                   std::chrono::steady_clock::now() - start)
                   .count();
   printSummary(*net, ops, ms, cfg.output, dtypeName(cfg.quantize));
-  printPrecisionReport(*module);
+  printReport(*module, kRewriteReportAttr, "graph rewrites");
+  printReport(*module, kPrecisionReportAttr, "precision decisions");
   if (cfg.verify.enabled && !opt.noVerify) {
     VerifyOptions verify;
     verify.compareAll = opt.compareAll;

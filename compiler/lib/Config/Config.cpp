@@ -61,6 +61,18 @@ const char *toString(CalibMethod calibMethod) {
   return "?";
 }
 
+const char *toString(ModulatedConv mode) {
+  switch (mode) {
+  case ModulatedConv::Auto:
+    return "auto";
+  case ModulatedConv::Rewrite:
+    return "rewrite";
+  case ModulatedConv::Keep:
+    return "keep";
+  }
+  return "?";
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -78,6 +90,10 @@ constexpr EnumName<DType> kDTypes[] = {{"f32", DType::F32},
 constexpr EnumName<RandomOps> kRandomOps[] = {{"reject", RandomOps::Reject},
                                               {"const", RandomOps::Const},
                                               {"input", RandomOps::Input}};
+constexpr EnumName<ModulatedConv> kModulatedConv[] = {
+    {"auto", ModulatedConv::Auto},
+    {"rewrite", ModulatedConv::Rewrite},
+    {"keep", ModulatedConv::Keep}};
 constexpr EnumName<CalibMethod> kCalibMethods[] = {
     {"minmax", CalibMethod::MinMax},
     {"kl", CalibMethod::KL},
@@ -133,7 +149,8 @@ public:
     bool ok = forEachKey(
         root, "",
         {"model", "name", "chip", "inputs", "quantize", "qtable", "qtable_file",
-         "calibration", "random_ops", "random_seed", "layer_group", "debug",
+         "calibration", "random_ops", "random_seed", "layer_group", "optimize",
+         "debug",
          "verify", "output"},
         [&](const std::string &key, yaml_node_t *keyNode, yaml_node_t *value) {
           if (key == "model") {
@@ -165,6 +182,8 @@ public:
             return getUInt64(value, key, out.random_seed);
           if (key == "layer_group")
             return getLayerGroup(value, out.layer_group_enabled);
+          if (key == "optimize")
+            return getOptimize(value, out.modulated_conv);
           if (key == "debug")
             return getDebug(value, out.keep_tensors);
           if (key == "verify")
@@ -530,6 +549,16 @@ private:
         [&](const std::string &, yaml_node_t *, yaml_node_t *value) {
           return getBool(value, "layer_group.enabled", enabled);
         });
+  }
+
+  bool getOptimize(yaml_node_t *node, ModulatedConv &modulatedConv) {
+    if (!expectMapping(node, "optimize"))
+      return false;
+    return forEachKey(node, "optimize", {"modulated_conv"},
+                      [&](const std::string &, yaml_node_t *, yaml_node_t *value) {
+                        return getEnum(value, "optimize.modulated_conv",
+                                       kModulatedConv, modulatedConv);
+                      });
   }
 
   bool getDebug(yaml_node_t *node, bool &keepTensors) {

@@ -5,10 +5,17 @@
 
 using namespace mlir;
 
-void kiln::addTopPipeline(PassManager &pm) {
+void kiln::addTopPipeline(PassManager &pm, const PipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(top::createShapeInferPass());
   pm.addNestedPass<func::FuncOp>(top::createFoldConstantsPass());
   pm.addNestedPass<func::FuncOp>(top::createTopMergeTransposes());
+  top::TopRewriteModulatedConvOptions modulated;
+  modulated.mode = options.modulatedConv;
+  modulated.precision = options.precision;
+  pm.addNestedPass<func::FuncOp>(top::createTopRewriteModulatedConv(modulated));
+  // The static filters and demodulation constants the rewrite built.
+  pm.addNestedPass<func::FuncOp>(top::createFoldConstantsPass());
+  pm.addNestedPass<func::FuncOp>(top::createTopFoldPadIntoConv());
   pm.addNestedPass<func::FuncOp>(top::createFuseBatchNormPass());
   pm.addNestedPass<func::FuncOp>(top::createFuseReluPass());
   pm.addNestedPass<func::FuncOp>(top::createDecomposePass());
@@ -50,7 +57,7 @@ void kiln::addTpuBackendPipeline(PassManager &pm, const PipelineOptions &options
 }
 
 void kiln::addCompilePipeline(PassManager &pm, const PipelineOptions &options) {
-  addTopPipeline(pm);
+  addTopPipeline(pm, options);
   addPrecisionPipeline(pm, options);
   addTpuPipeline(pm, options);
 }

@@ -46,22 +46,22 @@ size_t kiln::annotateRanges(func::FuncOp func, const std::map<std::string, Range
   return count;
 }
 
-void kiln::appendPrecisionReport(Operation *anyOp, const std::string &line) {
+void kiln::appendReport(Operation *anyOp, StringRef attr, const std::string &line) {
   auto module = anyOp->getParentOfType<ModuleOp>();
   if (!module)
     return;
   Builder b(module.getContext());
   SmallVector<Attribute> lines;
-  if (auto old = module->getAttrOfType<ArrayAttr>(kReportAttr))
+  if (auto old = module->getAttrOfType<ArrayAttr>(attr))
     lines.append(old.begin(), old.end());
   lines.push_back(b.getStringAttr(line));
-  module->setAttr(kReportAttr, b.getArrayAttr(lines));
+  module->setAttr(attr, b.getArrayAttr(lines));
 }
 
-std::vector<std::string> kiln::readPrecisionReport(ModuleOp module) {
+std::vector<std::string> kiln::readReport(ModuleOp module, StringRef attr) {
   std::vector<std::string> lines;
-  if (auto attr = module->getAttrOfType<ArrayAttr>(kReportAttr))
-    for (Attribute a : attr)
+  if (auto array = module->getAttrOfType<ArrayAttr>(attr))
+    for (Attribute a : array)
       lines.push_back(cast<StringAttr>(a).str());
   return lines;
 }

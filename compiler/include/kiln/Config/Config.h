@@ -17,6 +17,9 @@ namespace kiln::config {
 enum class DType { F32, F16, BF16, INT8 };
 enum class RandomOps { Reject, Const, Input };
 enum class CalibMethod { MinMax, KL, Percentile };
+// optimize.modulated_conv: StyleGAN2-style computed filters (docs/DESIGN.md
+// section 9).
+enum class ModulatedConv { Auto, Rewrite, Keep };
 
 struct InputOverride {
   std::string name;
@@ -55,6 +58,7 @@ struct DeployConfig {
   RandomOps random_ops = RandomOps::Reject;
   uint64_t random_seed = 0;
   bool layer_group_enabled = true;
+  ModulatedConv modulated_conv = ModulatedConv::Auto;
   // debug.keep_tensors: every activation gets DDR of its own, so all of them
   // stay readable after a run (kiln_net_read_tensor on a board). The default
   // plan shares DDR by liveness.
@@ -74,6 +78,7 @@ std::string loadConfig(const std::string &path, DeployConfig &out);
 const char *toString(DType dtype);             // f32 | f16 | bf16 | int8
 const char *toString(RandomOps randomOps);     // reject | const | input
 const char *toString(CalibMethod calibMethod); // minmax | kl | percentile
+const char *toString(ModulatedConv mode);      // auto | rewrite | keep
 
 } // namespace kiln::config
 

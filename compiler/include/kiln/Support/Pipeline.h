@@ -17,6 +17,8 @@ struct PipelineOptions {
   std::vector<std::string> qtable; ///< "onnx name=dtype" overrides
   bool asymmetric = false;         ///< INT8 activations with zero points
   bool keepTensors = false; ///< every activation its own DDR (config debug.keep_tensors)
+  /// auto | rewrite | keep (config optimize.modulated_conv)
+  std::string modulatedConv = "auto";
 
   bool isF32() const { return precision == "f32" && qtable.empty(); }
 };
@@ -24,7 +26,7 @@ struct PipelineOptions {
 /// Top canonicalization: shape inference, constant folding, fusions,
 /// decompositions. Calibration and verification run the Top IR it leaves, so
 /// their tensor names are the ones lowering sees.
-void addTopPipeline(mlir::PassManager &pm);
+void addTopPipeline(mlir::PassManager &pm, const PipelineOptions &options);
 
 /// QDQ folding (INT8: absorbing activation QDQ pairs) and the dtype of every
 /// op (top-assign-precision); run after calibrated ranges are annotated.

@@ -36,7 +36,10 @@ inline void markNormalization(mlir::Operation *op, llvm::StringRef node, llvm::S
   op->setAttr(kNormAttr, mlir::ArrayAttr::get(ctx, {mlir::StringAttr::get(ctx, node),
                                                     mlir::StringAttr::get(ctx, why)}));
 }
-inline constexpr llvm::StringLiteral kReportAttr = "kiln.precision_report";
+/// The module's decision reports: what the precision policy decided and
+/// why, and which graph rewrites were applied where (e.g. modulated convs).
+inline constexpr llvm::StringLiteral kPrecisionReportAttr = "kiln.precision_report";
+inline constexpr llvm::StringLiteral kRewriteReportAttr = "kiln.rewrite_report";
 
 /// f32 | f16 | bf16 | int8
 bool isPrecisionName(llvm::StringRef name);
@@ -65,10 +68,11 @@ struct Multiplier {
 };
 Multiplier requantMultiplier(double ratio);
 
-/// Appends a line to the module's precision report (what the policy decided
-/// and why); readPrecisionReport returns them in order.
-void appendPrecisionReport(mlir::Operation *anyOp, const std::string &line);
-std::vector<std::string> readPrecisionReport(mlir::ModuleOp module);
+/// Appends a line to report `attr` (kPrecisionReportAttr or
+/// kRewriteReportAttr) of the module holding `anyOp`; readReport returns its
+/// lines in order.
+void appendReport(mlir::Operation *anyOp, llvm::StringRef attr, const std::string &line);
+std::vector<std::string> readReport(mlir::ModuleOp module, llvm::StringRef attr);
 
 } // namespace kiln
 

@@ -106,7 +106,7 @@ struct AssignPrecisionPass
         op->setAttr(kDTypeAttr, b.getStringAttr(dtype));
         // One report line per normalization, not one per op of it.
         if (reportedNorms.insert(node).second)
-          appendPrecisionReport(func, node + " (inner ops of the normalization): f16 (" +
+          appendReport(func, kPrecisionReportAttr, node + " (inner ops of the normalization): f16 (" +
                                           cast<StringAttr>(norm[1]).str() + ")");
         return;
       } else if (mode == "f16" || (mode == "int8" && isSquareReduce(op))) {
@@ -123,7 +123,7 @@ struct AssignPrecisionPass
       op->setAttr(kDTypeAttr, b.getStringAttr(dtype));
       if (!reason.empty()) {
         op->setAttr(kReasonAttr, b.getStringAttr(reason));
-        appendPrecisionReport(func, name + ": " + dtype + " (" + reason + ")");
+        appendReport(func, kPrecisionReportAttr, name + ": " + dtype + " (" + reason + ")");
       }
     });
     for (auto &entry : overrides)

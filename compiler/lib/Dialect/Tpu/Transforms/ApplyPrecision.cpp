@@ -274,7 +274,7 @@ private:
   void report(Operation *op, const std::string &what) {
     std::string name = opName(op);
     if (reported.insert(name).second)
-      appendPrecisionReport(op, name + ": " + what);
+      appendReport(op, kPrecisionReportAttr, name + ": " + what);
   }
 
   /// Every operand in `element` (conv and deconv biases stay F32: the

@@ -36,6 +36,46 @@ def TopMergeTransposes : Pass<"top-merge-transposes", "mlir::func::FuncOp"> {
   }];
 }
 
+def TopRewriteModulatedConv
+    : Pass<"top-rewrite-modulated-conv", "mlir::func::FuncOp"> {
+  let summary = "conv(x, W * s * d) -> d * conv(x * s, W): static filters";
+  let description = [{
+    A conv or deconv (one group, no bias, no fused ReLU) whose filter is a
+    product of a weight W, runtime factors s varying only along the filter's
+    input-channel axis and runtime factors d varying only along its
+    output-channel axis (StyleGAN2's modulation and demodulation), reached
+    through reshapes that add or drop unit dimensions and transposes,
+    becomes conv(x * s, W') * d, W' being W through the same reshapes and
+    transposes (folded by top-fold-constants). A sum over every axis but the
+    output channel of (W * s)^2 (the demodulation's sum of squares, as
+    reduce sum of mul(a, a) or reduce sum_square) becomes (s * s) x Q, with
+    Q = sum of W^2 over the other axes, a constant. `mode`: `rewrite` applies
+    both wherever they match; `auto` rewrites a conv only if the estimated
+    cycles of scaling its input and output (an EU pass each) are fewer than
+    those of forming its filter (an EU pass per factor over the filter, and
+    the filter's way through DDR in runs of kh*kw elements) for `precision`;
+    `keep` changes nothing. Every decision is a line of the module's
+    `kiln.rewrite_report`.
+  }];
+  let options = [
+    Option<"mode", "mode", "std::string", /*default=*/"\"auto\"",
+           "auto | rewrite | keep">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
+           "f32 | f16 | bf16 | int8: the element size the cost assumes">,
+  ];
+  let dependentDialects = ["kiln::top::TopDialect"];
+}
+
+def TopFoldPadIntoConv : Pass<"top-fold-pad-into-conv", "mlir::func::FuncOp"> {
+  let summary = "Zero pads of H and W in front of a conv become its padding";
+  let description = [{
+    conv(pad(x)) where the pad is constant zero and pads only the two
+    spatial dimensions of a 4-D tensor becomes conv(x) with the pad's
+    amounts added to the conv's `pads` (the same zeros, read by the window
+    instead of copied through DDR). A pad with other users stays for them.
+  }];
+}
+
 def TopFuseBatchNorm : Pass<"top-fuse-batchnorm", "mlir::func::FuncOp"> {
   let summary = "Fold inference batch norms into the preceding conv";
   let description = [{

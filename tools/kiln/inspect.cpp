@@ -257,6 +257,9 @@ void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
     if (net->dynamic_weights())
       for (const fb::DynamicWeight *d : *net->dynamic_weights())
         std::printf("  dynamic weight %s\n", dynamicJson(d).c_str());
+    if (net->decisions())
+      for (const flatbuffers::String *line : *net->decisions())
+        std::printf("  decision: %s\n", line->c_str());
   }
 }
 /// Per group: modelled cycles (the chip's scheduler over its queues), each

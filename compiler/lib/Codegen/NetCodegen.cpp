@@ -6,6 +6,7 @@
 #include "kiln/Dialect/Tpu/Analysis/DdrLiveness.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
+#include "kiln/Support/Precision.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cost.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -124,6 +125,9 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
   for (const tpu::DdrLiveness::Buffer &b : live->buffers())
     net.buffers.push_back({ddrAddrOf(b.root), b.bytes, (int32_t)b.first, (int32_t)b.last});
   net.coeff.assign(net.coeffSize, 0);
+  for (llvm::StringRef report : {kRewriteReportAttr, kPrecisionReportAttr})
+    for (std::string &line : readReport(module, report))
+      net.decisions.push_back(std::move(line));
 
   bool badWeight = false;
   func.walk([&](top::WeightOp w) {

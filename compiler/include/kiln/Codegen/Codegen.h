@@ -90,6 +90,9 @@ struct NetCode {
   std::vector<GroupCode> groups;
   std::vector<Resident> residents;
   uint64_t macs = 0, minDdrBytes = 0;
+  /// What the compiler decided and why: the module's rewrite report, then
+  /// its precision report (kiln/Support/Precision.h).
+  std::vector<std::string> decisions;
 
   uint64_t modelledCycles() const;
 };

@@ -105,9 +105,12 @@ flatbuffers::Offset<fb::Net> net(flatbuffers::FlatBufferBuilder &b,
   std::vector<flatbuffers::Offset<fb::DdrBuffer>> buffers;
   for (const auto &d : n.buffers)
     buffers.push_back(fb::CreateDdrBuffer(b, d.ddrOffset, d.size, d.firstGroup, d.lastGroup));
+  std::vector<flatbuffers::Offset<flatbuffers::String>> decisions;
+  for (const std::string &line : n.decisions)
+    decisions.push_back(b.CreateString(line));
   return fb::CreateNetDirect(b, n.name.c_str(), &inputs, &outputs, &all,
                              n.coeffSize, n.neuronSize, &coeff, &groups, &dynamic,
-                             &residency, n.macs, n.minDdrBytes, &buffers);
+                             &residency, n.macs, n.minDdrBytes, &buffers, &decisions);
 }
 } // namespace
 

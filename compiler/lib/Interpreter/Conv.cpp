@@ -2,6 +2,7 @@
 
 #include "Kernels.h"
 #include "llvm/Support/MathExtras.h"
+#include "llvm/Support/Parallel.h"
 
 #include <algorithm>
 
@@ -64,15 +65,17 @@ FailureOr<Tensor> runConv(top::ConvOp op, const Tensor &input,
   Tensor out{{n, oc, oh, ow}, {}};
   out.data.resize(out.numElements());
   int64_t ocg = oc / group;
-  float *dst = out.data.data();
   // Each output accumulates bias + sum over (c, ky, kx) in that order, in
   // double; a row of outputs at a time so the inner loop vectorizes. Taps
-  // that fall on padding are never visited.
+  // that fall on padding are never visited. Output channels are independent,
+  // so they run on LLVM's thread pool with the same bits.
   const int64_t sx = strides[1], dx = dilations[1], px = pads[1];
   const bool doRelu = op.getDoRelu();
-  std::vector<double> row(ow);
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t o = 0; o < oc; ++o) {
+  llvm::parallelFor(0, n * oc, [&](size_t job) {
+    int64_t b = job / oc, o = job % oc;
+    float *dst = out.data.data() + job * oh * ow;
+    std::vector<double> row(ow);
+    {
       int64_t firstIc = (o / ocg) * icg;
       for (int64_t y = 0; y < oh; ++y) {
         std::fill(row.begin(), row.end(), bias ? double(bias->data[o]) : 0.0);
@@ -99,6 +102,7 @@ FailureOr<Tensor> runConv(top::ConvOp op, const Tensor &input,
         }
       }
     }
+  });
   return out;
 }
 
@@ -155,10 +159,12 @@ FailureOr<Tensor> runDeconv(top::DeconvOp op, const Tensor &input,
   // output adds its products in (c, iy, ix) order; a row of inputs at a time
   // (an input reaches an output through one tap at most, so taking kx from
   // the last keeps ix ascending for every output).
+  // Output channels are independent: LLVM's thread pool, the same bits.
   std::vector<double> acc(n * oc * oh * ow, 0.0);
   const int64_t sx = strides[1], dx = dilations[1], px = pads[1];
-  for (int64_t b = 0; b < n; ++b)
-    for (int64_t o = 0; o < oc; ++o) {
+  llvm::parallelFor(0, n * oc, [&](size_t job) {
+    int64_t b = job / oc, o = job % oc;
+    {
       const int64_t g = o / ocg;
       for (int64_t c = g * icg; c < (g + 1) * icg; ++c)
         for (int64_t iy = 0; iy < ih; ++iy) {
@@ -180,6 +186,7 @@ FailureOr<Tensor> runDeconv(top::DeconvOp op, const Tensor &input,
           }
         }
     }
+  });
   Tensor out{{n, oc, oh, ow}, {}};
   out.data.reserve(acc.size());
   const bool doRelu = op.getDoRelu();

@@ -23,62 +23,8 @@
 
 namespace kiln::config {
 
-const char *toString(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::INT8:
-    return "int8";
-  }
-  return "?";
-}
-
-const char *toString(RandomOps randomOps) {
-  switch (randomOps) {
-  case RandomOps::Reject:
-    return "reject";
-  case RandomOps::Const:
-    return "const";
-  case RandomOps::Input:
-    return "input";
-  }
-  return "?";
-}
-
-const char *toString(CalibMethod calibMethod) {
-  switch (calibMethod) {
-  case CalibMethod::MinMax:
-    return "minmax";
-  case CalibMethod::KL:
-    return "kl";
-  case CalibMethod::Percentile:
-    return "percentile";
-  }
-  return "?";
-}
-
-const char *toString(ModulatedConv mode) {
-  switch (mode) {
-  case ModulatedConv::Auto:
-    return "auto";
-  case ModulatedConv::Rewrite:
-    return "rewrite";
-  case ModulatedConv::Keep:
-    return "keep";
-  }
-  return "?";
-}
-
 namespace {
-
-namespace fs = std::filesystem;
-
-constexpr const char *kSupportedChips[] = {"bm1684x"};
-
+// Each enum's config spellings, in the order errors list them.
 template <typename E> struct EnumName {
   const char *name;
   E value;
@@ -98,6 +44,26 @@ constexpr EnumName<CalibMethod> kCalibMethods[] = {
     {"minmax", CalibMethod::MinMax},
     {"kl", CalibMethod::KL},
     {"percentile", CalibMethod::Percentile}};
+
+template <typename E, size_t N>
+const char *nameIn(const EnumName<E> (&names)[N], E value) {
+  for (const EnumName<E> &n : names)
+    if (n.value == value)
+      return n.name;
+  return "?";
+}
+} // namespace
+
+const char *toString(DType dtype) { return nameIn(kDTypes, dtype); }
+const char *toString(RandomOps randomOps) { return nameIn(kRandomOps, randomOps); }
+const char *toString(CalibMethod calibMethod) { return nameIn(kCalibMethods, calibMethod); }
+const char *toString(ModulatedConv mode) { return nameIn(kModulatedConv, mode); }
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char *kSupportedChips[] = {"bm1684x"};
 
 size_t editDistance(const std::string &a, const std::string &b) {
   std::vector<size_t> row(b.size() + 1);

@@ -146,13 +146,21 @@ static bool hasQdq(ModuleOp module) {
   return found;
 }
 
-/// Calibrated ranges onto the Top IR: from the calibration table, or, for
-/// float modes without one, from one interpreter run (the policy then sees
-/// real magnitudes). INT8 needs a table unless the model brings its own
-/// quantization (QDQ).
 int cli::annotateModule(const config::DeployConfig &cfg, ModuleOp module,
-                   const PipelineOptions &pipeline) {
+                        const PipelineOptions &pipeline) {
   std::string table = calibrationTablePath(cfg);
+  const bool needTable = pipeline.precision == "int8" && !hasQdq(module);
+  if (needTable && !llvm::sys::fs::exists(table) && !cfg.calibration.samples.empty()) {
+    std::vector<std::string> samples;
+    if (auto err = calibrationSamples(cfg, 0, samples); !err.empty())
+      return fail(err);
+    std::printf("no calibration table %s yet: calibrating on the config's %zu samples first "
+                "(kiln calibrate)\n",
+                table.c_str(), samples.size());
+    std::fflush(stdout);
+    if (int rc = calibrate(cfg, module, samples, table); rc != 0)
+      return rc;
+  }
   std::map<std::string, Range> ranges;
   if (llvm::sys::fs::exists(table)) {
     std::map<std::string, calib::TensorRange> read;
@@ -162,9 +170,10 @@ int cli::annotateModule(const config::DeployConfig &cfg, ModuleOp module,
     }
     for (const auto &[name, r] : read)
       ranges[name] = Range{r.threshold, r.min, r.max};
-  } else if (pipeline.precision == "int8" && !hasQdq(module)) {
+  } else if (needTable) {
     return fail(cfg.config_path + ": quantize: int8 needs a calibration table and " + table +
-                " does not exist; run `kiln calibrate " + cfg.config_path + "` first");
+                " does not exist; name calibration samples in the config "
+                "('calibration: {samples: path/*.npz}') and compile calibrates first");
   } else if (pipeline.precision != "int8") {
     auto observed = observeRanges(cfg, module);
     if (!observed)
@@ -174,7 +183,6 @@ int cli::annotateModule(const config::DeployConfig &cfg, ModuleOp module,
   module.walk([&](func::FuncOp func) { kiln::annotateRanges(func, ranges); });
   return 0;
 }
-
 
 LogicalResult cli::lowerToTpuIR(ModuleOp module, const PipelineOptions &pipeline) {
   PassManager lower(module.getContext());

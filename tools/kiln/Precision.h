@@ -7,6 +7,7 @@
 
 #include "kiln/Config/Config.h"
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
+#include "kiln/Interpreter/TopInterpreter.h"
 #include "kiln/Support/Pipeline.h"
 #include "kiln/Support/Precision.h"
 
@@ -28,6 +29,19 @@ ImportOptions importOptionsOf(const config::DeployConfig &cfg);
 /// The files a glob matches, sorted.
 std::vector<std::string> globSorted(const std::string &pattern);
 
+/// The config's calibration samples, sorted, the first `most` of them (0:
+/// all). Returns an error message, empty on success.
+std::string calibrationSamples(const config::DeployConfig &cfg, size_t most,
+                               std::vector<std::string> &samples);
+
+/// Interprets the Top IR `module` (after addTopPipeline) on every sample and
+/// writes the calibration table to `table`, with a progress bar on stderr and
+/// a summary line on stdout (calibrate.cpp). The first `keep` samples' inputs
+/// go to `kept`. Returns 0, else the exit code after a diagnostic.
+int calibrate(const config::DeployConfig &cfg, mlir::ModuleOp module,
+              const std::vector<std::string> &samples, const std::string &table,
+              size_t keep = 0, std::vector<interp::TensorMap> *kept = nullptr);
+
 /// The verify reference's inputs: input_with_noise.npz (models whose random
 /// ops became inputs) or input.npz beside it; "" if neither exists.
 std::string verifyInputPath(const config::DeployConfig &cfg);
@@ -48,7 +62,8 @@ PipelineOptions pipelineOptionsOf(const config::DeployConfig &cfg);
 /// Calibrated ranges onto the Top IR (after addTopPipeline): from the
 /// calibration table, or, for float modes without one, from one interpreter
 /// run. INT8 needs a table unless the model brings its own quantization
-/// (QDQ). Returns 0, else the exit code after a diagnostic.
+/// (QDQ); without one, it calibrates first on the config's samples. Returns
+/// 0, else the exit code after a diagnostic.
 int annotateModule(const config::DeployConfig &cfg, mlir::ModuleOp module,
                    const PipelineOptions &pipeline);
 

@@ -2,13 +2,11 @@
 
 #include "Trace.h"
 #include "GroupRecords.h"
+#include "Json.h"
 
 #include "kiln/abi/bmodel.h"
 #include "kiln/abi/cost.h"
 #include "kiln/bmodel_generated.h"
-
-#include "llvm/Support/JSON.h"
-#include "llvm/Support/raw_ostream.h"
 
 
 namespace fb = kiln::bmodel;
@@ -40,8 +38,6 @@ const char *gdmaKind(const kiln_gdma_cmd &c) {
   }
 }
 
-std::string str(const flatbuffers::String *s) { return s ? s->str() : std::string(); }
-
 } // namespace
 
 std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> &file,
@@ -64,90 +60,85 @@ std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> 
       return "trace: group " + std::to_string(g) + " has commands outside the blob";
   }
 
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec);
-  if (ec)
-    return "cannot write " + path + ": " + ec.message();
-  llvm::json::OStream j(os, 1);
-  j.objectBegin();
-  j.attribute("displayTimeUnit", "ns");
-  j.attributeBegin("traceEvents");
-  j.arrayBegin();
-  auto meta = [&](const char *name, int tid, const std::string &value) {
-    j.object([&] {
-      j.attribute("ph", "M");
-      j.attribute("name", name);
-      j.attribute("pid", 0);
-      j.attribute("tid", tid);
-      j.attributeObject("args", [&] { j.attribute("name", value); });
-    });
-  };
-  meta("process_name", 0, "kiln cmodel: " + str(net.name()));
-  meta("thread_name", KILN_ENGINE_TIU, "TIU");
-  meta("thread_name", KILN_ENGINE_GDMA, "GDMA");
-
-  uint64_t ddrBytes = 0;
-  for (const cmodel::TraceEvent &e : events) {
-    if (e.submission < firstSubmission || e.submission - firstSubmission >= groupCount)
-      continue;
-    uint32_t g = e.submission - firstSubmission;
-    const fb::LayerGroup &lg = *groups->Get(g);
-    std::string name, kind;
-    uint64_t bytes = 0;
-    if (e.engine == KILN_ENGINE_TIU) {
-      if (e.index >= tiu[g].size())
-        continue;
-      kind = tiuKind(tiu[g][e.index].op);
-      uint32_t op = lg.tiu_ops() && e.index < lg.tiu_ops()->size() ? lg.tiu_ops()->Get(e.index)
-                                                                     : 0;
-      name = lg.ops() && op < lg.ops()->size() ? str(lg.ops()->Get(op)) : kind;
-    } else {
-      if (e.index >= gdma[g].size())
-        continue;
-      const kiln_gdma_cmd &c = gdma[g][e.index];
-      kind = gdmaKind(c);
-      bytes = ddrBusBytes(c);
-      uint32_t t = lg.gdma_tensors() && e.index < lg.gdma_tensors()->size()
-                       ? lg.gdma_tensors()->Get(e.index)
-                       : 0xffffu;
-      std::string tensor = lg.slices() && t < lg.slices()->size()
-                               ? str(lg.slices()->Get(t)->tensor())
-                           : t == 0xffffu && c.dir == KILN_GDMA_DDR_TO_LMEM
-                               ? "(a later group's coefficient)"
-                           : lg.ops() && lg.ops()->size() ? str(lg.ops()->Get(0))
-                                                          : "";
-      name = kind + " " + tensor;
-    }
-    j.object([&] {
-      j.attribute("name", name);
-      j.attribute("cat", kind);
-      j.attribute("ph", "X");
-      j.attribute("pid", 0);
-      j.attribute("tid", (int)e.engine);
-      j.attribute("ts", double(e.start) / kCyclesPerUs);
-      j.attribute("dur", double(e.cycles) / kCyclesPerUs);
-      j.attributeObject("args", [&] {
-        j.attribute("group", (int64_t)g);
-        j.attribute("command", (int64_t)e.index);
-        j.attribute("cycles", (int64_t)e.cycles);
-        if (bytes)
-          j.attribute("ddr_bytes", (int64_t)bytes);
-      });
-    });
-    if (bytes) {
-      ddrBytes += bytes;
+  return writeJsonFile(path, 1, [&](llvm::json::OStream &j) {
+    j.objectBegin();
+    j.attribute("displayTimeUnit", "ns");
+    j.attributeBegin("traceEvents");
+    j.arrayBegin();
+    auto meta = [&](const char *name, int tid, const std::string &value) {
       j.object([&] {
-        j.attribute("name", "DDR bytes");
-        j.attribute("ph", "C");
+        j.attribute("ph", "M");
+        j.attribute("name", name);
         j.attribute("pid", 0);
-        j.attribute("ts", double(e.start + e.cycles) / kCyclesPerUs);
-        j.attributeObject("args", [&] { j.attribute("bytes", (int64_t)ddrBytes); });
+        j.attribute("tid", tid);
+        j.attributeObject("args", [&] { j.attribute("name", value); });
       });
+    };
+    meta("process_name", 0, "kiln cmodel: " + jsonString(net.name()));
+    meta("thread_name", KILN_ENGINE_TIU, "TIU");
+    meta("thread_name", KILN_ENGINE_GDMA, "GDMA");
+
+    uint64_t ddrBytes = 0;
+    for (const cmodel::TraceEvent &e : events) {
+      if (e.submission < firstSubmission || e.submission - firstSubmission >= groupCount)
+        continue;
+      uint32_t g = e.submission - firstSubmission;
+      const fb::LayerGroup &lg = *groups->Get(g);
+      std::string name, kind;
+      uint64_t bytes = 0;
+      if (e.engine == KILN_ENGINE_TIU) {
+        if (e.index >= tiu[g].size())
+          continue;
+        kind = tiuKind(tiu[g][e.index].op);
+        uint32_t op = lg.tiu_ops() && e.index < lg.tiu_ops()->size() ? lg.tiu_ops()->Get(e.index)
+                                                                       : 0;
+        name = lg.ops() && op < lg.ops()->size() ? jsonString(lg.ops()->Get(op)) : kind;
+      } else {
+        if (e.index >= gdma[g].size())
+          continue;
+        const kiln_gdma_cmd &c = gdma[g][e.index];
+        kind = gdmaKind(c);
+        bytes = ddrBusBytes(c);
+        uint32_t t = lg.gdma_tensors() && e.index < lg.gdma_tensors()->size()
+                         ? lg.gdma_tensors()->Get(e.index)
+                         : 0xffffu;
+        std::string tensor = lg.slices() && t < lg.slices()->size()
+                                 ? jsonString(lg.slices()->Get(t)->tensor())
+                             : t == 0xffffu && c.dir == KILN_GDMA_DDR_TO_LMEM
+                                 ? "(a later group's coefficient)"
+                             : lg.ops() && lg.ops()->size() ? jsonString(lg.ops()->Get(0))
+                                                            : "";
+        name = kind + " " + tensor;
+      }
+      j.object([&] {
+        j.attribute("name", name);
+        j.attribute("cat", kind);
+        j.attribute("ph", "X");
+        j.attribute("pid", 0);
+        j.attribute("tid", (int)e.engine);
+        j.attribute("ts", double(e.start) / kCyclesPerUs);
+        j.attribute("dur", double(e.cycles) / kCyclesPerUs);
+        j.attributeObject("args", [&] {
+          j.attribute("group", (int64_t)g);
+          j.attribute("command", (int64_t)e.index);
+          j.attribute("cycles", (int64_t)e.cycles);
+          if (bytes)
+            j.attribute("ddr_bytes", (int64_t)bytes);
+        });
+      });
+      if (bytes) {
+        ddrBytes += bytes;
+        j.object([&] {
+          j.attribute("name", "DDR bytes");
+          j.attribute("ph", "C");
+          j.attribute("pid", 0);
+          j.attribute("ts", double(e.start + e.cycles) / kCyclesPerUs);
+          j.attributeObject("args", [&] { j.attribute("bytes", (int64_t)ddrBytes); });
+        });
+      }
     }
-  }
-  j.arrayEnd();
-  j.attributeEnd();
-  j.objectEnd();
-  os << "\n";
-  return os.has_error() ? "cannot write " + path : std::string();
+    j.arrayEnd();
+    j.attributeEnd();
+    j.objectEnd();
+  });
 }

@@ -35,11 +35,13 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 
 using namespace mlir;
 using namespace kiln;
 using namespace kiln::cli;
+
+llvm::cl::SubCommand kiln::cli::calibrateCommand(
+    "calibrate", "Compute an INT8 calibration table from a config's calibration samples");
 
 namespace {
 
@@ -50,33 +52,39 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-/// `calibrate [########........] 8/16 samples`: in place on a terminal, one
-/// line per step otherwise.
+/// `calibrate [########........] 8/16 samples`: redrawn in place on a
+/// terminal; a log or a pipe gets only the final line.
 class Progress {
 public:
   Progress(size_t total, unsigned passes)
       : total_(total), passes_(passes), tty_(isatty(fileno(stderr))) {}
 
   void update(size_t done, unsigned pass) {
-    constexpr size_t kWidth = 24;
-    const size_t filled = total_ ? done * kWidth / total_ : kWidth;
-    std::string bar(filled, '#');
-    bar.append(kWidth - filled, '.');
+    if (!tty_)
+      return;
     std::string what = passes_ == 1 ? ""
                        : pass == 0  ? " (pass 1/2: ranges)"
                                     : " (pass 2/2: histograms)";
-    std::fprintf(stderr, "%scalibrate [%s] %zu/%zu samples%s%s",
-                 tty_ ? "\r" : "", bar.c_str(), done, total_, what.c_str(),
-                 tty_ ? "\x1b[K" : "\n");
+    std::fprintf(stderr, "\r%s%s\x1b[K", line(done).c_str(), what.c_str());
     std::fflush(stderr);
   }
-  bool interactive() const { return tty_; }
-  void finish() {
+  /// Ends the bar; `done`: all samples went through every pass.
+  void finish(bool done) {
     if (tty_)
       std::fputc('\n', stderr);
+    else if (done)
+      std::fprintf(stderr, "%s%s\n", line(total_).c_str(),
+                   passes_ == 1 ? "" : " (2 passes: ranges, histograms)");
   }
 
 private:
+  std::string line(size_t done) const {
+    constexpr size_t kWidth = 24;
+    const size_t filled = total_ ? done * kWidth / total_ : kWidth;
+    return "calibrate [" + std::string(filled, '#') + std::string(kWidth - filled, '.') + "] " +
+           std::to_string(done) + "/" + std::to_string(total_) + " samples";
+  }
+
   size_t total_;
   unsigned passes_;
   bool tty_;
@@ -87,104 +95,58 @@ struct NetInput {
   std::vector<int64_t> shape;
 };
 
+namespace cl = llvm::cl;
+cl::opt<std::string> configPath(cl::Positional, cl::Required, cl::desc("<CONFIG.yaml>"),
+                                cl::sub(cli::calibrateCommand), cl::cat(cli::options()));
+cl::opt<std::string> output("output",
+                            cl::desc("The table to write (default: the config's "
+                                     "calibration.table, else <config dir>/out/<name>.calib); "
+                                     "with --search, the qtable file"),
+                            cl::value_desc("FILE"), cl::sub(cli::calibrateCommand),
+                            cl::cat(cli::options()));
+// Aliases are hidden by default; -o is the usual spelling.
+cl::alias outputShort("o", cl::desc("Alias for --output"), cl::aliasopt(output), cl::NotHidden);
+cl::opt<unsigned> maxSamples("samples", cl::desc("Calibrate on the first N samples only"),
+                             cl::value_desc("N"), cl::sub(cli::calibrateCommand),
+                             cl::cat(cli::options()));
+cl::opt<double> searchTarget("search",
+                             cl::desc("Then search which layers to keep in a wider dtype "
+                                      "until the mean cosine against f32 reaches TARGET"),
+                             cl::value_desc("TARGET"), cl::sub(cli::calibrateCommand),
+                             cl::cat(cli::options()));
+cl::opt<unsigned> searchSamples("search-samples",
+                                cl::desc("How many samples the search measures on"),
+                                cl::value_desc("N"), cl::init(8),
+                                cl::sub(cli::calibrateCommand), cl::cat(cli::options()));
+cl::opt<std::string> keepDtype("keep-dtype",
+                               cl::desc("The dtype the search keeps layers in: f16 or bf16"),
+                               cl::value_desc("DTYPE"), cl::init("f16"),
+                               cl::sub(cli::calibrateCommand), cl::cat(cli::options()));
+
 } // namespace
 
-int kiln::cli::calibrateMain(const Args &args) {
-  std::string configPath, output;
-  long maxSamples = -1;
-  bool search = false;
-  SearchOptions searchOptions;
-  long searchSamples = 8;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if ((args[i] == "-o" || args[i] == "--output") && i + 1 < args.size()) {
-      output = args[++i];
-    } else if (args[i] == "--search" && i + 1 < args.size()) {
-      const std::string &t = args[++i];
-      char *end = nullptr;
-      searchOptions.target = std::strtod(t.c_str(), &end);
-      if (t.empty() || *end || !(searchOptions.target > 0 && searchOptions.target <= 1))
-        return fail("calibrate: --search expects a target cosine in (0, 1], got '" + t + "'");
-      search = true;
-    } else if (args[i] == "--search-samples" && i + 1 < args.size()) {
-      const std::string &t = args[++i];
-      char *end = nullptr;
-      searchSamples = std::strtol(t.c_str(), &end, 10);
-      if (t.empty() || *end || searchSamples < 1)
-        return fail("calibrate: --search-samples expects a positive count, got '" + t + "'");
-    } else if (args[i] == "--keep-dtype" && i + 1 < args.size()) {
-      searchOptions.keepDtype = args[++i];
-      if (searchOptions.keepDtype != "f16" && searchOptions.keepDtype != "bf16")
-        return fail("calibrate: --keep-dtype expects f16 or bf16, got '" +
-                    searchOptions.keepDtype + "'");
-    } else if (args[i] == "--samples" && i + 1 < args.size()) {
-      const std::string &t = args[++i];
-      char *end = nullptr;
-      maxSamples = std::strtol(t.c_str(), &end, 10);
-      if (t.empty() || *end || maxSamples < 1)
-        return fail("calibrate: --samples expects a positive count, got '" +
-                    t + "'");
-    } else if (!args[i].empty() && args[i][0] == '-') {
-      return fail("calibrate: unknown option '" + args[i] + "'");
-    } else if (configPath.empty()) {
-      configPath = args[i];
-    } else {
-      return fail("calibrate expects one config file, got '" + configPath +
-                  "' and '" + args[i] + "'");
-    }
-  }
-  if (configPath.empty())
-    return fail("calibrate expects a config file: kiln calibrate CONFIG.yaml "
-                "[-o TABLE] [--samples N] | --search TARGET_COSINE [-o QTABLE.yaml]");
-  const auto start = std::chrono::steady_clock::now();
-
-  config::DeployConfig cfg;
-  if (auto err = config::loadConfig(configPath, cfg); !err.empty()) {
-    std::fprintf(stderr, "%s\n", err.c_str());
-    return 2;
-  }
-  if (search && cfg.quantize != config::DType::INT8)
-    return fail("calibrate --search: " + configPath + " has quantize: " +
-                config::toString(cfg.quantize) + "; the search is for quantize: int8");
+std::string cli::calibrationSamples(const config::DeployConfig &cfg, size_t most,
+                                    std::vector<std::string> &samples) {
   const config::Calibration &calibration = cfg.calibration;
   if (calibration.samples.empty())
-    return fail(configPath + ": no calibration samples: add 'calibration: "
-                             "{samples: path/*.npz}' to the config");
-  std::vector<std::string> samples = globSorted(calibration.samples);
+    return cfg.config_path + ": no calibration samples: add 'calibration: "
+                             "{samples: path/*.npz}' to the config";
+  samples = globSorted(calibration.samples);
   if (samples.empty())
-    return fail("no calibration samples match '" + calibration.samples + "'");
-  if (maxSamples > 0) {
-    if (size_t(maxSamples) > samples.size())
-      return fail("--samples " + std::to_string(maxSamples) + " but only " +
-                  std::to_string(samples.size()) + " files match '" +
-                  calibration.samples + "'");
-    samples.resize(size_t(maxSamples));
-  }
-  if (search) {
-    searchOptions.output = output;
-    if (searchOptions.output.empty()) {
-      llvm::SmallString<256> path(llvm::sys::path::parent_path(cfg.config_path));
-      llvm::sys::path::append(path, "out", cfg.name + ".qtable.yaml");
-      searchOptions.output = std::string(path.str());
-    }
-    output.clear();
-  }
-  if (output.empty())
-    output = calibrationTablePath(cfg);
-  // The samples the search measures on (the first ones).
-  std::vector<interp::TensorMap> searchInputs;
+    return "no calibration samples match '" + calibration.samples + "'";
+  if (most > samples.size())
+    return "--samples " + std::to_string(most) + " but only " + std::to_string(samples.size()) +
+           " files match '" + calibration.samples + "'";
+  if (most)
+    samples.resize(most);
+  return "";
+}
 
-  MLIRContext ctx;
-  ctx.loadDialect<func::FuncDialect, top::TopDialect, tpu::TpuDialect>();
-  ImportOptions importOpts = importOptionsOf(cfg);
-  OwningOpRef<ModuleOp> module = importOnnx(ctx, cfg.model, importOpts);
-  if (!module)
-    return 1;
-  PassManager pm(&ctx);
-  addIRChecks(pm);
-  addTopPipeline(pm, pipelineOptionsOf(cfg));
-  if (failed(pm.run(*module)))
-    return 1;
-  auto func = module->lookupSymbol<func::FuncOp>("main");
+int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
+                   const std::vector<std::string> &samples, const std::string &table,
+                   size_t keep, std::vector<interp::TensorMap> *kept) {
+  const auto start = std::chrono::steady_clock::now();
+  auto func = module.lookupSymbol<func::FuncOp>("main");
   if (!func)
     return fail(cfg.model + ": the imported module has no @main function");
 
@@ -231,25 +193,25 @@ int kiln::cli::calibrateMain(const Args &args) {
     return true;
   };
 
+  const config::Calibration &calibration = cfg.calibration;
   calib::Calibrator calibrator(calibration.method, calibration.percentile);
   const unsigned passes = calibrator.passes();
   Progress progress(samples.size(), passes);
   for (unsigned pass = 0; pass < passes; ++pass) {
-    if (progress.interactive())
-      progress.update(0, pass);
+    progress.update(0, pass);
     for (size_t s = 0; s < samples.size(); ++s) {
       interp::TensorMap inputs, outputs, values;
       std::string error;
       if (!readSample(samples[s], inputs, error)) {
-        progress.finish();
+        progress.finish(false);
         return fail(error);
       }
       if (failed(interp::runTop(func, inputs, outputs, &values))) {
-        progress.finish();
+        progress.finish(false);
         return fail("the Top interpreter failed on sample " + samples[s]);
       }
-      if (search && pass == 0 && s < size_t(searchSamples))
-        searchInputs.push_back(inputs);
+      if (kept && pass == 0 && s < keep)
+        kept->push_back(inputs);
       for (const NetInput &in : netInputs) {
         const interp::Tensor &t = inputs.at(in.name);
         calibrator.observe(pass, in.name, t.data.data(), t.data.size());
@@ -272,28 +234,85 @@ int kiln::cli::calibrateMain(const Args &args) {
       progress.update(s + 1, pass);
     }
   }
-  progress.finish();
+  progress.finish(true);
 
-  std::vector<calib::NamedRange> table = calibrator.finish();
+  std::vector<calib::NamedRange> ranges = calibrator.finish();
   calib::TableInfo info;
   info.model = cfg.model;
   info.samples = samples.size();
   info.method = calibration.method;
-  if (auto dir = llvm::sys::path::parent_path(output); !dir.empty())
+  if (auto dir = llvm::sys::path::parent_path(table); !dir.empty())
     llvm::sys::fs::create_directories(dir);
-  if (auto err = calib::writeCalibrationTable(output, table, info);
-      !err.empty())
+  if (auto err = calib::writeCalibrationTable(table, ranges, info); !err.empty())
     return fail(err);
   const double seconds = std::chrono::duration<double>(
                              std::chrono::steady_clock::now() - start)
                              .count();
   std::printf("calibrated %s: %zu tensors, %zu samples, method %s -> %s "
               "(%.1f s)\n",
-              cfg.name.c_str(), table.size(), samples.size(),
-              config::toString(calibration.method), output.c_str(), seconds);
+              cfg.name.c_str(), ranges.size(), samples.size(),
+              config::toString(calibration.method), table.c_str(), seconds);
+  std::fflush(stdout);
+  return 0;
+}
+
+int kiln::cli::calibrateMain() {
+  const bool search = searchTarget.getNumOccurrences() > 0;
+  if (search && !(searchTarget > 0 && searchTarget <= 1))
+    return fail("calibrate: --search expects a target cosine in (0, 1], got " +
+                std::to_string(searchTarget));
+  if (searchSamples < 1)
+    return fail("calibrate: --search-samples expects a positive count");
+  if (keepDtype != "f16" && keepDtype != "bf16")
+    return fail("calibrate: --keep-dtype expects f16 or bf16, got '" + keepDtype + "'");
+  if (maxSamples.getNumOccurrences() && maxSamples < 1)
+    return fail("calibrate: --samples expects a positive count");
+
+  config::DeployConfig cfg;
+  if (auto err = config::loadConfig(configPath, cfg); !err.empty()) {
+    std::fprintf(stderr, "%s\n", err.c_str());
+    return 2;
+  }
+  if (search && cfg.quantize != config::DType::INT8)
+    return fail("calibrate --search: " + configPath + " has quantize: " +
+                config::toString(cfg.quantize) + "; the search is for quantize: int8");
+  std::vector<std::string> samples;
+  if (auto err = calibrationSamples(cfg, maxSamples, samples); !err.empty())
+    return fail(err);
+  std::string table = output;
+  SearchOptions searchOptions;
+  if (search) {
+    searchOptions.target = searchTarget;
+    searchOptions.keepDtype = keepDtype;
+    searchOptions.output = output;
+    if (searchOptions.output.empty()) {
+      llvm::SmallString<256> path(llvm::sys::path::parent_path(cfg.config_path));
+      llvm::sys::path::append(path, "out", cfg.name + ".qtable.yaml");
+      searchOptions.output = std::string(path.str());
+    }
+    table.clear();
+  }
+  if (table.empty())
+    table = calibrationTablePath(cfg);
+
+  MLIRContext ctx;
+  ctx.loadDialect<func::FuncDialect, top::TopDialect, tpu::TpuDialect>();
+  ImportOptions importOpts = importOptionsOf(cfg);
+  OwningOpRef<ModuleOp> module = importOnnx(ctx, cfg.model, importOpts);
+  if (!module)
+    return 1;
+  PassManager pm(&ctx);
+  addIRChecks(pm);
+  addTopPipeline(pm, pipelineOptionsOf(cfg));
+  if (failed(pm.run(*module)))
+    return 1;
+  // The samples the search measures on (the first ones).
+  std::vector<interp::TensorMap> searchInputs;
+  if (int rc = calibrate(cfg, *module, samples, table, search ? searchSamples : 0,
+                         &searchInputs))
+    return rc;
   if (!search)
     return 0;
-  std::fflush(stdout);
-  cfg.calibration.table = output;
+  cfg.calibration.table = table;
   return searchPrecision(cfg, *module, searchInputs, searchOptions);
 }

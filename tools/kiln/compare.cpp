@@ -5,27 +5,33 @@
 #include "kiln/host/npz.h"
 
 #include <cstdio>
-#include <cstdlib>
 
-int kiln::cli::compareMain(const Args &args) {
-  std::vector<std::string> files;
-  double minCos = 0.99, minEuclid = 0.90;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--tolerance" && i + 1 < args.size()) {
-      const std::string &t = args[++i];
-      char *end = nullptr;
-      minCos = std::strtod(t.c_str(), &end);
-      if (*end != ',')
-        return fail("--tolerance expects COS,EUCLID, got '" + t + "'");
-      minEuclid = std::strtod(end + 1, &end);
-      if (*end)
-        return fail("--tolerance expects COS,EUCLID, got '" + t + "'");
-    } else {
-      files.push_back(args[i]);
-    }
-  }
+using namespace kiln;
+
+llvm::cl::SubCommand kiln::cli::compareCommand(
+    "compare", "Compare two npz files tensor by tensor (cosine and euclidean similarity)");
+
+namespace {
+namespace cl = llvm::cl;
+cl::list<std::string> files(cl::Positional, cl::OneOrMore, cl::desc("<A.npz> <B.npz>"),
+                            cl::sub(cli::compareCommand), cl::cat(cli::options()));
+cl::list<double> tolerance("tolerance", cl::CommaSeparated,
+                           cl::desc("The least cosine and euclidean similarity that pass "
+                                    "(default 0.99,0.90)"),
+                           cl::value_desc("COS,EUCLID"), cl::sub(cli::compareCommand),
+                           cl::cat(cli::options()));
+} // namespace
+
+int kiln::cli::compareMain() {
   if (files.size() != 2)
     return fail("compare expects two npz files");
+  double minCos = 0.99, minEuclid = 0.90;
+  if (!tolerance.empty()) {
+    if (tolerance.size() != 2)
+      return fail("--tolerance expects COS,EUCLID");
+    minCos = tolerance[0];
+    minEuclid = tolerance[1];
+  }
   std::vector<host::Array> a, b;
   if (auto err = host::readNpz(files[0], a); !err.empty())
     return fail(err);

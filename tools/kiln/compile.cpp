@@ -33,12 +33,30 @@ using namespace mlir;
 using namespace kiln;
 using namespace kiln::cli;
 
+llvm::cl::SubCommand kiln::cli::compileCommand("compile",
+                                               "Compile a deployment config's ONNX model into a "
+                                               "bmodel");
+
 namespace {
-struct Options {
-  std::string config, output;
-  bool emitTop = false, emitTpu = false;
-  bool compareAll = false, noVerify = false;
-};
+namespace cl = llvm::cl;
+cl::opt<std::string> configPath(cl::Positional, cl::Required, cl::desc("<CONFIG.yaml>"),
+                                cl::sub(cli::compileCommand), cl::cat(cli::options()));
+cl::opt<std::string> output("output", cl::desc("The bmodel to write (default: the config's "
+                                               "output)"),
+                            cl::value_desc("OUT.bmodel"), cl::sub(cli::compileCommand),
+                            cl::cat(cli::options()));
+// Aliases are hidden by default; -o is the usual spelling.
+cl::alias outputShort("o", cl::desc("Alias for --output"), cl::aliasopt(output), cl::NotHidden);
+cl::opt<bool> emitTop("emit-top", cl::desc("Print the imported Top IR and stop"),
+                      cl::sub(cli::compileCommand), cl::cat(cli::options()));
+cl::opt<bool> emitTpu("emit-tpu", cl::desc("Print the final Tpu IR and stop"),
+                      cl::sub(cli::compileCommand), cl::cat(cli::options()));
+cl::opt<bool> compareAll("compare-all",
+                         cl::desc("With verify: the per-layer table of every level, not "
+                                  "only on a failure"),
+                         cl::sub(cli::compileCommand), cl::cat(cli::options()));
+cl::opt<bool> noVerify("no-verify", cl::desc("Skip the config's verify: checks"),
+                       cl::sub(cli::compileCommand), cl::cat(cli::options()));
 
 std::string dtypeName(config::DType d) { return config::toString(d); }
 
@@ -71,35 +89,16 @@ void printReport(ModuleOp module, llvm::StringRef attr, const char *title) {
 }
 } // namespace
 
-int kiln::cli::compileMain(const Args &args) {
-  Options opt;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if ((args[i] == "-o" || args[i] == "--output") && i + 1 < args.size())
-      opt.output = args[++i];
-    else if (args[i] == "--emit-top")
-      opt.emitTop = true;
-    else if (args[i] == "--emit-tpu")
-      opt.emitTpu = true;
-    else if (args[i] == "--compare-all")
-      opt.compareAll = true;
-    else if (args[i] == "--no-verify")
-      opt.noVerify = true;
-    else if (!args[i].empty() && args[i][0] == '-')
-      return fail("compile: unknown option '" + args[i] + "'");
-    else
-      opt.config = args[i];
-  }
-  if (opt.config.empty())
-    return fail("compile expects a config file");
+int kiln::cli::compileMain() {
   auto start = std::chrono::steady_clock::now();
 
   config::DeployConfig cfg;
-  if (auto err = config::loadConfig(opt.config, cfg); !err.empty()) {
+  if (auto err = config::loadConfig(configPath, cfg); !err.empty()) {
     std::fprintf(stderr, "%s\n", err.c_str());
     return 2;
   }
-  if (!opt.output.empty())
-    cfg.output = opt.output;
+  if (!output.empty())
+    cfg.output = output;
 
   MLIRContext ctx;
   ctx.loadDialect<func::FuncDialect, top::TopDialect, tpu::TpuDialect>();
@@ -107,7 +106,7 @@ int kiln::cli::compileMain(const Args &args) {
   OwningOpRef<ModuleOp> module = importOnnx(ctx, cfg.model, importOpts);
   if (!module)
     return 1;
-  if (opt.emitTop) {
+  if (emitTop) {
     module->print(llvm::outs());
     llvm::outs() << "\n";
     return 0;
@@ -141,7 +140,7 @@ int kiln::cli::compileMain(const Args &args) {
   addTpuBackendPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;
-  if (opt.emitTpu) {
+  if (emitTpu) {
     module->print(llvm::outs());
     llvm::outs() << "\n";
     return 0;
@@ -159,9 +158,9 @@ int kiln::cli::compileMain(const Args &args) {
   printSummary(*net, ops, ms, cfg.output, dtypeName(cfg.quantize));
   printReport(*module, kRewriteReportAttr, "graph rewrites");
   printReport(*module, kPrecisionReportAttr, "precision decisions");
-  if (cfg.verify.enabled && !opt.noVerify) {
+  if (cfg.verify.enabled && !noVerify) {
     VerifyOptions verify;
-    verify.compareAll = opt.compareAll;
+    verify.compareAll = compareAll;
     verify.dtype = dtypeName(cfg.quantize);
     return verifyLevels(cfg, *topIR, *tpuIR, bytes, verify);
   }

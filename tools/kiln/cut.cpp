@@ -18,20 +18,6 @@ using namespace kiln;
 
 namespace {
 
-std::vector<std::string> splitList(const std::string &s) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    size_t comma = s.find(',', pos);
-    if (comma == std::string::npos)
-      comma = s.size();
-    if (comma > pos)
-      out.push_back(s.substr(pos, comma - pos));
-    pos = comma + 1;
-  }
-  return out;
-}
-
 std::string describe(const onnx_frontend::ValueInfo &v) {
   std::string s = v.name + " " + onnx_frontend::elemTypeName(v.elemType) + "[";
   for (size_t i = 0; i < v.shape.size(); ++i)
@@ -95,41 +81,34 @@ std::vector<host::Array> pick(const std::vector<host::Array> &values,
 
 } // namespace
 
-int kiln::cli::cutMain(const Args &args) {
-  std::string model, output, valuesPath;
-  std::vector<std::string> from, to;
-  for (size_t i = 0; i < args.size(); ++i) {
-    auto next = [&]() -> const std::string * {
-      return i + 1 < args.size() ? &args[++i] : nullptr;
-    };
-    const std::string &a = args[i];
-    if (a == "--from" || a == "--to" || a == "-o" || a == "--output" ||
-        a == "--values") {
-      const std::string *v = next();
-      if (!v)
-        return fail("cut: " + a + " expects a value");
-      if (a == "--from")
-        for (auto &n : splitList(*v))
-          from.push_back(n);
-      else if (a == "--to")
-        for (auto &n : splitList(*v))
-          to.push_back(n);
-      else if (a == "--values")
-        valuesPath = *v;
-      else
-        output = *v;
-    } else if (!a.empty() && a[0] == '-') {
-      return fail("cut: unknown option '" + a + "'");
-    } else if (model.empty()) {
-      model = a;
-    } else {
-      return fail("cut expects one model, got '" + model + "' and '" + a + "'");
-    }
-  }
-  if (model.empty() || from.empty() || to.empty() || output.empty())
-    return fail("cut expects MODEL.onnx --from T1[,T2..] --to T3[,T4..] -o "
-                "SUB.onnx [--values RUN.npz]");
+llvm::cl::SubCommand kiln::cli::cutCommand(
+    "cut", "Write the subgraph between tensors of an ONNX model as a model of its own");
 
+namespace {
+namespace cl = llvm::cl;
+cl::opt<std::string> model(cl::Positional, cl::Required, cl::desc("<MODEL.onnx>"),
+                           cl::sub(cli::cutCommand), cl::cat(cli::options()));
+cl::list<std::string> from("from", cl::OneOrMore, cl::CommaSeparated,
+                           cl::desc("The tensors the cut starts from (its inputs)"),
+                           cl::value_desc("T1[,T2..]"), cl::sub(cli::cutCommand),
+                           cl::cat(cli::options()));
+cl::list<std::string> to("to", cl::OneOrMore, cl::CommaSeparated,
+                         cl::desc("The tensors the cut computes (its outputs)"),
+                         cl::value_desc("T3[,T4..]"), cl::sub(cli::cutCommand),
+                         cl::cat(cli::options()));
+cl::opt<std::string> output("output", cl::Required, cl::desc("The ONNX model to write"),
+                            cl::value_desc("SUB.onnx"), cl::sub(cli::cutCommand),
+                            cl::cat(cli::options()));
+// Aliases are hidden by default; -o is the usual spelling.
+cl::alias outputShort("o", cl::desc("Alias for --output"), cl::aliasopt(output), cl::NotHidden);
+cl::opt<std::string> valuesPath("values",
+                                cl::desc("A dump of named tensors (kiln run --all-tensors): "
+                                         "also write SUB.inputs.npz and SUB.outputs.npz"),
+                                cl::value_desc("RUN.npz"), cl::sub(cli::cutCommand),
+                                cl::cat(cli::options()));
+} // namespace
+
+int kiln::cli::cutMain() {
   // Read the values first: a bad dump should not leave a half-done cut.
   std::vector<host::Array> values;
   if (!valuesPath.empty())
@@ -137,7 +116,8 @@ int kiln::cli::cutMain(const Args &args) {
       return fail(err);
 
   onnx_frontend::CutResult result;
-  if (auto err = onnx_frontend::cutModel(model, from, to, output, result);
+  if (auto err = onnx_frontend::cutModel(model, {from.begin(), from.end()},
+                                         {to.begin(), to.end()}, output, result);
       !err.empty()) {
     std::fprintf(stderr, "%s\n", err.c_str());
     return 2;

@@ -4,6 +4,7 @@
 // --profile prints instead where the modelled time goes, group by group.
 #include "Commands.h"
 #include "GroupRecords.h"
+#include "Json.h"
 
 #include "kiln/abi/bmodel.h"
 #include "kiln/abi/chip.h"
@@ -12,6 +13,8 @@
 #include "kiln/host/npz.h"
 #include "kiln/rt/kiln_rt.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <cstdio>
 #include <algorithm>
 #include <cstring>
@@ -19,17 +22,13 @@
 #include <vector>
 
 namespace fb = kiln::bmodel;
+using namespace kiln;
 
 namespace {
+using llvm::json::OStream;
 using StrVec = flatbuffers::Vector<flatbuffers::Offset<flatbuffers::String>>;
 
-std::string q(const flatbuffers::String *s) {
-  std::string out = "\"";
-  for (char c : std::string(s ? s->c_str() : ""))
-    out += (c == '"' || c == '\\') ? std::string("\\") + c : std::string(1, c);
-  return out + "\"";
-}
-
+/// Shapes and slice tables in the text output.
 template <typename T> std::string arr(const flatbuffers::Vector<T> *v) {
   std::string out = "[";
   for (uint32_t i = 0; v && i < v->size(); ++i)
@@ -37,32 +36,61 @@ template <typename T> std::string arr(const flatbuffers::Vector<T> *v) {
   return out + "]";
 }
 
+/// `key`: [f(element), ...] over a FlatBuffer vector ([] when absent).
+template <typename V, typename F>
+void arrayOf(OStream &j, llvm::StringRef key, const V *v, F f) {
+  j.attributeArray(key, [&] {
+    for (uint32_t i = 0; v && i < v->size(); ++i)
+      f(v->Get(i));
+  });
+}
+
+template <typename T>
+void numbers(OStream &j, llvm::StringRef key, const flatbuffers::Vector<T> *v) {
+  arrayOf(j, key, v, [&](T x) { j.value(x); });
+}
+
+void strings(OStream &j, llvm::StringRef key, const StrVec *v) {
+  arrayOf(j, key, v, [&](const flatbuffers::String *s) { j.value(cli::jsonString(s)); });
+}
+
+/// The text output shows names as one-line JSON, so that any name reads back.
+std::string oneLine(llvm::function_ref<void(OStream &)> write) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  OStream j(os);
+  write(j);
+  return out;
+}
+
 std::string names(const StrVec *v) {
-  std::string out = "[";
-  for (uint32_t i = 0; v && i < v->size(); ++i)
-    out += (i ? ", " : "") + q(v->Get(i));
-  return out + "]";
+  return oneLine([&](OStream &j) {
+    j.array([&] {
+      for (uint32_t i = 0; v && i < v->size(); ++i)
+        j.value(cli::jsonString(v->Get(i)));
+    });
+  });
 }
 
 bool quantized(const fb::Tensor *t) {
   return t->dtype() == fb::DType::INT8 || t->dtype() == fb::DType::UINT8;
 }
 
-std::string tensor(const fb::Tensor *t) {
-  std::string quant;
-  if (quantized(t)) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, ", \"scale\": %.9g, \"zero_point\": %d", t->scale(),
-                  t->zero_point());
-    quant = buf;
-  }
-  return "{\"name\": " + q(t->name()) + ", \"dtype\": \"" +
-         fb::EnumNameDType(t->dtype()) + "\"" + quant + ", \"shape\": " + arr(t->shape()) +
-         ", \"ddr_offset\": " + std::to_string(t->ddr_offset()) +
-         ", \"size\": " + std::to_string(t->size()) +
-         ", \"buffer\": " + std::to_string(t->buffer()) +
-         ", \"first_group\": " + std::to_string(t->first_group()) +
-         ", \"last_group\": " + std::to_string(t->last_group()) + "}";
+void tensorJson(OStream &j, const fb::Tensor *t) {
+  j.object([&] {
+    j.attribute("name", cli::jsonString(t->name()));
+    j.attribute("dtype", fb::EnumNameDType(t->dtype()));
+    if (quantized(t)) {
+      j.attribute("scale", double(t->scale()));
+      j.attribute("zero_point", t->zero_point());
+    }
+    numbers(j, "shape", t->shape());
+    j.attribute("ddr_offset", t->ddr_offset());
+    j.attribute("size", t->size());
+    j.attribute("buffer", t->buffer());
+    j.attribute("first_group", t->first_group());
+    j.attribute("last_group", t->last_group());
+  });
 }
 
 /// The dtype as text: F32, F16, ..., INT8 with its quantization.
@@ -76,58 +104,80 @@ std::string dtypeText(const fb::Tensor *t) {
   return out;
 }
 
-template <typename V, typename F> std::string list(const V *v, F f, const char *ind) {
-  std::string out = "[";
-  for (uint32_t i = 0; v && i < v->size(); ++i)
-    out += std::string(i ? "," : "") + "\n" + ind + f(v->Get(i));
-  return out + (v && v->size() ? std::string("\n") + (ind + 2) : "") + "]";
+void groupJson(OStream &j, const fb::LayerGroup *g) {
+  j.object([&] {
+    j.attribute("id", g->id());
+    strings(j, "ops", g->ops());
+    j.attribute("n_slices", g->n_slices());
+    j.attribute("c_slices", g->c_slices());
+    j.attribute("h_slices", g->h_slices());
+    j.attribute("tiu_count", g->tiu_count());
+    j.attribute("gdma_count", g->gdma_count());
+    j.attribute("modelled_cycles", g->modelled_cycles());
+    arrayOf(j, "slices", g->slices(), [&](const fb::TensorSlices *t) {
+      j.object([&] {
+        j.attribute("tensor", cli::jsonString(t->tensor()));
+        numbers(j, "n_idx", t->n_idx());
+        numbers(j, "n_len", t->n_len());
+        numbers(j, "h_idx", t->h_idx());
+        numbers(j, "h_len", t->h_len());
+        numbers(j, "c_len", t->c_len());
+        numbers(j, "w_len", t->w_len());
+      });
+    });
+    arrayOf(j, "timesteps", g->timesteps(), [&](const fb::Timestep *t) {
+      j.object([&] {
+        j.attribute("slice", t->slice());
+        j.attributeArray("tiu", [&] {
+          j.value(t->tiu_begin());
+          j.value(t->tiu_end());
+        });
+        j.attributeArray("gdma", [&] {
+          j.value(t->gdma_begin());
+          j.value(t->gdma_end());
+        });
+      });
+    });
+    arrayOf(j, "lmem", g->lmem(), [&](const fb::LmemAlloc *a) {
+      j.object([&] {
+        j.attribute("tensor", cli::jsonString(a->tensor()));
+        j.attribute("addr", a->addr());
+        j.attribute("size", a->size());
+        j.attribute("buffer", a->buffer());
+        j.attribute("held", a->held());
+      });
+    });
+  });
 }
 
-std::string groupJson(const fb::LayerGroup *g) {
-  std::string s = "{\"id\": " + std::to_string(g->id()) + ", \"ops\": " + names(g->ops()) +
-                  ", \"n_slices\": " + std::to_string(g->n_slices()) +
-                  ", \"c_slices\": " + std::to_string(g->c_slices()) +
-                  ", \"h_slices\": " + std::to_string(g->h_slices()) +
-                  ", \"tiu_count\": " + std::to_string(g->tiu_count()) +
-                  ", \"gdma_count\": " + std::to_string(g->gdma_count()) +
-                  ", \"modelled_cycles\": " + std::to_string(g->modelled_cycles());
-  s += ", \"slices\": " + list(g->slices(), [](const fb::TensorSlices *t) {
-         return "{\"tensor\": " + q(t->tensor()) + ", \"n_idx\": " + arr(t->n_idx()) +
-                ", \"n_len\": " + arr(t->n_len()) + ", \"h_idx\": " + arr(t->h_idx()) +
-                ", \"h_len\": " + arr(t->h_len()) + ", \"c_len\": " + arr(t->c_len()) +
-                ", \"w_len\": " + arr(t->w_len()) + "}";
-       }, "        ");
-  s += ", \"timesteps\": " + list(g->timesteps(), [](const fb::Timestep *t) {
-         return "{\"slice\": " + std::to_string(t->slice()) + ", \"tiu\": [" +
-                std::to_string(t->tiu_begin()) + ", " + std::to_string(t->tiu_end()) +
-                "], \"gdma\": [" + std::to_string(t->gdma_begin()) + ", " +
-                std::to_string(t->gdma_end()) + "]}";
-       }, "        ");
-  s += ", \"lmem\": " + list(g->lmem(), [](const fb::LmemAlloc *a) {
-         return "{\"tensor\": " + q(a->tensor()) + ", \"addr\": " + std::to_string(a->addr()) +
-                ", \"size\": " + std::to_string(a->size()) + ", \"buffer\": " +
-                std::to_string(a->buffer()) + ", \"held\": " + (a->held() ? "true" : "false") + "}";
-       }, "        ");
-  return s + "}";
+void dynamicJson(OStream &j, const fb::DynamicWeight *d) {
+  j.object([&] {
+    j.attribute("tensor", cli::jsonString(d->tensor()));
+    j.attribute("producer", cli::jsonString(d->producer()));
+    strings(j, "consumers", d->consumers());
+    numbers(j, "shape", d->shape());
+    j.attribute("dtype", fb::EnumNameDType(d->dtype()));
+    j.attribute("src_layout", fb::EnumNameLayout(d->src_layout()));
+    j.attribute("dst_layout", fb::EnumNameLayout(d->dst_layout()));
+    j.attribute("ddr_offset", d->ddr_offset());
+    j.attribute("lmem_addr", d->lmem_addr());
+    j.attribute("lmem_size", d->lmem_size());
+    j.attribute("group", d->group());
+    j.attributeArray("steps", [&] {
+      j.value(d->first_step());
+      j.value(d->last_step());
+    });
+  });
 }
 
-std::string dynamicJson(const fb::DynamicWeight *d) {
-  return "{\"tensor\": " + q(d->tensor()) + ", \"producer\": " + q(d->producer()) +
-         ", \"consumers\": " + names(d->consumers()) + ", \"shape\": " + arr(d->shape()) +
-         ", \"dtype\": \"" + fb::EnumNameDType(d->dtype()) + "\", \"src_layout\": \"" +
-         fb::EnumNameLayout(d->src_layout()) + "\", \"dst_layout\": \"" +
-         fb::EnumNameLayout(d->dst_layout()) + "\", \"ddr_offset\": " +
-         std::to_string(d->ddr_offset()) + ", \"lmem_addr\": " + std::to_string(d->lmem_addr()) +
-         ", \"lmem_size\": " + std::to_string(d->lmem_size()) + ", \"group\": " +
-         std::to_string(d->group()) + ", \"steps\": [" + std::to_string(d->first_step()) +
-         ", " + std::to_string(d->last_step()) + "]}";
-}
-
-std::string residencyJson(const fb::Residency *r) {
-  return "{\"tensor\": " + q(r->tensor()) + ", \"kind\": \"" +
-         fb::EnumNameResidencyKind(r->kind()) + "\", \"group\": " + std::to_string(r->group()) +
-         ", \"lmem_addr\": " + std::to_string(r->lmem_addr()) + ", \"lmem_size\": " +
-         std::to_string(r->lmem_size()) + "}";
+void residencyJson(OStream &j, const fb::Residency *r) {
+  j.object([&] {
+    j.attribute("tensor", cli::jsonString(r->tensor()));
+    j.attribute("kind", fb::EnumNameResidencyKind(r->kind()));
+    j.attribute("group", r->group());
+    j.attribute("lmem_addr", r->lmem_addr());
+    j.attribute("lmem_size", r->lmem_size());
+  });
 }
 
 // What the runtime needs to load net `index`: the same verification and
@@ -148,16 +198,20 @@ std::string memoryText(const std::vector<uint8_t> &file, uint32_t index) {
   return line;
 }
 
-std::string memoryJson(const std::vector<uint8_t> &file, uint32_t index) {
+void memoryJson(OStream &j, const std::vector<uint8_t> &file, uint32_t index) {
   kiln_memory_requirements r;
-  if (kiln_bmodel_query_memory(file.data(), file.size(), index, &r) != KILN_OK)
-    return "null";
-  return "{\"device_bytes\": " + std::to_string(r.device_bytes) +
-         ", \"command_bytes\": " + std::to_string(r.command_bytes) +
-         ", \"coeff_bytes\": " + std::to_string(r.coeff_bytes) +
-         ", \"neuron_bytes\": " + std::to_string(r.neuron_bytes) +
-         ", \"runtime_storage_bytes\": " + std::to_string(r.runtime_storage_bytes) +
-         ", \"net_storage_bytes\": " + std::to_string(r.net_storage_bytes) + "}";
+  if (kiln_bmodel_query_memory(file.data(), file.size(), index, &r) != KILN_OK) {
+    j.value(nullptr);
+    return;
+  }
+  j.object([&] {
+    j.attribute("device_bytes", r.device_bytes);
+    j.attribute("command_bytes", r.command_bytes);
+    j.attribute("coeff_bytes", r.coeff_bytes);
+    j.attribute("neuron_bytes", r.neuron_bytes);
+    j.attribute("runtime_storage_bytes", uint64_t(r.runtime_storage_bytes));
+    j.attribute("net_storage_bytes", uint64_t(r.net_storage_bytes));
+  });
 }
 
 /// The activation plan's figures (bmodel format 1.1): the neuron region it
@@ -206,13 +260,56 @@ std::string planText(const fb::Net &net) {
   return line;
 }
 
-std::string planJson(const fb::Net &net) {
+void planJson(OStream &j, const fb::Net &net) {
   PlanFigures f = planFigures(net);
-  return "{\"buffers\": " + std::to_string(f.buffers) +
-         ", \"planned_bytes\": " + std::to_string(f.planned) +
-         ", \"live_peak_bytes\": " + std::to_string(f.livePeak) +
-         ", \"live_peak_group\": " + std::to_string(f.peakGroup) +
-         ", \"unplanned_bytes\": " + std::to_string(f.unplanned) + "}";
+  j.object([&] {
+    j.attribute("buffers", f.buffers);
+    j.attribute("planned_bytes", f.planned);
+    j.attribute("live_peak_bytes", f.livePeak);
+    j.attribute("live_peak_group", f.peakGroup);
+    j.attribute("unplanned_bytes", f.unplanned);
+  });
+}
+
+/// Everything in the bmodel as one JSON document (the text output's figures).
+void printJson(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
+               const fb::Model *m) {
+  OStream j(llvm::outs(), 2);
+  j.object([&] {
+    j.attribute("format", std::to_string(h.format_major) + "." + std::to_string(h.format_minor));
+    j.attribute("compiler", cli::jsonString(m->compiler_version()));
+    j.attributeObject("chip", [&] {
+      j.attribute("name", cli::jsonString(m->chip()->name()));
+      j.attribute("lanes", m->chip()->lanes());
+      j.attribute("lmem_bytes_per_lane", m->chip()->lmem_bytes_per_lane());
+      j.attribute("abi", std::to_string(m->chip()->abi_major()) + "." +
+                             std::to_string(m->chip()->abi_minor()));
+    });
+    uint32_t index = 0;
+    arrayOf(j, "nets", m->nets(), [&](const fb::Net *net) {
+      j.object([&] {
+        j.attribute("name", cli::jsonString(net->name()));
+        j.attribute("coeff_size", net->coeff_size());
+        j.attribute("neuron_size", net->neuron_size());
+        j.attribute("macs", net->macs());
+        j.attribute("min_ddr_bytes", net->min_ddr_bytes());
+        j.attributeBegin("memory");
+        memoryJson(j, file, index++);
+        j.attributeEnd();
+        j.attributeBegin("activation_plan");
+        planJson(j, *net);
+        j.attributeEnd();
+        arrayOf(j, "inputs", net->inputs(), [&](auto *t) { tensorJson(j, t); });
+        arrayOf(j, "outputs", net->outputs(), [&](auto *t) { tensorJson(j, t); });
+        arrayOf(j, "tensors", net->tensors(), [&](auto *t) { tensorJson(j, t); });
+        arrayOf(j, "groups", net->groups(), [&](auto *g) { groupJson(j, g); });
+        arrayOf(j, "dynamic_weights", net->dynamic_weights(),
+                [&](auto *d) { dynamicJson(j, d); });
+        arrayOf(j, "residency", net->residency(), [&](auto *r) { residencyJson(j, r); });
+      });
+    });
+  });
+  llvm::outs() << "\n";
 }
 
 void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
@@ -256,7 +353,8 @@ void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
     }
     if (net->dynamic_weights())
       for (const fb::DynamicWeight *d : *net->dynamic_weights())
-        std::printf("  dynamic weight %s\n", dynamicJson(d).c_str());
+        std::printf("  dynamic weight %s\n",
+                    oneLine([&](OStream &j) { dynamicJson(j, d); }).c_str());
     if (net->decisions())
       for (const flatbuffers::String *line : *net->decisions())
         std::printf("  decision: %s\n", line->c_str());
@@ -319,71 +417,46 @@ int printProfile(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
 }
 } // namespace
 
-int kiln::cli::inspectMain(const Args &args) {
-  std::string path;
-  bool json = false, profile = false;
-  for (const auto &a : args) {
-    if (a == "--json")
-      json = true;
-    else if (a == "--profile")
-      profile = true;
-    else if (!a.empty() && a[0] == '-')
-      return fail("inspect: unknown option '" + a + "'");
-    else
-      path = a;
-  }
-  if (path.empty())
-    return fail("inspect expects a bmodel file");
+llvm::cl::SubCommand kiln::cli::inspectCommand(
+    "inspect", "Print everything in a bmodel: header, tensors, layer groups, memory plan");
+
+namespace {
+namespace cl = llvm::cl;
+cl::opt<std::string> bmodelPath(cl::Positional, cl::Required, cl::desc("<MODEL.bmodel>"),
+                                cl::sub(cli::inspectCommand), cl::cat(cli::options()));
+cl::opt<bool> asJson("json", cl::desc("Print it as one JSON document"),
+                     cl::sub(cli::inspectCommand), cl::cat(cli::options()));
+cl::opt<bool> profile("profile",
+                      cl::desc("Print where the modelled time goes instead, group by group"),
+                      cl::sub(cli::inspectCommand), cl::cat(cli::options()));
+} // namespace
+
+int kiln::cli::inspectMain() {
   std::vector<uint8_t> file;
-  if (auto err = host::readFile(path, file); !err.empty())
+  if (auto err = host::readFile(bmodelPath, file); !err.empty())
     return fail(err);
   kiln_bmodel_header h{};
   if (file.size() < sizeof(h))
-    return fail(path + ": too small to be a bmodel");
+    return fail(bmodelPath + ": too small to be a bmodel");
   std::memcpy(&h, file.data(), sizeof(h));
   if (std::memcmp(h.magic, KILN_BMODEL_MAGIC, sizeof(h.magic)) != 0)
-    return fail(path + ": not a bmodel (bad magic)");
+    return fail(bmodelPath + ": not a bmodel (bad magic)");
   if (h.flatbuffer_offset > file.size() || h.flatbuffer_size > file.size() - h.flatbuffer_offset)
-    return fail(path + ": truncated bmodel");
+    return fail(bmodelPath + ": truncated bmodel");
   const uint8_t *buf = file.data() + h.flatbuffer_offset;
   flatbuffers::Verifier verifier(buf, h.flatbuffer_size);
   if (!fb::VerifyModelBuffer(verifier))
-    return fail(path + ": corrupt bmodel (FlatBuffer verification failed)");
+    return fail(bmodelPath + ": corrupt bmodel (FlatBuffer verification failed)");
   const fb::Model *m = fb::GetModel(buf);
   if (!m->chip() || !m->nets() || !m->compiler_version())
-    return fail(path + ": bmodel lacks its chip or nets");
-  if (json && profile)
+    return fail(bmodelPath + ": bmodel lacks its chip or nets");
+  if (asJson && profile)
     return fail("inspect: --json and --profile exclude each other");
   if (profile)
     return printProfile(file, h, m);
-  if (!json) {
+  if (asJson)
+    printJson(file, h, m);
+  else
     printText(file, h, m);
-    return 0;
-  }
-  std::printf("{\n  \"format\": \"%u.%u\",\n  \"compiler\": %s,\n  \"chip\": {\"name\": %s, "
-              "\"lanes\": %u, \"lmem_bytes_per_lane\": %u, \"abi\": \"%u.%u\"},\n  \"nets\": [",
-              h.format_major, h.format_minor, q(m->compiler_version()).c_str(),
-              q(m->chip()->name()).c_str(), m->chip()->lanes(),
-              m->chip()->lmem_bytes_per_lane(), m->chip()->abi_major(), m->chip()->abi_minor());
-  bool firstNet = true;
-  uint32_t index = 0;
-  for (const fb::Net *net : *m->nets()) {
-    std::printf("%s\n    {\"name\": %s, \"coeff_size\": %llu, \"neuron_size\": %llu, "
-                "\"macs\": %llu, \"min_ddr_bytes\": %llu,\n",
-                firstNet ? "" : ",", q(net->name()).c_str(),
-                (unsigned long long)net->coeff_size(), (unsigned long long)net->neuron_size(),
-                (unsigned long long)net->macs(), (unsigned long long)net->min_ddr_bytes());
-    firstNet = false;
-    std::printf("     \"memory\": %s,\n", memoryJson(file, index++).c_str());
-    std::printf("     \"activation_plan\": %s,\n", planJson(*net).c_str());
-    std::printf("     \"inputs\": %s,\n", list(net->inputs(), tensor, "        ").c_str());
-    std::printf("     \"outputs\": %s,\n", list(net->outputs(), tensor, "        ").c_str());
-    std::printf("     \"tensors\": %s,\n", list(net->tensors(), tensor, "        ").c_str());
-    std::printf("     \"groups\": %s,\n", list(net->groups(), groupJson, "      ").c_str());
-    std::printf("     \"dynamic_weights\": %s,\n",
-                list(net->dynamic_weights(), dynamicJson, "      ").c_str());
-    std::printf("     \"residency\": %s}", list(net->residency(), residencyJson, "      ").c_str());
-  }
-  std::printf("\n  ]\n}\n");
   return 0;
 }

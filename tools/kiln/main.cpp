@@ -2,48 +2,80 @@
 // compare the results.
 #include "Commands.h"
 
+#include "kiln/Target/Bmodel/BmodelWriter.h"
+#include "kiln/abi/version.h"
+
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <cstdio>
-#include <cstring>
 
 using namespace kiln::cli;
+namespace cl = llvm::cl;
 
-static const char *kUsage =
-    "usage: kiln <command> [options]\n"
-    "  compile CONFIG.yaml [-o OUT.bmodel] [--emit-top] [--emit-tpu]\n"
-    "  run MODEL.bmodel --input IN.npz --output OUT.npz [--stats STATS.json]\n"
-    "  inspect MODEL.bmodel [--json]\n"
-    "  compare A.npz B.npz [--tolerance COS,EUCLID]\n"
-    "  calibrate CONFIG.yaml [-o TABLE] [--samples N]\n"
-    "  cut MODEL.onnx --from T1[,T2..] --to T3[,T4..] -o SUB.onnx "
-    "[--values RUN.npz]\n"
-    "  batch   (commands on stdin, one per line; tools/fuzz_compiler.py)\n";
+namespace {
+cl::SubCommand versionCommand("version", "Print the compiler, bmodel format and firmware ABI "
+                                         "versions (as --version does)");
+
+void printVersion(llvm::raw_ostream &os) {
+  os << kiln::bmodel::kCompilerVersion << " (LLVM/MLIR " LLVM_VERSION_STRING ")\n"
+     << "  bmodel format " << KILN_BMODEL_FORMAT_MAJOR << "." << KILN_BMODEL_FORMAT_MINOR
+     << "\n  firmware ABI " << KILN_ABI_VERSION_MAJOR << "." << KILN_ABI_VERSION_MINOR << "\n";
+}
+
+const struct {
+  cl::SubCommand *command;
+  int (*run)();
+} kCommands[] = {
+    {&compileCommand, compileMain},     {&runCommand, runMain},
+    {&inspectCommand, inspectMain},     {&compareCommand, compareMain},
+    {&calibrateCommand, calibrateMain}, {&cutCommand, cutMain},
+    {&batchCommand, batchMain},
+    {&versionCommand, [] {
+       printVersion(llvm::outs());
+       return 0;
+     }},
+};
+} // namespace
+
+cl::OptionCategory &kiln::cli::options() {
+  static cl::OptionCategory category("kiln options");
+  return category;
+}
 
 int kiln::cli::fail(const std::string &message) {
   std::fprintf(stderr, "kiln: error: %s\n", message.c_str());
   return 2;
 }
 
-int main(int argc, char **argv) {
-  if (argc < 2 || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "--help")) {
-    std::fputs(kUsage, argc < 2 ? stderr : stdout);
-    return argc < 2 ? 2 : 0;
+int kiln::cli::runCommandLine(llvm::ArrayRef<std::string> args) {
+  // llvm::cl keeps what the last command line set (kiln batch parses many).
+  cl::ResetAllOptionOccurrences();
+  std::vector<const char *> argv{"kiln"};
+  for (const std::string &a : args)
+    argv.push_back(a.c_str());
+  std::string errors;
+  llvm::raw_string_ostream os(errors);
+  if (!cl::ParseCommandLineOptions(int(argv.size()), argv.data(),
+                                   "compile ONNX models for BM1684X, run them on the cmodel, "
+                                   "inspect and compare the results\n",
+                                   &os, nullptr, /*LongOptionsUseDoubleDash=*/true)) {
+    std::fputs(errors.c_str(), stderr);
+    return 2;
   }
-  std::string cmd = argv[1];
-  Args args(argv + 2, argv + argc);
-  if (cmd == "compile")
-    return compileMain(args);
-  if (cmd == "run")
-    return runMain(args);
-  if (cmd == "inspect")
-    return inspectMain(args);
-  if (cmd == "compare")
-    return compareMain(args);
-  if (cmd == "calibrate")
-    return calibrateMain(args);
-  if (cmd == "cut")
-    return cutMain(args);
-  if (cmd == "batch")
-    return batchMain(args);
-  std::fputs(kUsage, stderr);
-  return fail("unknown command '" + cmd + "'");
+  for (const auto &c : kCommands)
+    if (*c.command)
+      return c.run();
+  std::string names;
+  for (const auto &c : kCommands)
+    names += (names.empty() ? "" : ", ") + c.command->getName().str();
+  return fail("expected a command (" + names + "); kiln --help describes them");
+}
+
+int main(int argc, char **argv) {
+  cl::SetVersionPrinter(printVersion);
+  cl::HideUnrelatedOptions(options());
+  for (cl::SubCommand *sub : cl::getRegisteredSubcommands())
+    cl::HideUnrelatedOptions(options(), *sub);
+  return runCommandLine(std::vector<std::string>(argv + 1, argv + argc));
 }

@@ -7,6 +7,7 @@
 // --trace writes the first run's commands as a Chrome/Perfetto trace (Trace.h).
 // Runs the bmodel through the runtime core on the cmodel.
 #include "Commands.h"
+#include "Json.h"
 #include "NetIo.h"
 #include "Trace.h"
 
@@ -14,42 +15,52 @@
 #include "kiln/host/npz.h"
 #include "kiln/rt/runtime.hpp"
 
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 
 using namespace kiln;
 
-int kiln::cli::runMain(const Args &args) {
-  std::string model, inPath, outPath, statsPath, tracePath;
-  bool allTensors = false;
-  uint64_t deviceMiB = 0; // 0: what the bmodel needs
-  unsigned repeat = 1;
-  for (size_t i = 0; i < args.size(); ++i) {
-    auto next = [&]() { return i + 1 < args.size() ? args[++i] : std::string(); };
-    if (args[i] == "--input")
-      inPath = next();
-    else if (args[i] == "--output")
-      outPath = next();
-    else if (args[i] == "--stats")
-      statsPath = next();
-    else if (args[i] == "--trace")
-      tracePath = next();
-    else if (args[i] == "--all-tensors")
-      allTensors = true;
-    else if (args[i] == "--device-mem")
-      deviceMiB = std::strtoull(next().c_str(), nullptr, 10);
-    else if (args[i] == "--repeat")
-      repeat = std::max(1ul, std::strtoul(next().c_str(), nullptr, 10));
-    else if (!args[i].empty() && args[i][0] == '-')
-      return fail("run: unknown option '" + args[i] + "'");
-    else
-      model = args[i];
-  }
-  if (model.empty() || inPath.empty() || outPath.empty())
-    return fail("run expects MODEL --input IN.npz --output OUT.npz");
+llvm::cl::SubCommand kiln::cli::runCommand("run", "Run a bmodel on the cmodel through the runtime "
+                                                  "core and write its outputs");
 
+namespace {
+namespace cl = llvm::cl;
+cl::opt<std::string> model(cl::Positional, cl::Required, cl::desc("<MODEL.bmodel>"),
+                           cl::sub(cli::runCommand), cl::cat(cli::options()));
+cl::opt<std::string> inPath("input", cl::Required, cl::desc("The net's inputs, by name"),
+                            cl::value_desc("IN.npz"), cl::sub(cli::runCommand),
+                            cl::cat(cli::options()));
+cl::opt<std::string> outPath("output", cl::Required, cl::desc("Where the outputs go"),
+                             cl::value_desc("OUT.npz"), cl::sub(cli::runCommand),
+                             cl::cat(cli::options()));
+cl::opt<std::string> statsPath("stats", cl::desc("Write the run's cycles, commands and DDR "
+                                                 "bytes as JSON"),
+                               cl::value_desc("STATS.json"), cl::sub(cli::runCommand),
+                               cl::cat(cli::options()));
+cl::opt<std::string> tracePath("trace", cl::desc("Write the first run's commands as a "
+                                                 "Chrome/Perfetto trace"),
+                               cl::value_desc("TRACE.json"), cl::sub(cli::runCommand),
+                               cl::cat(cli::options()));
+cl::opt<bool> allTensors("all-tensors",
+                         cl::desc("Also write every tensor the net keeps (as tensor:NAME)"),
+                         cl::sub(cli::runCommand), cl::cat(cli::options()));
+cl::opt<uint64_t> deviceMiB("device-mem", cl::desc("The cmodel's DDR size (default: what the "
+                                                   "bmodel asks for)"),
+                            cl::value_desc("MIB"), cl::sub(cli::runCommand),
+                            cl::cat(cli::options()));
+cl::opt<unsigned> repeatOpt("repeat", cl::desc("Run N times on the same inputs (the stats show "
+                                               "what residency saved)"),
+                            cl::value_desc("N"), cl::init(1), cl::sub(cli::runCommand),
+                            cl::cat(cli::options()));
+} // namespace
+
+int kiln::cli::runMain() {
+  const unsigned repeat = std::max(1u, unsigned(repeatOpt));
   std::vector<uint8_t> file;
   if (auto err = host::readFile(model, file); !err.empty())
     return fail(err);
@@ -58,7 +69,7 @@ int kiln::cli::runMain(const Args &args) {
     return fail(err);
 
   std::string error;
-  std::unique_ptr<cmodel::Device> device = deviceFor(file, deviceMiB << 20, error);
+  std::unique_ptr<cmodel::Device> device = deviceFor(file, uint64_t(deviceMiB) << 20, error);
   if (!device)
     return fail(model + ": " + error);
   kiln_hal hal = device->hal();
@@ -122,26 +133,27 @@ int kiln::cli::runMain(const Args &args) {
                 (unsigned long long)loadsAvoided, (unsigned long long)bytesSaved);
   std::printf("\n");
   if (!statsPath.empty()) {
-    FILE *f = std::fopen(statsPath.c_str(), "w");
-    if (!f)
-      return fail("cannot write " + statsPath);
-    std::fprintf(f,
-                 "{\"cycles\": %llu, \"tiu_cycles\": %llu, \"gdma_cycles\": %llu, "
-                 "\"ddr_bytes\": %llu, \"ddr_read_bytes\": %llu, "
-                 "\"ddr_write_bytes\": %llu, \"tiu_commands\": %llu, "
-                 "\"gdma_commands\": %llu, \"groups\": %u, \"wall_ms\": %.3f, "
-                 "\"runs\": %u, \"resident_loads_avoided\": %llu, "
-                 "\"resident_bytes_saved\": %llu}\n",
-                 (unsigned long long)s.cycles, (unsigned long long)s.tiu_busy_cycles,
-                 (unsigned long long)s.gdma_busy_cycles,
-                 (unsigned long long)(s.ddr_read_bytes + s.ddr_write_bytes),
-                 (unsigned long long)s.ddr_read_bytes,
-                 (unsigned long long)s.ddr_write_bytes,
-                 (unsigned long long)s.tiu_commands,
-                 (unsigned long long)s.gdma_commands, runStats.groups_run, wallMs,
-                 repeat, (unsigned long long)loadsAvoided,
-                 (unsigned long long)bytesSaved);
-    std::fclose(f);
+    auto err = writeJsonFile(statsPath, 0, [&](llvm::json::OStream &j) {
+      j.object([&] {
+        j.attribute("cycles", s.cycles);
+        j.attribute("tiu_cycles", s.tiu_busy_cycles);
+        j.attribute("gdma_cycles", s.gdma_busy_cycles);
+        j.attribute("ddr_bytes", s.ddr_read_bytes + s.ddr_write_bytes);
+        j.attribute("ddr_read_bytes", s.ddr_read_bytes);
+        j.attribute("ddr_write_bytes", s.ddr_write_bytes);
+        j.attribute("tiu_commands", s.tiu_commands);
+        j.attribute("gdma_commands", s.gdma_commands);
+        j.attribute("groups", runStats.groups_run);
+        j.attributeBegin("wall_ms"); // in ms to the microsecond, not 17 digits
+        j.rawValue([&](llvm::raw_ostream &os) { os << llvm::format("%.3f", wallMs); });
+        j.attributeEnd();
+        j.attribute("runs", repeat);
+        j.attribute("resident_loads_avoided", loadsAvoided);
+        j.attribute("resident_bytes_saved", bytesSaved);
+      });
+    });
+    if (!err.empty())
+      return fail(err);
   }
   return 0;
 }

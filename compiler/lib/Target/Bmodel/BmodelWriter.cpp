@@ -114,6 +114,8 @@ flatbuffers::Offset<fb::Net> net(flatbuffers::FlatBufferBuilder &b,
 }
 } // namespace
 
+const char kiln::bmodel::kCompilerVersion[] = "kiln " KILN_VERSION;
+
 std::vector<uint8_t> kiln::bmodel::serialize(const std::vector<codegen::NetCode> &nets) {
   flatbuffers::FlatBufferBuilder b;
   Blob blob;
@@ -125,7 +127,7 @@ std::vector<uint8_t> kiln::bmodel::serialize(const std::vector<codegen::NetCode>
                                    KILN_LMEM_BANKS, KILN_EU_BYTES,
                                    KILN_ABI_VERSION_MAJOR, KILN_ABI_VERSION_MINOR);
   auto model = fb::CreateModelDirect(b, KILN_BMODEL_FORMAT_MAJOR,
-                                     KILN_BMODEL_FORMAT_MINOR, "kiln 0.1.0", chip,
+                                     KILN_BMODEL_FORMAT_MINOR, kCompilerVersion, chip,
                                      &netOffsets);
   b.Finish(model, fb::ModelIdentifier());
 

@@ -8,6 +8,9 @@
 #include <vector>
 
 namespace kiln::bmodel {
+/// The compiler every bmodel names: "kiln " and the project's version.
+extern const char kCompilerVersion[];
+
 /// Header | FlatBuffer (schemas/bmodel.fbs) | blob (coefficients, commands).
 std::vector<uint8_t> serialize(const std::vector<codegen::NetCode> &nets);
 } // namespace kiln::bmodel

@@ -6,6 +6,7 @@
 #  2. Cuts blocks 1-2 out of the model, with the values of an f32 cmodel run
 #     (`kiln run --all-tensors`), compiles the cut (f32), runs it on the
 #     cut's inputs and compares with the cut's outputs (cosine >= 0.9999).
+#     Compiling an INT8 config without its table calibrates first.
 #  3. Bad tensor names, missing graph inputs and bad samples get clear errors.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,9 +33,22 @@ EOF
   "$kiln" calibrate "$work/calib_$method.yaml" --samples 16 2> "$work/calibrate_$method.err" \
     | tee "$work/calibrate_$method.out"
   grep -q "16 samples, method $method -> $work/$method.calib" "$work/calibrate_$method.out"
-  # Not a terminal: one progress line per sample and pass.
+  # Not a terminal: only the final progress line.
   grep -q "calibrate \[#*\] 16/16 samples" "$work/calibrate_$method.err"
+  [ "$(grep -c "calibrate \[" "$work/calibrate_$method.err")" -eq 1 ]
 done
+# An INT8 config whose table does not exist yet: compile calibrates first
+# (saying so), then compiles with the table it wrote.
+sed 's/table: kl.calib/table: auto.calib/; s/method: kl/method: minmax/' \
+  "$work/calib_kl.yaml" > "$work/auto.yaml"
+"$kiln" compile "$work/auto.yaml" -o "$work/auto.bmodel" > "$work/auto.out" 2> "$work/auto.err"
+grep -q "no calibration table $work/auto.calib yet: calibrating on the config's 16 samples" \
+  "$work/auto.out"
+grep -q "16 samples, method minmax -> $work/auto.calib" "$work/auto.out"
+grep -q "^compiled resnet_style -> $work/auto.bmodel" "$work/auto.out"
+grep -q "calibrate \[#*\] 16/16 samples" "$work/auto.err"
+# The same table as `kiln calibrate` wrote.
+diff <(grep -v '^#' "$work/auto.calib") <(grep -v '^#' "$work/minmax.calib")
 
 # The f32 net without layer groups (every op's result goes through DDR) and a
 # dump of all its tensors.

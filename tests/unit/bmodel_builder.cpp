@@ -62,7 +62,23 @@ flatbuffers::Offset<fb::Net> buildNet(flatbuffers::FlatBufferBuilder &b, const N
                                                    a.first_step, a.last_step, a.held));
       lmem_vec = b.CreateVector(allocs);
     }
+    std::vector<flatbuffers::Offset<fb::TensorSlices>> slices;
+    for (const std::string &t : g.slices)
+      slices.push_back(fb::CreateTensorSlicesDirect(b, t.c_str()));
+    auto ops = b.CreateVectorOfStrings(g.ops);
+    auto slice_vec = b.CreateVector(slices);
+    auto tiu_ops = b.CreateVector(g.tiu_ops);
+    auto gdma_tensors = b.CreateVector(g.gdma_tensors);
     fb::LayerGroupBuilder group(b);
+    // Absent unless given, as in bmodels of earlier formats.
+    if (!g.ops.empty())
+      group.add_ops(ops);
+    if (!g.slices.empty())
+      group.add_slices(slice_vec);
+    if (!g.tiu_ops.empty())
+      group.add_tiu_ops(tiu_ops);
+    if (!g.gdma_tensors.empty())
+      group.add_gdma_tensors(gdma_tensors);
     if (!steps.empty())
       group.add_timesteps(step_vec);
     if (g.lmem)

@@ -47,6 +47,10 @@ struct LmemSpec {
 struct GroupSpec {
   std::vector<kiln_tiu_cmd> tiu;
   std::vector<kiln_gdma_cmd> gdma;
+  std::vector<std::string> ops;        // ONNX op names
+  std::vector<uint16_t> tiu_ops;       // per TIU command, its op (format 1.2)
+  std::vector<std::string> slices;     // tensors with (empty) slice tables
+  std::vector<uint16_t> gdma_tensors;  // per GDMA command, its tensor (format 1.2)
   std::vector<TimestepSpec> timesteps;
   std::optional<std::vector<LmemSpec>> lmem; // nullopt: no LmemAlloc table at all
 };

@@ -306,6 +306,7 @@ void printJson(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
         arrayOf(j, "dynamic_weights", net->dynamic_weights(),
                 [&](auto *d) { dynamicJson(j, d); });
         arrayOf(j, "residency", net->residency(), [&](auto *r) { residencyJson(j, r); });
+        strings(j, "decisions", net->decisions());
       });
     });
   });

@@ -29,6 +29,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
 #include <unistd.h>
@@ -259,8 +260,8 @@ int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
 int kiln::cli::calibrateMain() {
   const bool search = searchTarget.getNumOccurrences() > 0;
   if (search && !(searchTarget > 0 && searchTarget <= 1))
-    return fail("calibrate: --search expects a target cosine in (0, 1], got " +
-                std::to_string(searchTarget));
+    return fail(llvm::formatv("calibrate: --search expects a target cosine in (0, 1], got {0}",
+                              searchTarget.getValue()));
   if (searchSamples < 1)
     return fail("calibrate: --search-samples expects a positive count");
   if (keepDtype != "f16" && keepDtype != "bf16")

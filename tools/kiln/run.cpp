@@ -47,7 +47,7 @@ cl::opt<std::string> tracePath("trace", cl::desc("Write the first run's commands
                                cl::value_desc("TRACE.json"), cl::sub(cli::runCommand),
                                cl::cat(cli::options()));
 cl::opt<bool> allTensors("all-tensors",
-                         cl::desc("Also write every tensor the net keeps (as tensor:NAME)"),
+                         cl::desc("Also write every DDR tensor of the run (as tensor:NAME)"),
                          cl::sub(cli::runCommand), cl::cat(cli::options()));
 cl::opt<uint64_t> deviceMiB("device-mem", cl::desc("The cmodel's DDR size (default: what the "
                                                    "bmodel asks for)"),

@@ -29,7 +29,6 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Path.h"
 
 #include <unistd.h>
@@ -259,9 +258,11 @@ int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
 
 int kiln::cli::calibrateMain() {
   const bool search = searchTarget.getNumOccurrences() > 0;
-  if (search && !(searchTarget > 0 && searchTarget <= 1))
-    return fail(llvm::formatv("calibrate: --search expects a target cosine in (0, 1], got {0}",
-                              searchTarget.getValue()));
+  if (search && !(searchTarget > 0 && searchTarget <= 1)) {
+    char got[32];
+    std::snprintf(got, sizeof got, "%g", double(searchTarget));
+    return fail(std::string("calibrate: --search expects a target cosine in (0, 1], got ") + got);
+  }
   if (searchSamples < 1)
     return fail("calibrate: --search-samples expects a positive count");
   if (keepDtype != "f16" && keepDtype != "bf16")

@@ -15,13 +15,14 @@
 // CHECK: %[[SUM:.*]] = top.matmul %[[SQ]], %[[Q]], %{{.*}} {right_transpose = true} : (tensor<1x4xf32>, tensor<8x4xf32>, none) -> tensor<1x8xf32>
 // CHECK: %[[EPS:.*]] = top.add %[[SUM]]
 // CHECK: %[[D:.*]] = top.div %{{.*}}, %{{.*}}
-// The conv: input scaled by s, the static filter, output scaled by d.
+// The conv: input scaled by s, the static filter, output scaled by d; the
+// scales' reshapes come first, so the muls and the conv are adjacent.
 // CHECK: %[[SIN:.*]] = top.reshape %arg1 {shape = array<i64: 1, 4, 1, 1>}
-// CHECK: %[[X:.*]] = top.mul %arg0, %[[SIN]]
-// CHECK: %[[F:.*]] = top.reshape %[[W]] {shape = array<i64: 8, 4, 3, 3>} : (tensor<1x8x4x3x3xf32>) -> tensor<8x4x3x3xf32>
-// CHECK: %[[Y:.*]] = top.conv %[[X]], %[[F]], %{{.*}} : (tensor<1x4x6x6xf32>, tensor<8x4x3x3xf32>, none) -> tensor<1x8x6x6xf32>
 // CHECK: %[[DOUT:.*]] = top.reshape %[[D]] {shape = array<i64: 1, 8, 1, 1>}
-// CHECK: %[[OUT:.*]] = top.mul %[[Y]], %[[DOUT]]
+// CHECK: %[[F:.*]] = top.reshape %[[W]] {shape = array<i64: 8, 4, 3, 3>} : (tensor<1x8x4x3x3xf32>) -> tensor<8x4x3x3xf32>
+// CHECK-NEXT: %[[X:.*]] = top.mul %arg0, %[[SIN]]
+// CHECK-NEXT: %[[Y:.*]] = top.conv %[[X]], %[[F]], %{{.*}} : (tensor<1x4x6x6xf32>, tensor<8x4x3x3xf32>, none) -> tensor<1x8x6x6xf32>
+// CHECK-NEXT: %[[OUT:.*]] = top.mul %[[Y]], %[[DOUT]]
 // CHECK: return %[[OUT]]
 // The per-sample filter is gone.
 // CHECK-NOT: tensor<1x8x4x3x3xf32>) -> tensor<1x8x4x3x3xf32>
@@ -58,9 +59,9 @@ func.func @fused(%x: tensor<1x4x6x6xf32>, %style: tensor<1x4xf32>) -> tensor<1x8
 // through the same transpose.
 // CHECK-LABEL: func.func @transposed
 // CHECK: %[[W:.*]] = top.weight {{.*}} : tensor<1x8x4x3x3xf32>
-// CHECK: %[[X:.*]] = top.mul %arg0, %{{.*}} : (tensor<1x4x5x5xf32>, tensor<1x4x1x1xf32>)
 // CHECK: %[[R:.*]] = top.reshape %[[W]] {{.*}} -> tensor<8x4x3x3xf32>
 // CHECK: %[[T:.*]] = top.transpose %[[R]] {perm = array<i64: 1, 0, 2, 3>} : (tensor<8x4x3x3xf32>) -> tensor<4x8x3x3xf32>
+// CHECK: %[[X:.*]] = top.mul %arg0, %{{.*}} : (tensor<1x4x5x5xf32>, tensor<1x4x1x1xf32>)
 // CHECK: %[[Y:.*]] = top.deconv %[[X]], %[[T]], %{{.*}} -> tensor<1x8x11x11xf32>
 // CHECK: top.mul %[[Y]], %{{.*}} : (tensor<1x8x11x11xf32>, tensor<1x8x1x1xf32>)
 func.func @transposed(%x: tensor<1x4x5x5xf32>, %style: tensor<1x4xf32>, %dc: tensor<1x8xf32>) -> tensor<1x8x11x11xf32> {
@@ -81,8 +82,8 @@ func.func @transposed(%x: tensor<1x4x5x5xf32>, %style: tensor<1x4xf32>, %dc: ten
 // conv2d_resample's grouped form: reshape [1, O, I, k, k], 5-D transpose
 // {0, 2, 1, 3, 4}, reshape [I, O, k, k].
 // CHECK-LABEL: func.func @grouped_transpose
-// CHECK: %[[X:.*]] = top.mul %arg0
 // CHECK: top.transpose %{{.*}} {perm = array<i64: 0, 2, 1, 3, 4>}
+// CHECK: %[[X:.*]] = top.mul %arg0
 // CHECK: %[[Y:.*]] = top.deconv %[[X]]
 // CHECK: top.mul %[[Y]]
 func.func @grouped_transpose(%x: tensor<1x4x5x5xf32>, %style: tensor<1x4xf32>, %dc: tensor<1x8xf32>) -> tensor<1x8x11x11xf32> {

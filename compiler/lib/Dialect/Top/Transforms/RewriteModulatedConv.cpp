@@ -297,23 +297,27 @@ LogicalResult rewriteConv(Operation *conv, const FilterView &view,
   inShape[1] = shapeOf(input)[1];
   outShape[1] = shapeOf(output)[1];
 
+  // The scales' reshapes come first, so the scaling muls and the conv stay
+  // adjacent: a reshape between them would end a run of layer-group ops.
   OpBuilder b(conv);
-  Value x = input;
-  if (!m.inScales.empty()) {
-    Value s = product(b, derivedLoc(conv, "_in_scale"), m.inScales, inShape);
-    x = create<MulOp>(b, derivedLoc(conv, "_scaled_input"), x, x, s);
-  }
+  Value s, d;
+  if (!m.inScales.empty())
+    s = product(b, derivedLoc(conv, "_in_scale"), m.inScales, inShape);
+  if (!m.outScales.empty())
+    d = product(b, derivedLoc(conv, "_out_scale"), m.outScales, outShape);
   Value filter = replayView(b, view, staticWeight(b, m));
+  Value x = input;
+  if (s)
+    x = create<MulOp>(b, derivedLoc(conv, "_scaled_input"), x, x, s);
   Operation *unscaled = b.clone(*conv);
   unscaled->setOperand(0, x);
   unscaled->setOperand(1, filter);
   Value y = unscaled->getResult(0);
-  if (!m.outScales.empty()) {
+  if (d) {
     unscaled->setLoc(derivedLoc(conv, "_unscaled"));
-    Value d = product(b, derivedLoc(conv, "_out_scale"), m.outScales, outShape);
     y = create<MulOp>(b, conv->getLoc(), y, y, d);
   }
-  if (!x || !filter || !y)
+  if (!filter || !x || !y)
     return failure();
   output.replaceAllUsesWith(y);
   conv->erase();

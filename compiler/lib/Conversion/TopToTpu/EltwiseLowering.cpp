@@ -13,7 +13,12 @@ ArrayRef<int64_t> shapeOf(Value v) {
 
 /// The TIU works on 4-D tensors. Shapes are left-padded with 1s (numpy's
 /// alignment); above 4-D, neighbouring dimensions that every operand either
-/// has whole or broadcasts are merged, which keeps broadcasting intact.
+/// has whole or broadcasts are merged, which keeps broadcasting intact. The
+/// merging starts from the innermost dimensions: rows grow long (long DDR
+/// runs, full EU rows) and the outer dimensions stay on the lanes. StyleGAN2's
+/// modulation W [1, O, I, 3, 3] * s [1, 1, I, 1, 1] becomes [1, O, I, 9] *
+/// [1, 1, I, 1]: O on the lanes, each channel one run of I * 9 elements, as
+/// the conv reads its filter.
 std::optional<SmallVector<SmallVector<int64_t>>>
 to4D(ArrayRef<ArrayRef<int64_t>> shapes) {
   size_t rank = 0;
@@ -38,17 +43,15 @@ to4D(ArrayRef<ArrayRef<int64_t>> shapes) {
     }
     return true;
   };
-  for (size_t i = 0; padded[0].size() > 4 && i + 1 < padded[0].size();) {
-    if (!sameKind(i, i + 1)) {
-      ++i;
+  for (size_t i = padded[0].size() - 1; padded[0].size() > 4 && i > 0; --i) {
+    if (!sameKind(i - 1, i))
       continue;
-    }
     for (auto &p : padded) {
-      p[i] *= p[i + 1];
-      p.erase(p.begin() + i + 1);
+      p[i - 1] *= p[i];
+      p.erase(p.begin() + i);
     }
-    out[i] *= out[i + 1];
-    out.erase(out.begin() + i + 1);
+    out[i - 1] *= out[i];
+    out.erase(out.begin() + i);
   }
   if (padded[0].size() > 4)
     return std::nullopt;
@@ -68,7 +71,10 @@ struct BinaryLowering : public OpRewritePattern<TopOp> {
       return rewriter.notifyMatchFailure(op, "broadcast pattern needs more than 4-D");
     Location loc = op.getLoc();
     Value lhs = tpu::reshapeTo(rewriter, loc, op.getLhs(), (*shapes)[0]);
-    Value rhs = tpu::reshapeTo(rewriter, loc, op.getRhs(), (*shapes)[1]);
+    // x * x reads one value: one load in its layer group, not two.
+    Value rhs = op.getRhs() == op.getLhs()
+                    ? lhs
+                    : tpu::reshapeTo(rewriter, loc, op.getRhs(), (*shapes)[1]);
     auto type4 = RankedTensorType::get((*shapes)[2], outType.getElementType());
     Value result = rewriter.create<tpu::EltwiseOp>(loc, type4, lhs, rhs, Kind,
                                                    op.getDoRelu(), DenseI64ArrayAttr());

@@ -66,6 +66,19 @@ def TopRewriteModulatedConv
   let dependentDialects = ["kiln::top::TopDialect"];
 }
 
+def TopFuseActivations : Pass<"top-fuse-activations", "mlir::func::FuncOp"> {
+  let summary = "Spelled-out activations become one top.active";
+  let description = [{
+    Matches the arithmetic exporters write for activations ONNX (at their
+    opset) or Paddle2ONNX have no op for, over a product of muls and
+    divisions by constants in any order: x * clip(x + 3, 0, 6) / 6 and
+    x * hard_sigmoid(x) become hard_swish(x); clip(x + 3, 0, 6) / 6 becomes
+    hard_sigmoid(x) with alpha 1/6, beta 1/2; 0.5 * x * (1 + erf(x /
+    sqrt(2))) becomes gelu(x). The active op takes the location (the ONNX
+    name) of the last op of the form; the others disappear.
+  }];
+}
+
 def TopFoldPadIntoConv : Pass<"top-fold-pad-into-conv", "mlir::func::FuncOp"> {
   let summary = "Zero pads of H and W in front of a conv become its padding";
   let description = [{

@@ -1,0 +1,105 @@
+// RUN: kiln-opt %s -split-input-file -top-fuse-activations | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -top-fuse-activations -mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
+
+// Paddle2ONNX's HardSwish: Div(Mul(x, Clip(Add(x, 3), 0, 6)), 6).
+// CHECK-LABEL: func.func @hardswish_div
+// CHECK-NEXT: %[[Y:.*]] = top.active %arg0 {mode = 16 : i32} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+// CHECK-NEXT: return %[[Y]]
+// The fused op keeps the name of the form's last op (its ONNX output).
+// LOC-LABEL: func.func @hardswish_div
+// LOC: top.active %arg0 {mode = 16 : i32} {{.*}} loc(#[[L:.*]])
+// LOC: #[[L]] = loc("hs")
+func.func @hardswish_div(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %three = top.weight {value = dense<3.0> : tensor<f32>} : tensor<f32>
+  %six = top.weight {value = dense<6.0> : tensor<f32>} : tensor<f32>
+  %a = top.add %x, %three : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xf32>
+  %c = top.active %a {mode = 17 : i32, alpha = 0.0 : f64, beta = 6.0 : f64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %m = top.mul %x, %c : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %y = top.div %m, %six : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xf32> loc("hs")
+  return %y : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// The other orders: x * (clip(3 + x, 0, 6) * (1/6)), and x * hard_sigmoid(x)
+// (PyTorch's export before opset 14).
+// CHECK-LABEL: func.func @hardswish_orders
+// CHECK-NEXT: %[[A:.*]] = top.active %arg0 {{.*}}mode = 16
+// CHECK-NEXT: %[[B:.*]] = top.active %arg0 {{.*}}mode = 16
+// CHECK-NEXT: return %[[A]], %[[B]]
+func.func @hardswish_orders(%x: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) {
+  %three = top.weight {value = dense<3.0> : tensor<1xf32>} : tensor<1xf32>
+  %sixth = top.weight {value = dense<0.16666667> : tensor<f32>} : tensor<f32>
+  %a = top.add %three, %x : (tensor<1xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %c = top.active %a {mode = 17 : i32, alpha = 0.0 : f64, beta = 6.0 : f64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %s = top.mul %c, %sixth : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xf32>
+  %y = top.mul %x, %s : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %h = top.active %x {mode = 15 : i32, alpha = 0.16666666666666666 : f64, beta = 0.5 : f64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %z = top.mul %h, %x : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %y, %z : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// HardSigmoid as Paddle2ONNX writes it: Div(Clip(Add(x, 3), 0, 6), 6).
+// CHECK-LABEL: func.func @hardsigmoid
+// CHECK-NEXT: %[[Y:.*]] = top.active %arg0 {alpha = 0.16666666666666666 : f64, beta = 5.000000e-01 : f64, mode = 15 : i32}
+// CHECK-NEXT: return %[[Y]]
+func.func @hardsigmoid(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %three = top.weight {value = dense<3.0> : tensor<f32>} : tensor<f32>
+  %six = top.weight {value = dense<6.0> : tensor<f32>} : tensor<f32>
+  %a = top.add %x, %three : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xf32>
+  %c = top.active %a {mode = 17 : i32, alpha = 0.0 : f64, beta = 6.0 : f64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %y = top.div %c, %six : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xf32>
+  return %y : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// GELU's erf form as PyTorch (opset < 20) exports it:
+// Mul(Mul(x, Add(Erf(Div(x, 1.4142135)), 1)), 0.5).
+// CHECK-LABEL: func.func @gelu
+// CHECK-NEXT: %[[Y:.*]] = top.active %arg0 {{.*}}mode = 19
+// CHECK-NEXT: return %[[Y]]
+func.func @gelu(%x: tensor<1x16x64xf32>) -> tensor<1x16x64xf32> {
+  %sqrt2 = top.weight {value = dense<1.41421354> : tensor<f32>} : tensor<f32>
+  %one = top.weight {value = dense<1.0> : tensor<f32>} : tensor<f32>
+  %half = top.weight {value = dense<0.5> : tensor<f32>} : tensor<f32>
+  %d = top.div %x, %sqrt2 : (tensor<1x16x64xf32>, tensor<f32>) -> tensor<1x16x64xf32>
+  %e = top.active %d {mode = 11 : i32} : (tensor<1x16x64xf32>) -> tensor<1x16x64xf32>
+  %p = top.add %e, %one : (tensor<1x16x64xf32>, tensor<f32>) -> tensor<1x16x64xf32>
+  %m = top.mul %x, %p : (tensor<1x16x64xf32>, tensor<1x16x64xf32>) -> tensor<1x16x64xf32>
+  %y = top.mul %m, %half : (tensor<1x16x64xf32>, tensor<f32>) -> tensor<1x16x64xf32>
+  return %y : tensor<1x16x64xf32>
+}
+
+// -----
+
+// Not these activations: a different constant, another input to the clip,
+// and a clip whose value is also used elsewhere (it stays; the fused op
+// still replaces the product).
+// CHECK-LABEL: func.func @not_hardswish
+// CHECK: top.add
+// CHECK: top.active %{{.*}} {{.*}}mode = 17
+// CHECK: top.div
+// CHECK-LABEL: func.func @other_input
+// CHECK: top.mul %arg1
+// CHECK-NOT: mode = 16
+func.func @not_hardswish(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %three = top.weight {value = dense<3.0> : tensor<f32>} : tensor<f32>
+  %five = top.weight {value = dense<5.0> : tensor<f32>} : tensor<f32>
+  %a = top.add %x, %three : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xf32>
+  %c = top.active %a {mode = 17 : i32, alpha = 0.0 : f64, beta = 6.0 : f64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %m = top.mul %x, %c : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %y = top.div %m, %five : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xf32>
+  return %y : tensor<1x8x4x4xf32>
+}
+func.func @other_input(%x: tensor<1x8x4x4xf32>, %z: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %three = top.weight {value = dense<3.0> : tensor<f32>} : tensor<f32>
+  %six = top.weight {value = dense<6.0> : tensor<f32>} : tensor<f32>
+  %a = top.add %x, %three : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xf32>
+  %c = top.active %a {mode = 17 : i32, alpha = 0.0 : f64, beta = 6.0 : f64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %m = top.mul %z, %c : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %y = top.div %m, %six : (tensor<1x8x4x4xf32>, tensor<f32>) -> tensor<1x8x4x4xf32>
+  return %y : tensor<1x8x4x4xf32>
+}

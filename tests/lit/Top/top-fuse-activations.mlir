@@ -56,6 +56,22 @@ func.func @hardsigmoid(%x: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
 
 // -----
 
+// HardSigmoid as Paddle2ONNX writes it in PP-LCNet's SE blocks:
+// Clip(Add(Mul(x, 0.1666667), 0.5), 0, 1).
+// CHECK-LABEL: func.func @hardsigmoid_slope
+// CHECK-NEXT: %[[Y:.*]] = top.active %arg0 {alpha = 0.16666670143604279 : f64, beta = 5.000000e-01 : f64, mode = 15 : i32}
+// CHECK-NEXT: return %[[Y]]
+func.func @hardsigmoid_slope(%x: tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32> {
+  %slope = top.weight {value = dense<0.1666667> : tensor<f32>} : tensor<f32>
+  %half = top.weight {value = dense<0.5> : tensor<f32>} : tensor<f32>
+  %m = top.mul %x, %slope : (tensor<1x16x1x1xf32>, tensor<f32>) -> tensor<1x16x1x1xf32>
+  %a = top.add %m, %half : (tensor<1x16x1x1xf32>, tensor<f32>) -> tensor<1x16x1x1xf32>
+  %y = top.active %a {mode = 17 : i32, alpha = 0.0 : f64, beta = 1.0 : f64} : (tensor<1x16x1x1xf32>) -> tensor<1x16x1x1xf32>
+  return %y : tensor<1x16x1x1xf32>
+}
+
+// -----
+
 // GELU's erf form as PyTorch (opset < 20) exports it:
 // Mul(Mul(x, Add(Erf(Div(x, 1.4142135)), 1)), 0.5).
 // CHECK-LABEL: func.func @gelu

@@ -2,7 +2,8 @@
 //
 // Exporters without an ONNX op for an activation (Paddle2ONNX, PyTorch at old
 // opsets, hand-written models) spell it as arithmetic: HardSwish as
-// x * clip(x + 3, 0, 6) / 6, HardSigmoid as clip(x + 3, 0, 6) / 6, GELU as
+// x * clip(x + 3, 0, 6) / 6, HardSigmoid as clip(x + 3, 0, 6) / 6 or
+// clip(x / 6 + 0.5, 0, 1), GELU as
 // 0.5 * x * (1 + erf(x / sqrt(2))). Each step is a pass over the tensor on
 // the EU; the chip's ACTIVE kinds do the whole function in one.
 //
@@ -122,14 +123,30 @@ Value erfPlusOneInput(Value v) {
   return arg.factors[0];
 }
 
-/// The activation `root` (a mul or div) computes, as (mode, input, alpha,
-/// beta), if it is one of the spelled-out forms.
+/// The activation `root` (a mul, div or clip) computes, as (mode, input,
+/// alpha, beta), if it is one of the spelled-out forms.
 struct Match {
   ActiveMode mode;
   Value input;
   double alpha = 0, beta = 0;
 };
 std::optional<Match> match(Operation *root) {
+  // clip(a * x + b, 0, 1): hard_sigmoid(x) with alpha a, beta b.
+  if (auto clip = dyn_cast<ActiveOp>(root)) {
+    auto add = clip.getInput().getDefiningOp<AddOp>();
+    if (clip.getMode() != ActiveMode::Clip || !near(clip.getAlpha().convertToDouble(), 0) ||
+        !near(clip.getBeta().convertToDouble(), 1) || !add || add.getDoRelu() ||
+        !add->hasOneUse())
+      return std::nullopt;
+    for (int i = 0; i < 2; ++i) {
+      auto offset = scalarOf(add->getOperand(1 - i));
+      SmallVector<Operation *> ops;
+      Product p = productOf(add->getOperand(i), ops);
+      if (offset && p.factors.size() == 1)
+        return Match{ActiveMode::HardSigmoid, p.factors[0], p.scale, *offset};
+    }
+    return std::nullopt;
+  }
   SmallVector<Operation *> ops;
   Product p = productOf(root->getResult(0), ops);
   if (p.factors.size() == 1) {
@@ -159,7 +176,7 @@ struct FuseActivationsPass
     // Consumers first, so the largest product is matched, not a part of it.
     SmallVector<Operation *> roots;
     getOperation().walk([&](Operation *op) {
-      if (isa<MulOp, DivOp>(op))
+      if (isa<MulOp, DivOp, ActiveOp>(op))
         roots.push_back(op);
     });
     DenseSet<Operation *> erased;

@@ -73,7 +73,8 @@ def TopFuseActivations : Pass<"top-fuse-activations", "mlir::func::FuncOp"> {
     opset) or Paddle2ONNX have no op for, over a product of muls and
     divisions by constants in any order: x * clip(x + 3, 0, 6) / 6 and
     x * hard_sigmoid(x) become hard_swish(x); clip(x + 3, 0, 6) / 6 becomes
-    hard_sigmoid(x) with alpha 1/6, beta 1/2; 0.5 * x * (1 + erf(x /
+    hard_sigmoid(x) with alpha 1/6, beta 1/2, and clip(a * x + b, 0, 1)
+    hard_sigmoid(x) with alpha a, beta b; 0.5 * x * (1 + erf(x /
     sqrt(2))) becomes gelu(x). The active op takes the location (the ONNX
     name) of the last op of the form; the others disappear.
   }];

@@ -1645,6 +1645,11 @@ KILN_HOT_LOOP void activeRow(uint16_t kind, float *dst, const float *src, uint32
   case KILN_ACT_SQUARE: return map([](float x) { return x * x; });
   case KILN_ACT_GELU:
     return map([](float x) { return 0.5f * x * (1.0f + std::erf(x / std::sqrt(2.0f))); });
+  case KILN_ACT_SILU: return map([](float x) { return x / (1.0f + std::exp(-x)); });
+  case KILN_ACT_MISH:
+    return map([](float x) {
+      return x * std::tanh(std::log1p(std::exp(-std::fabs(x))) + relu(x));
+    });
   default: return map([a, b](float x) { return a * x + b; }); // KILN_ACT_SCALE
   }
 }

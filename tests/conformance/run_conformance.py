@@ -89,7 +89,7 @@ MAX_ABS_RTOL = 1e-3
 SUPPORTED_OPS = frozenset("""
     Conv ConvTranspose Gemm MatMul
     Add Sub Mul Div Pow Max Min Sum
-    Relu LeakyRelu PRelu Sigmoid Tanh HardSigmoid HardSwish Elu Selu Softplus
+    Relu LeakyRelu PRelu Sigmoid Tanh HardSigmoid HardSwish Elu Selu Softplus Mish
     Erf Exp Log Sqrt Reciprocal Abs Neg Clip Softmax LogSoftmax
     ReduceSum ReduceMean ReduceMax ReduceMin ReduceL2 ReduceSumSquare
     Reshape Flatten Squeeze Unsqueeze Transpose Concat Split Slice Gather

@@ -93,6 +93,9 @@ const std::vector<ActiveCase> &activeCases() {
       {KILN_ACT_GELU, 0, 0,
        [](double x, double, double) { return x * 0.5 * std::erfc(-x / std::sqrt(2.0)); }, 2e-7},
       {KILN_ACT_SCALE, -2.5f, 0.75f, [](double x, double a, double b) { return b + x * a; }},
+      {KILN_ACT_SILU, 0, 0, [](double x, double, double) { return x / (1 + std::exp(-x)); }},
+      {KILN_ACT_MISH, 0, 0,
+       [](double x, double, double) { return x * std::tanh(std::log(1 + std::exp(x))); }},
   };
   return cases;
 }

@@ -1157,28 +1157,6 @@ TEST_F(OnnxImporterTest, VariadicMaxIsAChain) {
 }
 
 // PyTorch's erf-based GELU becomes one top.active gelu.
-TEST_F(OnnxImporterTest, GeluPatternFuses) {
-  OnnxModelBuilder b;
-  b.addInput("x", {2, 8});
-  b.addInitializer("sqrt2", {}, {1.4142135381698608f});
-  b.addInitializer("one", {}, {1});
-  b.addInitializer("half", {}, {0.5f});
-  b.addNode("Div", "d", {"x", "sqrt2"}, {"xd"});
-  b.addNode("Erf", "e", {"xd"}, {"erf"});
-  b.addNode("Add", "a", {"erf", "one"}, {"erf1"});
-  b.addNode("Mul", "m", {"x", "erf1"}, {"xm"});
-  b.addNode("Mul", "h", {"xm", "half"}, {"y"});
-  b.addOutput("y", {2, 8});
-  auto module = import(b);
-  ASSERT_TRUE(module) << allErrors();
-  EXPECT_EQ(computeOps(*module),
-            (std::vector<std::string>{"top.active", "func.return"}));
-  auto gelu = cast<kiln::top::ActiveOp>(opNamed(*module, "y"));
-  EXPECT_EQ(gelu.getMode(), kiln::top::ActiveMode::Gelu);
-  EXPECT_TRUE(isa<BlockArgument>(gelu.getInput()));
-  EXPECT_TRUE(weightNames(*module).empty());
-}
-
 //===----------------------------------------------------------------------===//
 // Errors name the node, the op type and the attribute
 //===----------------------------------------------------------------------===//

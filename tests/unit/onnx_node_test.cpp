@@ -15,6 +15,7 @@
 #include "onnx_model_builder.h"
 
 #include "kiln/Dialect/Top/Transforms/Passes.h"
+#include "kiln/Support/Pipeline.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -408,28 +409,23 @@ TEST(OnnxNodeTest, TorchNetworkThroughImporterAndTopPasses) {
     if (std::getenv("KILN_TEST_DUMP"))
       module->print(llvm::errs());
     auto func = module->lookupSymbol<func::FuncOp>("main");
-    // The shape chains folded; GELU fused.
-    int gelus = 0;
-    func.walk([&](kiln::top::ActiveOp op) {
-      gelus += op.getMode() == kiln::top::ActiveMode::Gelu;
-    });
-    EXPECT_EQ(gelus, 1);
+    // The shape chains folded.
     func.walk([](Operation *op) {
       EXPECT_FALSE(isa<kiln::top::GatherOp>(op)) << "a shape chain was left";
     });
     expectAllClose(runAll(func, inputs, error), expected, "imported");
 
-    // The Top passes of the compile pipeline keep the values.
+    // The Top pipeline of kiln compile keeps the values (and fuses GELU).
     PassManager pm(&ctx);
-    pm.addNestedPass<func::FuncOp>(kiln::top::createShapeInferPass());
-    pm.addNestedPass<func::FuncOp>(kiln::top::createFoldConstantsPass());
-    pm.addNestedPass<func::FuncOp>(kiln::top::createFuseBatchNormPass());
-    pm.addNestedPass<func::FuncOp>(kiln::top::createFuseReluPass());
-    pm.addNestedPass<func::FuncOp>(kiln::top::createDecomposePass());
-    pm.addNestedPass<func::FuncOp>(kiln::top::createReorderDeconvFilterPass());
+    kiln::addTopPipeline(pm, kiln::PipelineOptions());
     ASSERT_TRUE(succeeded(pm.run(*module))) << error;
     if (std::getenv("KILN_TEST_DUMP"))
       module->print(llvm::errs());
+    int gelus = 0;
+    func.walk([&](kiln::top::ActiveOp op) {
+      gelus += op.getMode() == kiln::top::ActiveMode::Gelu;
+    });
+    EXPECT_EQ(gelus, 1);
     int reordered = 0, softmaxes = 0;
     func.walk([&](kiln::top::DeconvOp op) {
       reordered += op.getFilterReordered();

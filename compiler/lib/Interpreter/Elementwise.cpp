@@ -159,6 +159,10 @@ static double activate(top::ActiveMode mode, double x, double a, double b) {
     return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
   case ActiveMode::Scale:
     return a * x + b;
+  case ActiveMode::Silu:
+    return x / (1.0 + std::exp(-x));
+  case ActiveMode::Mish:
+    return x * std::tanh(x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)));
   }
   llvm_unreachable("unknown active mode");
 }

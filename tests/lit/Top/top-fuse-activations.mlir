@@ -91,6 +91,54 @@ func.func @gelu(%x: tensor<1x16x64xf32>) -> tensor<1x16x64xf32> {
 
 // -----
 
+// SiLU as PyTorch exports it (Sigmoid, Mul) and Mish before opset 18
+// (Softplus, Tanh, Mul).
+// CHECK-LABEL: func.func @silu_mish
+// CHECK-NEXT: %[[S:.*]] = top.active %arg0 {mode = 21 : i32}
+// CHECK-NEXT: %[[M:.*]] = top.active %arg0 {mode = 22 : i32}
+// CHECK-NEXT: return %[[S]], %[[M]]
+func.func @silu_mish(%x: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) {
+  %s = top.active %x {mode = 2 : i32} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %y = top.mul %x, %s : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %p = top.active %x {mode = 14 : i32} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %t = top.active %p {mode = 3 : i32} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %z = top.mul %t, %x : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %y, %z : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// A sigmoid whose value is also used elsewhere stays for that user.
+// CHECK-LABEL: func.func @silu_shared
+// CHECK-NEXT: %[[S:.*]] = top.active %arg0 {mode = 2 : i32}
+// CHECK-NEXT: %[[Y:.*]] = top.active %arg0 {mode = 21 : i32}
+// CHECK-NEXT: return %[[Y]], %[[S]]
+func.func @silu_shared(%x: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) {
+  %s = top.active %x {mode = 2 : i32} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %y = top.mul %x, %s : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %y, %s : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// GELU's other order, (x * 0.5) * (1 + erf(x * (1 / sqrt(2)))).
+// CHECK-LABEL: func.func @gelu_half_first
+// CHECK-NEXT: %[[Y:.*]] = top.active %arg0 {{.*}}mode = 19
+// CHECK-NEXT: return %[[Y]]
+func.func @gelu_half_first(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %rsqrt2 = top.weight {value = dense<0.707106769> : tensor<f32>} : tensor<f32>
+  %one = top.weight {value = dense<1.0> : tensor<f32>} : tensor<f32>
+  %half = top.weight {value = dense<0.5> : tensor<f32>} : tensor<f32>
+  %d = top.mul %x, %rsqrt2 : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %e = top.active %d {mode = 11 : i32} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+  %p = top.add %one, %e : (tensor<f32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %h = top.mul %x, %half : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %y = top.mul %h, %p : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
 // Not these activations: a different constant, another input to the clip,
 // and a clip whose value is also used elsewhere (it stays; the fused op
 // still replaces the product).

@@ -162,6 +162,7 @@ LogicalResult Importer::importUnary(const Node &node) {
                         .Case("Elu", ActiveMode::Elu)
                         .Case("Selu", ActiveMode::Selu)
                         .Case("Softplus", ActiveMode::Softplus)
+                        .Case("Mish", ActiveMode::Mish)
                         .Case("Erf", ActiveMode::Erf)
                         .Case("Exp", ActiveMode::Exp)
                         .Case("Log", ActiveMode::Log)

@@ -438,7 +438,7 @@ Importer::NodeImporter Importer::lookupImporter(StringRef opType) {
       .Cases("HardSwish", "Elu", "Selu", "Softplus", "Erf",
              &Importer::importUnary)
       .Cases("Exp", "Log", "Sqrt", "Reciprocal", "Abs", &Importer::importUnary)
-      .Case("Neg", &Importer::importUnary)
+      .Cases("Neg", "Mish", &Importer::importUnary)
       .Case("Clip", &Importer::importClip)
       .Cases("Softmax", "LogSoftmax", &Importer::importSoftmax)
       .Cases("ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
@@ -496,97 +496,6 @@ LogicalResult Importer::importNode(const Node &node) {
     return nodeError(node) << "has no output";
   builder.setInsertionPointToEnd(entryBlock);
   return (this->*importer)(node);
-}
-
-//===----------------------------------------------------------------------===//
-// GELU
-//===----------------------------------------------------------------------===//
-
-/// Whether `v` is a one-element weight holding `expected` (to float
-/// precision, as exporters write sqrt(2) and 0.5).
-static bool isScalar(Value v, double expected) {
-  auto w = v.getDefiningOp<top::WeightOp>();
-  if (!w || cast<RankedTensorType>(w.getType()).getNumElements() != 1)
-    return false;
-  std::vector<float> data = top::readWeight(w);
-  return data.size() == 1 &&
-         std::fabs(data[0] - expected) <= 1e-6 * std::fabs(expected);
-}
-
-/// The operand of binary `op` other than a scalar weight `c`, or null.
-template <typename OpTy> static Value otherThanScalar(Operation *op, double c) {
-  auto binary = dyn_cast_or_null<OpTy>(op);
-  if (!binary || binary.getDoRelu())
-    return {};
-  if (isScalar(binary.getRhs(), c))
-    return binary.getLhs();
-  if (isScalar(binary.getLhs(), c))
-    return binary.getRhs();
-  return {};
-}
-
-/// If `erf` is erf(x / sqrt(2)) (or erf(x * (1 / sqrt(2)))), x.
-static Value geluInput(top::ActiveOp erf) {
-  if (erf.getMode() != top::ActiveMode::Erf)
-    return {};
-  Operation *scaled = erf.getInput().getDefiningOp();
-  if (auto div = dyn_cast_or_null<top::DivOp>(scaled))
-    return !div.getDoRelu() && isScalar(div.getRhs(), std::sqrt(2.0))
-               ? div.getLhs()
-               : Value();
-  return otherThanScalar<top::MulOp>(scaled, std::sqrt(0.5));
-}
-
-/// Rewrites x * 0.5 * (1 + erf(x / sqrt(2))) (PyTorch's export of GELU, in
-/// either multiplication order) into one top.active gelu at the location of
-/// the last multiplication, so the chip runs one op instead of five.
-static void fuseGelu(Block &body) {
-  SmallVector<top::ActiveOp> erfs;
-  for (Operation &op : body)
-    if (auto erf = dyn_cast<top::ActiveOp>(op))
-      erfs.push_back(erf);
-  for (top::ActiveOp erf : erfs) {
-    Value x = geluInput(erf);
-    if (!x || !erf->hasOneUse())
-      continue;
-    Operation *addOp = *erf->getUsers().begin();
-    if (otherThanScalar<top::AddOp>(addOp, 1.0) != erf.getOutput() ||
-        !addOp->hasOneUse())
-      continue;
-    auto outer = dyn_cast<top::MulOp>(*addOp->getUsers().begin());
-    if (!outer || outer.getDoRelu())
-      continue;
-    Value onePlusErf = addOp->getResult(0);
-    Value other =
-        outer.getLhs() == onePlusErf ? outer.getRhs() : outer.getLhs();
-    // Either (x * (1 + erf)) * 0.5 or (x * 0.5) * (1 + erf).
-    top::MulOp last, inner;
-    if (other == x && outer->hasOneUse()) {
-      auto half = dyn_cast<top::MulOp>(*outer->getUsers().begin());
-      if (half && !half.getDoRelu() &&
-          otherThanScalar<top::MulOp>(half, 0.5) == outer.getOutput()) {
-        last = half;
-        inner = outer;
-      }
-    } else if (otherThanScalar<top::MulOp>(other.getDefiningOp(), 0.5) == x &&
-               other.hasOneUse()) {
-      last = outer;
-      inner = other.getDefiningOp<top::MulOp>();
-    }
-    if (!last || cast<RankedTensorType>(x.getType()) != last.getType())
-      continue;
-    OpBuilder b(last);
-    auto gelu = b.create<top::ActiveOp>(last.getLoc(), last.getType(), x,
-                                        top::ActiveMode::Gelu, APFloat(0.0),
-                                        APFloat(0.0));
-    last.getOutput().replaceAllUsesWith(gelu.getOutput());
-    // Users first: each op's only user has already gone.
-    Operation *scaled = erf.getInput().getDefiningOp();
-    for (Operation *dead : {(Operation *)last, (Operation *)inner, addOp,
-                            (Operation *)erf, scaled})
-      if (dead->use_empty())
-        dead->erase();
-  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -676,7 +585,6 @@ OwningOpRef<ModuleOp> Importer::run() {
   for (auto [i, output] : llvm::enumerate(model.outputs))
     func.setResultAttr(i, "kiln.name", StringAttr::get(&ctx, output.name));
 
-  fuseGelu(*entryBlock);
   // Weights that only fed folded or fused ops (and an unused top.none) are
   // dead.
   for (Operation &op : llvm::make_early_inc_range(*entryBlock))

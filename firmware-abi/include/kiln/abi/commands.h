@@ -77,6 +77,8 @@ typedef enum kiln_active_kind {
   KILN_ACT_SQUARE = 18,      /* x * x */
   KILN_ACT_GELU = 19,        /* 0.5 * x * (1 + erf(x / sqrt(2))) */
   KILN_ACT_SCALE = 20,       /* a * x + b */
+  KILN_ACT_SILU = 21,        /* x * sigmoid(x) (ABI 1.4) */
+  KILN_ACT_MISH = 22,        /* x * tanh(log(1 + exp(x))) (ABI 1.4) */
   KILN_ACT_END
 } kiln_active_kind;
 

@@ -73,7 +73,7 @@ static inline int kiln_active_is_transcendental(uint32_t kind) {
   switch (kind) {
   case KILN_ACT_SIGMOID: case KILN_ACT_TANH: case KILN_ACT_EXP: case KILN_ACT_LOG:
   case KILN_ACT_ERF: case KILN_ACT_GELU: case KILN_ACT_SOFTPLUS: case KILN_ACT_ELU:
-  case KILN_ACT_SELU:
+  case KILN_ACT_SELU: case KILN_ACT_SILU: case KILN_ACT_MISH:
     return 1;
   default:
     return 0;

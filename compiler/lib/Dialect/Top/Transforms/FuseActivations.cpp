@@ -3,7 +3,8 @@
 // Exporters without an ONNX op for an activation (Paddle2ONNX, PyTorch at old
 // opsets, hand-written models) spell it as arithmetic: HardSwish as
 // x * clip(x + 3, 0, 6) / 6, HardSigmoid as clip(x + 3, 0, 6) / 6 or
-// clip(x / 6 + 0.5, 0, 1), GELU as
+// clip(x / 6 + 0.5, 0, 1), SiLU as x * sigmoid(x), Mish as
+// x * tanh(softplus(x)), GELU as
 // 0.5 * x * (1 + erf(x / sqrt(2))). Each step is a pass over the tensor on
 // the EU; the chip's ACTIVE kinds do the whole function in one.
 //
@@ -103,6 +104,18 @@ Value hardSigmoidInput(Value v) {
   return nullptr;
 }
 
+/// x for f(x), f an active op of `mode`.
+Value activeInput(Value v, ActiveMode mode) {
+  auto active = v.getDefiningOp<ActiveOp>();
+  return active && active.getMode() == mode ? active.getInput() : nullptr;
+}
+
+/// x for tanh(softplus(x)).
+Value tanhSoftplusInput(Value v) {
+  Value s = activeInput(v, ActiveMode::Tanh);
+  return s ? activeInput(s, ActiveMode::Softplus) : nullptr;
+}
+
 /// x for 1 + erf(x / sqrt(2)) (the division possibly a multiplication).
 Value erfPlusOneInput(Value v) {
   auto add = v.getDefiningOp<AddOp>();
@@ -166,6 +179,11 @@ std::optional<Match> match(Operation *root) {
     // 0.5 * x * (1 + erf(x / sqrt(2)))
     if (erfPlusOneInput(other) == x && near(p.scale, 0.5))
       return Match{ActiveMode::Gelu, x};
+    // x * sigmoid(x) (SiLU, Swish), x * tanh(softplus(x)) (Mish)
+    if (activeInput(other, ActiveMode::Sigmoid) == x && near(p.scale, 1))
+      return Match{ActiveMode::Silu, x};
+    if (tanhSoftplusInput(other) == x && near(p.scale, 1))
+      return Match{ActiveMode::Mish, x};
   }
   return std::nullopt;
 }

@@ -106,7 +106,8 @@ def Top_ActiveMode : I32EnumAttr<"ActiveMode", "unary function", [
     I32EnumAttrCase<"HardSigmoid", 15, "hard_sigmoid">,
     I32EnumAttrCase<"HardSwish", 16, "hard_swish">, I32EnumAttrCase<"Clip", 17, "clip">,
     I32EnumAttrCase<"Square", 18, "square">, I32EnumAttrCase<"Gelu", 19, "gelu">,
-    I32EnumAttrCase<"Scale", 20, "scale">]> {
+    I32EnumAttrCase<"Scale", 20, "scale">, I32EnumAttrCase<"Silu", 21, "silu">,
+    I32EnumAttrCase<"Mish", 22, "mish">]> {
   let cppNamespace = "::kiln::top";
 }
 

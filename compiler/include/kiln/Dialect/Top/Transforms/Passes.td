@@ -75,7 +75,8 @@ def TopFuseActivations : Pass<"top-fuse-activations", "mlir::func::FuncOp"> {
     x * hard_sigmoid(x) become hard_swish(x); clip(x + 3, 0, 6) / 6 becomes
     hard_sigmoid(x) with alpha 1/6, beta 1/2, and clip(a * x + b, 0, 1)
     hard_sigmoid(x) with alpha a, beta b; 0.5 * x * (1 + erf(x /
-    sqrt(2))) becomes gelu(x). The active op takes the location (the ONNX
+    sqrt(2))) becomes gelu(x); x * sigmoid(x) silu(x) (PyTorch's SiLU and
+    Swish); x * tanh(softplus(x)) mish(x). The active op takes the location (the ONNX
     name) of the last op of the form; the others disappear.
   }];
 }

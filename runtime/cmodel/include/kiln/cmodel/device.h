@@ -2,10 +2,18 @@
 //
 // The device has DDR, 64 lanes of LMEM, the TIU and GDMA engines and the
 // register file of kiln/abi/regs.h. Ringing the doorbell runs a submission
-// synchronously: the records are fetched from DDR, ordered by the shared
-// two-queue schedule (kiln/abi/cost.h) and executed one by one in start
-// order, so a command sees every effect of the commands it waits for. A bad
-// record never crashes the model: the device faults and stops.
+// synchronously: the records are fetched from DDR and timed by the shared
+// two-queue schedule (kiln/abi/cost.h), which gives the cycles, the stats and
+// the trace. Then the engines run them, so that a command sees every effect
+// of the commands it waits for: with one thread (KILN_CMODEL_THREADS=1) one
+// by one in start order; with more, the TIU queue on the caller and the GDMA
+// queue on a pool thread, each command once the other engine has completed
+// the id it waits for (parallel.h, schedule.cpp). Commands that may overlap
+// then touch no common LMEM byte (checked per submission; a submission where
+// they would runs in start order), so the bits never depend on timing. A bad
+// record never crashes the model: the device faults and stops, both engines
+// before any command after the first fault in start order, so the stats,
+// registers and trace of a fault do not depend on timing either.
 #ifndef KILN_CMODEL_DEVICE_H
 #define KILN_CMODEL_DEVICE_H
 

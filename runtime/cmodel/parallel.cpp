@@ -210,31 +210,45 @@ unsigned defaultThreads() {
   return cores ? cores : 1u;
 }
 
+// The thread count and the pool are read on every record: atomics, set
+// under poolMutex.
 std::mutex poolMutex;
 std::unique_ptr<Pool> pool;
-unsigned threads = 0; // 0: not read yet
+std::atomic<Pool *> current{nullptr};
+std::atomic<unsigned> threads{0}; // 0: not read yet
+
+unsigned threadsLocked() {
+  if (threads.load() == 0)
+    threads = defaultThreads();
+  return threads.load();
+}
 
 // The pool, made on first use; nullptr with one thread.
 Pool *thePool() {
+  if (Pool *p = current.load())
+    return p;
+  if (threads.load() == 1)
+    return nullptr;
   std::lock_guard<std::mutex> lock(poolMutex);
-  if (threads == 0)
-    threads = defaultThreads();
-  if (threads > 1 && !pool)
-    pool = std::make_unique<Pool>(threads);
+  if (threadsLocked() > 1 && !pool) {
+    pool = std::make_unique<Pool>(threads.load());
+    current = pool.get();
+  }
   return pool.get();
 }
 
 } // namespace
 
 unsigned cmodelThreads() {
+  if (unsigned n = threads.load())
+    return n;
   std::lock_guard<std::mutex> lock(poolMutex);
-  if (threads == 0)
-    threads = defaultThreads();
-  return threads;
+  return threadsLocked();
 }
 
 void setCmodelThreads(unsigned n) {
   std::lock_guard<std::mutex> lock(poolMutex);
+  current = nullptr;
   pool.reset();
   threads = n ? n : 1;
 }

@@ -26,6 +26,17 @@ void relax() {
 // follow one another within microseconds. Longer polls were faster still on
 // an idle machine but slower when another process wants the core.
 constexpr int kSpins = 4000;
+// A poll yields its core now and then: nearly free when the machine is idle,
+// and when it is not, the thread being waited for may get the core.
+constexpr int kYieldEvery = 64;
+
+// Poll i's wait.
+void pause(int i) {
+  if (i % kYieldEvery == kYieldEvery - 1)
+    std::this_thread::yield();
+  else
+    relax();
+}
 
 // One open parallelFor: its caller owns the slot (taken) from start to end.
 struct Batch {
@@ -77,7 +88,7 @@ public:
     signal();
     drain(*b);
     for (int i = 0; i < kSpins && b->finished.load() != jobs; ++i)
-      relax();
+      pause(i);
     if (b->finished.load() != jobs) {
       std::unique_lock<std::mutex> lock(mutex_);
       done_.wait(lock, [&] { return b->finished.load() == jobs; });
@@ -160,7 +171,7 @@ private:
     for (int i = 0; i < kSpins; ++i) {
       if (generation_.load() != seen)
         return true;
-      relax();
+      pause(i);
     }
     return false;
   }

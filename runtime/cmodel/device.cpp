@@ -2,17 +2,18 @@
 #include "kiln/cmodel/device.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "engines.h"
+#include "parallel.h"
 #include "kiln/abi/version.h"
 
 namespace kiln::cmodel {
 
 // The queues and window of the submission being run.
 struct Device::Submission {
-  Device *device;
   DdrWindow window;
   std::vector<kiln_tiu_cmd> tiu;
   std::vector<kiln_gdma_cmd> gdma;
@@ -31,6 +32,8 @@ std::string recordName(kiln_engine engine, uint32_t index) {
 
 Device::Device(uint64_t ddr_bytes)
     : ddr_(ddr_bytes), lmem_(uint64_t{KILN_NPU_NUM} * KILN_LMEM_BYTES_PER_LANE) {
+  const char *strict = std::getenv("KILN_CMODEL_STRICT_SYNC");
+  strict_sync_ = strict && *strict && std::strcmp(strict, "0") != 0;
   softReset();
 }
 
@@ -134,7 +137,7 @@ void Device::ring() {
     return;
   }
 
-  Submission sub{this, {}, {}, {}};
+  Submission sub{{}, {}, {}};
   kiln_status st = KILN_OK;
   uint64_t base = reg64(KILN_REG_DDR_BASE_LO), size = reg64(KILN_REG_DDR_SIZE_LO);
   if (!inDdr(base, size))
@@ -164,7 +167,44 @@ kiln_status Device::execute(Submission &sub) {
   kiln_queue_arrays arrays{sub.tiu.data(), sub.gdma.data()};
   kiln_queue_source q{&arrays, uint32_t(sub.tiu.size()), uint32_t(sub.gdma.size()),
                       kiln_array_tiu_at, kiln_array_gdma_at};
-  kiln_status st = kiln_schedule_source_timed(&q, nullptr, &Device::onCommand, &sub, &timing);
+  // The schedule first (its callback never fails), then the commands it
+  // started: all of them, or those before a deadlock.
+  std::vector<Scheduled> order;
+  kiln_status st = kiln_schedule_source_timed(&q, nullptr, &Device::onStart, &order, &timing);
+  uint32_t n_tiu = 0, n_gdma = 0;
+  for (const Scheduled &s : order)
+    ++(s.engine == KILN_ENGINE_TIU ? n_tiu : n_gdma);
+  bool concurrent = n_tiu && n_gdma && cmodelThreads() > 1;
+  uint32_t racy_tiu, racy_gdma;
+  if ((concurrent || strict_sync_) &&
+      findLmemRace(sub.tiu.data(), n_tiu, sub.gdma.data(), n_gdma, &racy_tiu, &racy_gdma)) {
+    if (strict_sync_)
+      return fault(recordName(KILN_ENGINE_TIU, racy_tiu) + " and " +
+                   recordName(KILN_ENGINE_GDMA, racy_gdma) +
+                   ": the sync ids let them run together but they touch the same LMEM");
+    concurrent = false; // in start order, as the bits must not depend on timing
+  }
+  ScheduleRun run =
+      runSchedule(sub.tiu.data(), sub.gdma.data(), order, sub.window, lmem_.data(), concurrent);
+
+  // The faulting command is traced too (it started), the rest as they ran.
+  for (size_t k = 0; trace_ && k < order.size() && k <= run.stop; ++k)
+    trace_->push_back({stats_.submissions - 1, order[k].engine, order[k].index,
+                       stats_.cycles + order[k].start, order[k].cycles});
+  for (size_t k = 0; k < run.stop; ++k) {
+    const Scheduled &s = order[k];
+    if (s.engine == KILN_ENGINE_TIU) {
+      reg(KILN_REG_TIU_DONE_ID) = sub.tiu[s.index].cmd_id;
+      stats_.tiu_commands++;
+    } else {
+      reg(KILN_REG_GDMA_DONE_ID) = sub.gdma[s.index].cmd_id;
+      stats_.gdma_commands++;
+    }
+  }
+  stats_.ddr_read_bytes += run.traffic.ddr_read_bytes;
+  stats_.ddr_write_bytes += run.traffic.ddr_write_bytes;
+  if (run.why)
+    return fault(recordName(order[run.stop].engine, order[run.stop].index) + ": " + run.why);
   if (st == KILN_ERR_BAD_SYNC)
     fault_reason_ = "sync ids can never be satisfied";
   if (st != KILN_OK)
@@ -177,34 +217,10 @@ kiln_status Device::execute(Submission &sub) {
   return KILN_OK;
 }
 
-kiln_status Device::onCommand(void *user, kiln_engine engine, uint32_t index, uint64_t start,
-                              uint64_t cycles) {
-  const Submission &sub = *static_cast<const Submission *>(user);
-  Device &d = *sub.device;
-  if (d.trace_)
-    d.trace_->push_back({d.stats_.submissions - 1, engine, index, d.stats_.cycles + start, cycles});
-  return d.executeCommand(sub, engine, index);
-}
-
-kiln_status Device::executeCommand(const Submission &sub, kiln_engine engine, uint32_t index) {
-  const char *why;
-  if (engine == KILN_ENGINE_TIU) {
-    why = runTiu(sub.tiu[index], lmem_.data());
-    if (!why) {
-      reg(KILN_REG_TIU_DONE_ID) = sub.tiu[index].cmd_id;
-      stats_.tiu_commands++;
-    }
-  } else {
-    GdmaTraffic traffic;
-    why = runGdma(sub.gdma[index], sub.window, lmem_.data(), &traffic);
-    if (!why) {
-      reg(KILN_REG_GDMA_DONE_ID) = sub.gdma[index].cmd_id;
-      stats_.gdma_commands++;
-      stats_.ddr_read_bytes += traffic.ddr_read_bytes;
-      stats_.ddr_write_bytes += traffic.ddr_write_bytes;
-    }
-  }
-  return why ? fault(recordName(engine, index) + ": " + why) : KILN_OK;
+kiln_status Device::onStart(void *user, kiln_engine engine, uint32_t index, uint64_t start,
+                            uint64_t cycles) {
+  static_cast<std::vector<Scheduled> *>(user)->push_back({engine, index, start, cycles});
+  return KILN_OK;
 }
 
 // ---- HAL -----------------------------------------------------------------------

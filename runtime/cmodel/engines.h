@@ -1,11 +1,16 @@
-// cmodel internals: the TIU and GDMA engines, one record at a time.
+// cmodel internals: the TIU and GDMA engines, one record at a time, and a
+// submission's two queues run on them.
 #ifndef KILN_CMODEL_ENGINES_H
 #define KILN_CMODEL_ENGINES_H
 
 #include <stdint.h>
 
+#include <cstddef>
+#include <vector>
+
 #include "kiln/abi/chip.h"
 #include "kiln/abi/commands.h"
+#include "kiln/abi/cost.h"
 
 namespace kiln::cmodel {
 
@@ -56,6 +61,41 @@ struct GdmaTraffic {
 const char *runTiu(const kiln_tiu_cmd &cmd, uint8_t *lmem);
 const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lmem,
                     GdmaTraffic *traffic);
+
+// One command of a submission's schedule (kiln_schedule_source_timed), in
+// start order: engine, index in its queue, start cycle and modelled cycles.
+struct Scheduled {
+  kiln_engine engine;
+  uint32_t index;
+  uint64_t start, cycles;
+};
+
+// Whether some TIU and GDMA commands among the first n_tiu and n_gdma, which
+// the sync ids let run at the same time, touch common LMEM bytes of a lane,
+// one of them writing: the first such pair (by TIU index, then GDMA index)
+// goes to *tiu_index and *gdma_index. Costs O(n_tiu + n_gdma + the pairs
+// that may overlap).
+bool findLmemRace(const kiln_tiu_cmd *tiu, uint32_t n_tiu, const kiln_gdma_cmd *gdma,
+                  uint32_t n_gdma, uint32_t *tiu_index, uint32_t *gdma_index);
+
+// What runSchedule did. Every command before order[stop] completed (stop is
+// order.size() when all did); order[stop] faulted for `why`. Commands after
+// it may have run too (concurrently): their effects are unspecified.
+struct ScheduleRun {
+  size_t stop = 0;
+  const char *why = nullptr;
+  GdmaTraffic traffic; // of the GDMA commands before order[stop]
+};
+
+// Runs the commands of `order` (a prefix of each queue, closed under the sync
+// ids as every prefix of a start order is). Sequentially in that order, or
+// with `concurrent` the TIU queue on the calling thread and the GDMA queue on
+// a pool thread (parallel.h), each command once the other engine has
+// completed the id it waits for; the caller has checked with findLmemRace
+// that such commands touch no common memory, so both give the same bits.
+ScheduleRun runSchedule(const kiln_tiu_cmd *tiu, const kiln_gdma_cmd *gdma,
+                        const std::vector<Scheduled> &order, const DdrWindow &ddr,
+                        uint8_t *lmem, bool concurrent);
 
 } // namespace kiln::cmodel
 

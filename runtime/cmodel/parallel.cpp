@@ -26,14 +26,35 @@ void relax() {
 // follow one another within microseconds. Longer polls were faster still on
 // an idle machine but slower when another process wants the core.
 constexpr int kSpins = 4000;
+// A poll yields its core now and then: nearly free when the machine is idle,
+// and when it is not, the thread being waited for may get the core.
+constexpr int kYieldEvery = 64;
 
-// Workers wait for a batch, take job indices from a shared counter, and the
-// caller takes part too. One batch runs at a time (the cmodel executes one
-// command at a time; a second caller waits). The caller waits for the jobs,
-// not for every worker: a worker still asleep when they are done (its core
-// busy elsewhere) skips the batch, so a late wake-up costs nothing. Workers
-// and the caller poll a while before they sleep, and the caller wakes only
-// sleeping workers.
+// Poll i's wait.
+void pause(int i) {
+  if (i % kYieldEvery == kYieldEvery - 1)
+    std::this_thread::yield();
+  else
+    relax();
+}
+
+// One open parallelFor: its caller owns the slot (taken) from start to end.
+struct Batch {
+  std::atomic<bool> taken{false}, open{false};
+  const std::function<void(size_t)> *f = nullptr; // set before open
+  size_t jobs = 0;
+  std::atomic<size_t> next{0}, finished{0};
+  std::atomic<unsigned> active{0}; // helpers inside the batch
+};
+
+// Workers, and engines waiting in waitUntil, take job indices from the open
+// batches; a batch's caller takes part too and waits for its jobs, not for
+// every worker: a worker still asleep when they are done (its core busy
+// elsewhere) skips the batch, so a late wake-up costs nothing. Every event
+// (a batch opens, a side task is posted or ends, an engine makes progress)
+// bumps generation_; threads poll it a while before they sleep, and only
+// sleeping threads are woken (sleepers_ and generation_ are sequentially
+// consistent, so a sleeper either sees the new generation or is notified).
 class Pool {
 public:
   explicit Pool(unsigned threads) {
@@ -41,82 +62,153 @@ public:
       workers_.emplace_back([this] { work(); });
   }
   ~Pool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-      ++generation_;
-    }
-    wake_.notify_all();
+    stop_ = true;
+    signal();
     for (std::thread &t : workers_)
       t.join();
   }
 
-  void run(size_t jobs, const std::function<void(size_t)> &f) {
-    std::lock_guard<std::mutex> batch(batch_mutex_);
-    bool wake;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      f_ = &f;
-      jobs_ = jobs;
-      next_ = 0;
-      finished_ = 0;
-      open_ = true;
-      ++generation_;
-      wake = sleepers_ > 0;
+  // False when both batch slots are taken: the caller runs the jobs itself.
+  bool run(size_t jobs, const std::function<void(size_t)> &f) {
+    Batch *b = nullptr;
+    for (Batch &slot : batches_) {
+      bool free = false;
+      if (slot.taken.compare_exchange_strong(free, true)) {
+        b = &slot;
+        break;
+      }
     }
-    if (wake)
+    if (!b)
+      return false;
+    b->f = &f;
+    b->jobs = jobs;
+    b->next = 0;
+    b->finished = 0;
+    b->open = true;
+    signal();
+    drain(*b);
+    for (int i = 0; i < kSpins && b->finished.load() != jobs; ++i)
+      pause(i);
+    if (b->finished.load() != jobs) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_.wait(lock, [&] { return b->finished.load() == jobs; });
+    }
+    // Helpers that saw the batch open may still read f and next: wait for
+    // them to leave (a few instructions after their last job).
+    b->open = false;
+    for (int i = 0; b->active.load() != 0; ++i)
+      i < kSpins ? relax() : std::this_thread::yield();
+    b->f = nullptr;
+    b->taken = false;
+    return true;
+  }
+
+  bool runBeside(const std::function<void()> &main, const std::function<void()> &side) {
+    int idle = kIdle;
+    if (workers_.empty() || !side_state_.compare_exchange_strong(idle, kReserved))
+      return false;
+    side_ = &side;
+    side_state_ = kPosted;
+    signal();
+    main();
+    waitUntil([this] { return side_state_.load() == kDone; });
+    side_ = nullptr;
+    side_state_ = kIdle;
+    return true;
+  }
+
+  void waitUntil(const std::function<bool()> &ready) {
+    for (;;) {
+      uint64_t seen = generation_.load();
+      if (ready())
+        return;
+      if (help())
+        continue;
+      if (!pollFor(seen))
+        sleepUnless(seen);
+    }
+  }
+
+  void signal() {
+    generation_.fetch_add(1);
+    if (sleepers_.load() > 0) {
+      std::lock_guard<std::mutex> lock(mutex_);
       wake_.notify_all();
-    drain();
-    for (int i = 0; i < kSpins && finished_.load() != jobs; ++i)
-      relax();
-    std::unique_lock<std::mutex> lock(mutex_);
-    // Workers inside the batch still read f_ and next_: wait for them too.
-    done_.wait(lock, [this] { return finished_ == jobs_ && active_ == 0; });
-    open_ = false;
-    f_ = nullptr;
+    }
   }
 
 private:
-  void drain() {
-    for (size_t i; (i = next_.fetch_add(1)) < jobs_;) {
-      (*f_)(i);
-      finished_.fetch_add(1);
+  enum { kIdle, kReserved, kPosted, kRunning, kDone };
+
+  // Runs jobs of b until none are left; true if it ran any.
+  bool drain(Batch &b) {
+    bool ran = false;
+    for (size_t i; (i = b.next.fetch_add(1)) < b.jobs;) {
+      (*b.f)(i);
+      ran = true;
+      if (b.finished.fetch_add(1) + 1 == b.jobs) {
+        std::lock_guard<std::mutex> lock(mutex_); // the caller may be about to sleep
+        done_.notify_all();
+      }
     }
+    return ran;
+  }
+  // Runs jobs of any open batch; true if it ran any.
+  bool help() {
+    bool ran = false;
+    for (Batch &b : batches_) {
+      if (!b.open.load())
+        continue;
+      b.active.fetch_add(1);
+      if (b.open.load())
+        ran |= drain(b);
+      b.active.fetch_sub(1);
+    }
+    return ran;
+  }
+  // Polls until the generation is no longer `seen`; false if it still is.
+  bool pollFor(uint64_t seen) {
+    for (int i = 0; i < kSpins; ++i) {
+      if (generation_.load() != seen)
+        return true;
+      pause(i);
+    }
+    return false;
+  }
+  void sleepUnless(uint64_t seen) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    sleepers_.fetch_add(1);
+    wake_.wait(lock, [&] { return generation_.load() != seen; });
+    sleepers_.fetch_sub(1);
   }
   void work() {
-    uint64_t seen = 0;
     for (;;) {
-      for (int i = 0; i < kSpins && generation_.load() == seen; ++i)
-        relax();
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        ++sleepers_;
-        wake_.wait(lock, [&] { return generation_ != seen; });
-        --sleepers_;
-        if (stop_)
-          return;
-        seen = generation_;
-        if (!open_)
-          continue; // that batch is over
-        ++active_;
+      uint64_t seen = generation_.load();
+      if (stop_)
+        return;
+      int posted = kPosted;
+      if (side_state_.compare_exchange_strong(posted, kRunning)) {
+        (*side_)();
+        side_state_ = kDone;
+        signal();
+        continue;
       }
-      drain();
-      std::lock_guard<std::mutex> lock(mutex_);
-      --active_;
-      done_.notify_one();
+      if (help())
+        continue;
+      if (!pollFor(seen))
+        sleepUnless(seen);
     }
   }
 
   std::vector<std::thread> workers_;
-  std::mutex mutex_, batch_mutex_;
+  Batch batches_[2]; // one per engine
+  std::mutex mutex_;
   std::condition_variable wake_, done_;
-  const std::function<void(size_t)> *f_ = nullptr;
-  size_t jobs_ = 0;
-  std::atomic<size_t> next_{0}, finished_{0};
-  std::atomic<uint64_t> generation_{0}; // changed under mutex_, polled without it
-  size_t active_ = 0;                   // workers inside the open batch
-  size_t sleepers_ = 0;                 // workers waiting on wake_
-  bool open_ = false, stop_ = false;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<unsigned> sleepers_{0}; // threads waiting on wake_
+  std::atomic<bool> stop_{false};
+  std::atomic<int> side_state_{kIdle};
+  const std::function<void()> *side_ = nullptr; // set before kPosted
 };
 
 unsigned defaultThreads() {
@@ -129,39 +221,72 @@ unsigned defaultThreads() {
   return cores ? cores : 1u;
 }
 
+// The thread count and the pool are read on every record: atomics, set
+// under poolMutex.
 std::mutex poolMutex;
 std::unique_ptr<Pool> pool;
-unsigned threads = 0; // 0: not read yet
+std::atomic<Pool *> current{nullptr};
+std::atomic<unsigned> threads{0}; // 0: not read yet
+
+unsigned threadsLocked() {
+  if (threads.load() == 0)
+    threads = defaultThreads();
+  return threads.load();
+}
+
+// The pool, made on first use; nullptr with one thread.
+Pool *thePool() {
+  if (Pool *p = current.load())
+    return p;
+  if (threads.load() == 1)
+    return nullptr;
+  std::lock_guard<std::mutex> lock(poolMutex);
+  if (threadsLocked() > 1 && !pool) {
+    pool = std::make_unique<Pool>(threads.load());
+    current = pool.get();
+  }
+  return pool.get();
+}
 
 } // namespace
 
 unsigned cmodelThreads() {
+  if (unsigned n = threads.load())
+    return n;
   std::lock_guard<std::mutex> lock(poolMutex);
-  if (threads == 0)
-    threads = defaultThreads();
-  return threads;
+  return threadsLocked();
 }
 
 void setCmodelThreads(unsigned n) {
   std::lock_guard<std::mutex> lock(poolMutex);
+  current = nullptr;
   pool.reset();
   threads = n ? n : 1;
 }
 
 void parallelFor(size_t jobs, const std::function<void(size_t)> &f) {
-  Pool *p = nullptr;
-  if (jobs > 1 && cmodelThreads() > 1) {
-    std::lock_guard<std::mutex> lock(poolMutex);
-    if (!pool)
-      pool = std::make_unique<Pool>(threads);
-    p = pool.get();
-  }
-  if (!p) {
-    for (size_t i = 0; i < jobs; ++i)
-      f(i);
+  Pool *p = jobs > 1 ? thePool() : nullptr;
+  if (p && p->run(jobs, f))
     return;
-  }
-  p->run(jobs, f);
+  for (size_t i = 0; i < jobs; ++i)
+    f(i);
+}
+
+bool runBeside(const std::function<void()> &main, const std::function<void()> &side) {
+  Pool *p = thePool();
+  return p && p->runBeside(main, side);
+}
+
+void waitUntil(const std::function<bool()> &ready) {
+  if (Pool *p = thePool())
+    return p->waitUntil(ready);
+  while (!ready())
+    std::this_thread::yield();
+}
+
+void notifyProgress() {
+  if (Pool *p = thePool())
+    p->signal();
 }
 
 } // namespace kiln::cmodel

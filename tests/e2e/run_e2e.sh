@@ -26,7 +26,8 @@ if [ "$groups" = sliced ]; then
   grep -E "slices [0-9]+ \(N\) x [0-9]+ \(C\) x [0-9]+ \(H\)" "$build/out/$model.inspect.txt" \
     | grep -vq "slices 1 (N) x 1 (C) x 1 (H)" || { echo "no sliced layer group"; exit 1; }
 fi
-"$kiln" run "$build/out/$model.bmodel" --input "$input" \
-  --output "$build/out/$model.out.npz" --stats "$build/out/$model.stats.json"
+# With N threads and one: the same bits (run_threads.sh).
+bash "$root/tests/e2e/run_threads.sh" "$build/out/$model.bmodel" "$input" \
+  "$build/out/$model.out.npz" --stats "$build/out/$model.stats.json"
 "$kiln" compare "$build/out/$model.out.npz" "$dir/reference.npz" \
   --tolerance "$min_cos,$min_euclid"

@@ -4,8 +4,9 @@
 # samples and the calibration table), compiles with the config's `verify`
 # (reference, Top, Tpu interpreter and cmodel levels must each pass), runs on
 # the cmodel, checks every output against the PyTorch F32 reference with
-# cosine >= MIN_COS and that no tensor of the run holds Inf or NaN. EXPECT,
-# if given, must appear in the compile output (e.g. a precision decision).
+# cosine >= MIN_COS (with N threads and one alike: run_threads.sh) and that
+# no tensor of the run holds Inf or NaN. EXPECT, if given, must appear in the
+# compile output (e.g. a precision decision).
 set -euo pipefail
 config=$1 min_cos=$2 expect=${3:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,7 +27,7 @@ if [ -n "$expect" ] && ! grep -qF -- "$expect" "$out.compile.txt"; then
   echo "compile output lacks '$expect'"; exit 1
 fi
 "$kiln" inspect "$out.bmodel" > "$out.inspect.txt"
-"$kiln" run "$out.bmodel" --input "$dir/input.npz" --output "$out.out.npz"
+bash "$root/tests/e2e/run_threads.sh" "$out.bmodel" "$dir/input.npz" "$out.out.npz"
 "$kiln" compare "$out.out.npz" "$dir/reference.npz" --tolerance "$min_cos,0.5"
 "$kiln" run "$out.bmodel" --input "$dir/input.npz" --output "$out.all.npz" --all-tensors > /dev/null
 "$py" - "$out.all.npz" <<'PY'

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kiln run --trace: the trace is valid JSON (Chrome trace event format) with a
 # TIU and a GDMA track, names every group's commands by the group's ONNX ops
-# and tensors, ends at the modelled cycles, and counts DDR bytes upwards.
+# and tensors, ends at the modelled cycles, and counts DDR bytes upwards; it
+# is the same with N threads and one (run_threads.sh).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${KILN_BUILD_DIR:-$root/build}
@@ -13,7 +14,7 @@ mkdir -p "$out"
 bash "$root/tests/models/generate.sh" resnet_style "$dir" "$py"
 "$kiln" compile "$root/configs/examples/resnet_style.yaml" -o "$out/net.bmodel" > /dev/null
 "$kiln" inspect "$out/net.bmodel" --json > "$out/inspect.json"
-"$kiln" run "$out/net.bmodel" --input "$dir/input.npz" --output "$out/out.npz" \
+bash "$root/tests/e2e/run_threads.sh" "$out/net.bmodel" "$dir/input.npz" "$out/out.npz" \
   --stats "$out/stats.json" --trace "$out/trace.json"
 "$py" - "$out/trace.json" "$out/inspect.json" "$out/stats.json" <<'PY'
 import json, sys

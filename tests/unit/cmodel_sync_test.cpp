@@ -3,11 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include "cmodel_harness.h"
 #include "kiln/abi/cost.h"
 #include "kiln/abi/regs.h"
+#include "kiln/cmodel/tiu_kernels.h"
 
 namespace kiln::test {
 namespace {
@@ -311,6 +314,121 @@ TEST(DeviceSync, DeadlockFaultsWithBadSync) {
                       {gdmaCmd(1, 0, KILN_GDMA_DDR_TO_LMEM, kSmall, kIn, 0)}),
             KILN_ERR_BAD_SYNC);
   EXPECT_EQ(dev.stats().tiu_commands + dev.stats().gdma_commands, 0u);
+}
+
+// ---- the engines run concurrently ---------------------------------------------------
+
+// What a submission leaves behind that must not depend on the thread count.
+struct Outcome {
+  kiln_status status;
+  std::string why;
+  std::vector<uint64_t> counts; // stats and the done-id registers
+  std::vector<std::tuple<int, uint32_t, uint64_t, uint64_t>> trace;
+  std::vector<float> out;
+  bool operator==(const Outcome &o) const {
+    return std::tie(status, why, counts, trace, out) ==
+           std::tie(o.status, o.why, o.counts, o.trace, o.out);
+  }
+};
+
+Outcome runAt(unsigned threads, const std::vector<kiln_tiu_cmd> &tiu,
+              const std::vector<kiln_gdma_cmd> &gdma, const std::vector<float> &input,
+              size_t out_count, bool strict = true) {
+  cmodel::setCmodelThreads(threads);
+  Device dev(kDeviceDdrBytes);
+  dev.setStrictSync(strict);
+  putDdr(dev, kWindowOffset + kIn, input);
+  std::vector<cmodel::TraceEvent> trace;
+  dev.traceInto(&trace);
+  Outcome o{runQueues(dev, tiu, gdma), dev.faultReason(), {}, {}, {}};
+  const cmodel::Stats &s = dev.stats();
+  o.counts = {s.cycles, s.tiu_busy_cycles, s.gdma_busy_cycles, s.tiu_commands, s.gdma_commands,
+              s.ddr_read_bytes, s.ddr_write_bytes, dev.read_reg(KILN_REG_TIU_DONE_ID),
+              dev.read_reg(KILN_REG_GDMA_DONE_ID)};
+  for (const cmodel::TraceEvent &e : trace)
+    o.trace.emplace_back(int(e.engine), e.index, e.start, e.cycles);
+  o.out = getDdr(dev, kWindowOffset + kOut, out_count);
+  return o;
+}
+
+// Eight tiles: load k, relu k (waits for load k), store k (waits for relu
+// k), the loads running ahead of the stores; every tile in buffers of its own.
+TEST(DeviceSync, ConcurrentEnginesGiveTheSameBitsStatsAndTrace) {
+  constexpr uint32_t kTiles = 8;
+  const uint64_t tile_bytes = kSmall.count() * 4;
+  std::vector<kiln_tiu_cmd> tiu;
+  std::vector<kiln_gdma_cmd> gdma;
+  auto load = [&](uint32_t k) {
+    gdma.push_back(gdmaCmd(uint32_t(gdma.size() + 1), 0, KILN_GDMA_DDR_TO_LMEM, kSmall,
+                           kIn + k * tile_bytes, k * 1024));
+    tiu.push_back(reluCmd(k + 1, uint32_t(gdma.size()), k * 1024, 32768 + k * 1024, kSmall));
+  };
+  auto store = [&](uint32_t k) {
+    gdma.push_back(gdmaCmd(uint32_t(gdma.size() + 1), k + 1, KILN_GDMA_LMEM_TO_DDR, kSmall,
+                           32768 + k * 1024, kOut + k * tile_bytes));
+  };
+  load(0);
+  for (uint32_t k = 0; k < kTiles; ++k) {
+    if (k + 1 < kTiles)
+      load(k + 1);
+    store(k);
+  }
+  const auto input = randomFloats(kTiles * kSmall.count(), 5);
+  const unsigned saved = cmodel::cmodelThreads();
+  const Outcome one = runAt(1, tiu, gdma, input, input.size());
+  ASSERT_EQ(one.status, KILN_OK) << one.why;
+  EXPECT_EQ(one.out, reluOf(input));
+  for (unsigned threads : {2u, 3u})
+    for (int rep = 0; rep < 20; ++rep)
+      EXPECT_TRUE(runAt(threads, tiu, gdma, input, input.size()) == one) << threads;
+  cmodel::setCmodelThreads(saved);
+}
+
+// A GDMA record faults while the TIU runs a long conv: the commands before
+// it in start order complete, none after it, at any thread count.
+TEST(DeviceSync, FaultStopsBothEnginesAtTheSameCommand) {
+  kiln_tiu_cmd busy = convCmd(KILN_DTYPE_F32);
+  busy.in0.addr = 16384, busy.in1.addr = 24576, busy.out.addr = 65536;
+  const std::vector<kiln_tiu_cmd> tiu = {busy, reluCmd(2, 1, 0, 8192, kSmall)};
+  const std::vector<kiln_gdma_cmd> gdma = {
+      gdmaCmd(1, 0, KILN_GDMA_DDR_TO_LMEM, kSmall, kIn, 0),
+      gdmaCmd(2, 0, KILN_GDMA_LMEM_TO_DDR, kSmall, 0, kDeviceDdrBytes), // outside
+      gdmaCmd(3, 2, KILN_GDMA_LMEM_TO_DDR, kSmall, 8192, kOut)};
+  const auto input = randomFloats(kSmall.count(), 6);
+  const unsigned saved = cmodel::cmodelThreads();
+  const Outcome one = runAt(1, tiu, gdma, input, kSmall.count());
+  EXPECT_EQ(one.status, KILN_ERR_DEVICE_FAULT);
+  EXPECT_EQ(one.why.rfind("gdma[1]: ", 0), 0u) << one.why;
+  // Started: the load, the conv and the bad store; completed: the first two.
+  EXPECT_EQ(one.trace.size(), 3u);
+  EXPECT_EQ(one.counts[3], 1u); // TIU commands
+  EXPECT_EQ(one.counts[4], 1u); // GDMA commands
+  for (unsigned threads : {2u, 3u})
+    for (int rep = 0; rep < 20; ++rep)
+      EXPECT_TRUE(runAt(threads, tiu, gdma, input, kSmall.count()) == one) << threads;
+  cmodel::setCmodelThreads(saved);
+}
+
+// Commands the sync ids let overlap that share LMEM: strict sync faults
+// before anything runs; without it they run in start order, as on one thread.
+TEST(DeviceSync, LmemRacesFaultWhenStrictElseRunInStartOrder) {
+  const std::vector<kiln_gdma_cmd> gdma = {
+      gdmaCmd(1, 0, KILN_GDMA_DDR_TO_LMEM, kSmall, kIn, 0),
+      gdmaCmd(2, 1, KILN_GDMA_LMEM_TO_DDR, kSmall, 8192, kOut)};
+  const std::vector<kiln_tiu_cmd> racy = {reluCmd(1, 0, 0, 8192, kSmall)}; // reads the load's
+  const auto input = randomFloats(kSmall.count(), 7);
+  const unsigned saved = cmodel::cmodelThreads();
+  const Outcome strict = runAt(2, racy, gdma, input, kSmall.count());
+  EXPECT_EQ(strict.status, KILN_ERR_DEVICE_FAULT);
+  EXPECT_EQ(strict.why.rfind("tiu[0] and gdma[0]: ", 0), 0u) << strict.why;
+  EXPECT_TRUE(strict.trace.empty());
+  const Outcome one = runAt(1, racy, gdma, input, kSmall.count(), false);
+  ASSERT_EQ(one.status, KILN_OK);
+  EXPECT_TRUE(runAt(3, racy, gdma, input, kSmall.count(), false) == one);
+  // Reading different bytes of the same banks is no race.
+  const std::vector<kiln_tiu_cmd> apart = {reluCmd(1, 0, 1024, 8192, kSmall)};
+  EXPECT_EQ(runAt(2, apart, gdma, input, kSmall.count()).status, KILN_OK);
+  cmodel::setCmodelThreads(saved);
 }
 
 } // namespace

@@ -2,10 +2,18 @@
 //
 // The device has DDR, 64 lanes of LMEM, the TIU and GDMA engines and the
 // register file of kiln/abi/regs.h. Ringing the doorbell runs a submission
-// synchronously: the records are fetched from DDR, ordered by the shared
-// two-queue schedule (kiln/abi/cost.h) and executed one by one in start
-// order, so a command sees every effect of the commands it waits for. A bad
-// record never crashes the model: the device faults and stops.
+// synchronously: the records are fetched from DDR and timed by the shared
+// two-queue schedule (kiln/abi/cost.h), which gives the cycles, the stats and
+// the trace. Then the engines run them, so that a command sees every effect
+// of the commands it waits for: with one thread (KILN_CMODEL_THREADS=1) one
+// by one in start order; with more, the TIU queue on the caller and the GDMA
+// queue on a pool thread, each command once the other engine has completed
+// the id it waits for (parallel.h, schedule.cpp). Commands that may overlap
+// then touch no common LMEM byte (checked per submission; a submission where
+// they would runs in start order), so the bits never depend on timing. A bad
+// record never crashes the model: the device faults and stops, both engines
+// before any command after the first fault in start order, so the stats,
+// registers and trace of a fault do not depend on timing either.
 #ifndef KILN_CMODEL_DEVICE_H
 #define KILN_CMODEL_DEVICE_H
 
@@ -78,6 +86,13 @@ public:
   // Appends every command that runs to *sink until called with nullptr.
   void traceInto(std::vector<TraceEvent> *sink) { trace_ = sink; }
 
+  // With strict sync (KILN_CMODEL_STRICT_SYNC=1 in the environment), a
+  // submission faults before it runs when two commands that its sync ids let
+  // run together touch the same LMEM bytes, one writing them; without it,
+  // such a submission runs in start order on one thread. Tests use it to hold
+  // the compiler to the sync ids.
+  void setStrictSync(bool strict) { strict_sync_ = strict; }
+
   const Stats &stats() const { return stats_; }
   void resetStats() { stats_ = Stats{}; }
   // Why the last submission faulted; empty if it did not. Kept across a soft
@@ -97,21 +112,21 @@ private:
   void softReset();
   void ring();
   kiln_status execute(Submission &sub);
-  kiln_status executeCommand(const Submission &sub, kiln_engine engine, uint32_t index);
   kiln_status fault(std::string why);
   bool inDdr(uint64_t addr, uint64_t size) const;
   uint8_t *ddrAt(uint64_t addr) { return ddr_.data() + (addr - kDdrBase); }
   template <class Record>
   bool fetch(uint64_t addr, uint32_t count, std::vector<Record> *out);
 
-  static kiln_status onCommand(void *user, kiln_engine engine, uint32_t index, uint64_t start,
-                               uint64_t cycles);
+  static kiln_status onStart(void *user, kiln_engine engine, uint32_t index, uint64_t start,
+                             uint64_t cycles);
 
   std::vector<uint8_t> ddr_;
   std::vector<uint8_t> lmem_;
   uint32_t regs_[KILN_REG_SPACE_BYTES / 4] = {};
   Stats stats_;
   std::vector<TraceEvent> *trace_ = nullptr;
+  bool strict_sync_ = false;
   std::string fault_reason_;
   // Armed test events: doorbells to let pass first (-1 when not armed).
   int64_t fault_in_ = -1, hang_in_ = -1;

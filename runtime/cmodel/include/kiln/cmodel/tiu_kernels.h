@@ -31,8 +31,9 @@ const char *runTiuRecord(const kiln_tiu_cmd &cmd, uint8_t *lmem, uint64_t lane_b
 
 // Threads a large record is split over: KILN_CMODEL_THREADS (1 to 256),
 // default the machine's cores. Each output is computed by one thread in the
-// order above, so the bits never depend on it. setCmodelThreads overrides it
-// from then on (tests run 1 and N threads).
+// order above, so the bits never depend on it. With more than one, the
+// device also runs its TIU and GDMA queues concurrently (device.h).
+// setCmodelThreads overrides it from then on (tests run 1 and N threads).
 unsigned cmodelThreads();
 void setCmodelThreads(unsigned threads);
 

@@ -4,6 +4,7 @@
 
 #include "kiln/Calibration/CalibrationTable.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/Interpreter/TopInterpreter.h"
 #include "kiln/Support/IRChecks.h"
 #include "kiln/host/npz.h"
@@ -29,6 +30,12 @@ std::string cli::calibrationTablePath(const config::DeployConfig &cfg) {
   llvm::SmallString<256> path(llvm::sys::path::parent_path(cfg.config_path));
   llvm::sys::path::append(path, "out", cfg.name + ".calib");
   return std::string(path.str());
+}
+
+OwningOpRef<ModuleOp> cli::importConfigModel(MLIRContext &ctx,
+                                             const config::DeployConfig &cfg) {
+  ctx.loadDialect<func::FuncDialect, top::TopDialect, tpu::TpuDialect>();
+  return importOnnx(ctx, cfg.model, importOptionsOf(cfg));
 }
 
 ImportOptions cli::importOptionsOf(const config::DeployConfig &cfg) {

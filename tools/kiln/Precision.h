@@ -26,6 +26,11 @@ std::string calibrationTablePath(const config::DeployConfig &cfg);
 /// The importer's options from a config (input shapes, random ops).
 ImportOptions importOptionsOf(const config::DeployConfig &cfg);
 
+/// The config's model imported to Top IR in `ctx` (with the Top, Tpu and
+/// func dialects loaded); null after the importer's diagnostics.
+mlir::OwningOpRef<mlir::ModuleOp> importConfigModel(mlir::MLIRContext &ctx,
+                                                    const config::DeployConfig &cfg);
+
 /// The files a glob matches, sorted.
 std::vector<std::string> globSorted(const std::string &pattern);
 

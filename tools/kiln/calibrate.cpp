@@ -298,9 +298,7 @@ int kiln::cli::calibrateMain() {
     table = calibrationTablePath(cfg);
 
   MLIRContext ctx;
-  ctx.loadDialect<func::FuncDialect, top::TopDialect, tpu::TpuDialect>();
-  ImportOptions importOpts = importOptionsOf(cfg);
-  OwningOpRef<ModuleOp> module = importOnnx(ctx, cfg.model, importOpts);
+  OwningOpRef<ModuleOp> module = importConfigModel(ctx, cfg);
   if (!module)
     return 1;
   PassManager pm(&ctx);

@@ -101,9 +101,7 @@ int kiln::cli::compileMain() {
     cfg.output = output;
 
   MLIRContext ctx;
-  ctx.loadDialect<func::FuncDialect, top::TopDialect, tpu::TpuDialect>();
-  ImportOptions importOpts = importOptionsOf(cfg);
-  OwningOpRef<ModuleOp> module = importOnnx(ctx, cfg.model, importOpts);
+  OwningOpRef<ModuleOp> module = importConfigModel(ctx, cfg);
   if (!module)
     return 1;
   if (emitTop) {

@@ -50,7 +50,7 @@ kiln_status checkHeader(const uint8_t *file, size_t size, kiln_bmodel_header *h,
   copyBytes(h, file, sizeof *h);
   // A header shorter than ours cannot come from any version we know.
   if (h->format_major != KILN_BMODEL_FORMAT_MAJOR || h->format_minor > KILN_BMODEL_FORMAT_MINOR)
-    KILN_FAIL(d, BAD_VERSION, HEADER, kNoIndex, kNoIndex, "format version newer than the runtime");
+    KILN_FAIL(d, BAD_VERSION, HEADER, kNoIndex, kNoIndex, "format version unknown to the runtime");
   if (h->header_size < sizeof *h)
     KILN_FAIL(d, BAD_VERSION, HEADER, kNoIndex, kNoIndex, "header size below this version's");
   // This format version defines no flags; the reserved word must stay zero.

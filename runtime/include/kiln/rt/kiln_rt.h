@@ -2,7 +2,9 @@
  *
  * Freestanding: no heap, no exceptions, no global state. The caller provides
  * every buffer (runtime and net storage, the bmodel bytes, which must stay
- * alive while a net is loaded) and a HAL that reaches the device. */
+ * alive while a net is loaded) and a HAL that reaches the device. Failures
+ * return a kiln_status; the _ex calls also say which object failed and why
+ * (kiln_error_detail below). */
 #ifndef KILN_RT_H
 #define KILN_RT_H
 

@@ -201,38 +201,32 @@ TEST_F(RuntimeCoreTest, OutOfDeviceMemory) {
 
 // The runtime resets the device when a wait fails.
 TEST_F(RuntimeCoreTest, TimeoutResetsTheDevice) {
-  struct Spy {
-    kiln_hal inner;
-    int resets = 0;
-  } spy{dev.hal()};
-  kiln_hal hal = spy.inner;
-  hal.ctx = &spy;
-  hal.write_mem = [](void *c, uint64_t a, const void *s, uint64_t n) {
-    auto *p = static_cast<Spy *>(c);
-    return p->inner.write_mem(p->inner.ctx, a, s, n);
-  };
-  hal.read_mem = [](void *c, uint64_t a, void *d, uint64_t n) {
-    auto *p = static_cast<Spy *>(c);
-    return p->inner.read_mem(p->inner.ctx, a, d, n);
-  };
-  hal.submit = [](void *c, const kiln_submit_desc *d) {
-    auto *p = static_cast<Spy *>(c);
-    return p->inner.submit(p->inner.ctx, d);
-  };
-  hal.wait = [](void *, uint32_t) { return KILN_ERR_TIMEOUT; };
-  hal.reset = [](void *c) {
-    static_cast<Spy *>(c)->resets++;
-    return KILN_OK;
-  };
+  FlakyHal spy{dev.hal()};
+  spy.fail_next_wait = true;
+  const kiln_hal hal = spy.hal();
   Runtime rt;
   ASSERT_EQ(rt.init(hal), KILN_OK);
   const auto file = buildBmodel(addReluModel());
   Net net;
   ASSERT_EQ(net.load(rt, file.data(), file.size()), KILN_OK);
   kiln_run_stats stats;
-  EXPECT_EQ(net.run(10, &stats), KILN_ERR_TIMEOUT);
+  kiln_error_detail d{};
+  EXPECT_EQ(net.run(10, &stats, &d), KILN_ERR_TIMEOUT);
   EXPECT_EQ(spy.resets, 1);
   EXPECT_EQ(stats.groups_run, 0u);
+  // The detail names the group that timed out: now the second one.
+  EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_GROUP));
+  EXPECT_EQ(d.index, 0u);
+  spy.fail_next_wait = true;
+  spy.skip_waits = 1;
+  EXPECT_EQ(net.run(kTimeout, &stats, &d), KILN_ERR_TIMEOUT);
+  EXPECT_EQ(stats.groups_run, 1u);
+  EXPECT_EQ(d.status, KILN_ERR_TIMEOUT);
+  EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_GROUP));
+  EXPECT_EQ(d.net, 0u);
+  EXPECT_EQ(d.index, 1u);
+  EXPECT_EQ(d.sub_index, KILN_NO_INDEX);
+  EXPECT_STREQ(d.reason, "the group did not complete");
 }
 
 // A valid record the device cannot run (no f16 kernel yet): the fault reaches
@@ -959,6 +953,9 @@ TEST_F(ErrorDetailTest, ArgumentsAndDeviceMemory) {
   EXPECT_EQ(kiln_bmodel_query_memory_ex(file.data(), file.size(), 0, nullptr, &d),
             KILN_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_ARGUMENT));
+  EXPECT_EQ(kiln_net_run_ex(nullptr, kTimeout, nullptr, nullptr, nullptr, &d),
+            KILN_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(d.reason, "net not loaded");
 }
 
 // A success leaves the caller's detail alone; plain calls still reach the hook.
@@ -979,56 +976,6 @@ TEST_F(ErrorDetailTest, SuccessLeavesTheDetailAndPlainCallsReachTheHook) {
   ASSERT_EQ(hooked().size(), 1u);
   EXPECT_EQ(hooked()[0].status, KILN_ERR_BAD_MAGIC);
   EXPECT_EQ(hooked()[0].object_kind, uint32_t(KILN_OBJ_HEADER));
-}
-
-TEST_F(ErrorDetailTest, RunFailuresNameTheGroup) {
-  struct Hal {
-    kiln_hal inner;
-    int waits = 0;
-  } spy{dev.hal()};
-  kiln_hal hal = spy.inner;
-  hal.ctx = &spy;
-  hal.write_mem = [](void *c, uint64_t a, const void *s, uint64_t n) {
-    auto *p = static_cast<Hal *>(c);
-    return p->inner.write_mem(p->inner.ctx, a, s, n);
-  };
-  hal.read_mem = [](void *c, uint64_t a, void *d, uint64_t n) {
-    auto *p = static_cast<Hal *>(c);
-    return p->inner.read_mem(p->inner.ctx, a, d, n);
-  };
-  hal.submit = [](void *c, const kiln_submit_desc *d) {
-    auto *p = static_cast<Hal *>(c);
-    return p->inner.submit(p->inner.ctx, d);
-  };
-  // The first group completes, the second times out.
-  hal.wait = [](void *c, uint32_t t) {
-    auto *p = static_cast<Hal *>(c);
-    return p->waits++ == 0 ? p->inner.wait(p->inner.ctx, t) : KILN_ERR_TIMEOUT;
-  };
-  hal.reset = [](void *c) {
-    auto *p = static_cast<Hal *>(c);
-    return p->inner.reset(p->inner.ctx);
-  };
-  Runtime rt;
-  ASSERT_EQ(rt.init(hal), KILN_OK);
-  const auto file = buildBmodel(addReluModel());
-  Net n;
-  ASSERT_EQ(n.load(rt, file.data(), file.size()), KILN_OK);
-  kiln_error_detail d{};
-  kiln_run_stats stats;
-  hooked().clear();
-  EXPECT_EQ(n.run(kTimeout, &stats, &d), KILN_ERR_TIMEOUT);
-  EXPECT_EQ(stats.groups_run, 1u);
-  EXPECT_EQ(d.status, KILN_ERR_TIMEOUT);
-  EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_GROUP));
-  EXPECT_EQ(d.net, 0u);
-  EXPECT_EQ(d.index, 1u);
-  EXPECT_STREQ(d.reason, "the group did not complete");
-  EXPECT_EQ(hooked().size(), 1u);
-
-  EXPECT_EQ(kiln_net_run_ex(nullptr, kTimeout, nullptr, nullptr, nullptr, &d),
-            KILN_ERR_INVALID_ARGUMENT);
-  EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_ARGUMENT));
 }
 
 TEST(ErrorDetail, EveryObjectKindHasAName) {

@@ -34,43 +34,6 @@ std::vector<float> expected(const std::vector<float> &x) {
   return z;
 }
 
-// The cmodel's HAL, with a switch that makes the next wait time out.
-struct FlakyHal {
-  kiln_hal inner;
-  bool fail_next_wait = false;
-
-  kiln_hal hal() {
-    kiln_hal h = inner;
-    h.ctx = this;
-    h.write_mem = [](void *c, uint64_t a, const void *s, uint64_t n) {
-      auto *f = static_cast<FlakyHal *>(c);
-      return f->inner.write_mem(f->inner.ctx, a, s, n);
-    };
-    h.read_mem = [](void *c, uint64_t a, void *d, uint64_t n) {
-      auto *f = static_cast<FlakyHal *>(c);
-      return f->inner.read_mem(f->inner.ctx, a, d, n);
-    };
-    h.submit = [](void *c, const kiln_submit_desc *d) {
-      auto *f = static_cast<FlakyHal *>(c);
-      return f->inner.submit(f->inner.ctx, d);
-    };
-    h.wait = [](void *c, uint32_t t) {
-      auto *f = static_cast<FlakyHal *>(c);
-      kiln_status st = f->inner.wait(f->inner.ctx, t);
-      if (f->fail_next_wait) {
-        f->fail_next_wait = false;
-        return KILN_ERR_TIMEOUT;
-      }
-      return st;
-    };
-    h.reset = [](void *c) {
-      auto *f = static_cast<FlakyHal *>(c);
-      return f->inner.reset(f->inner.ctx);
-    };
-    return h;
-  }
-};
-
 class ResidencyTest : public ::testing::Test {
 protected:
   void SetUp() override { ASSERT_EQ(runtime.init(flaky.hal()), KILN_OK); }

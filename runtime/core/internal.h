@@ -48,10 +48,42 @@ inline void copyBytes(void *dst, const void *src, size_t size) {
   __builtin_memcpy(dst, src, size);
 }
 
+// ---- failure detail (kiln_error_detail) ------------------------------------------
+//
+// Inside the core the detail pointer is never null: each entry point passes
+// a zeroed local and, if the call fails, copies it out and calls the board's
+// hook once (finishFailure). A failure site fills it and returns its status
+// in one statement, KILN_FAIL.
+using Detail = kiln_error_detail;
+constexpr uint32_t kNoIndex = KILN_NO_INDEX;
+
+// Fills *d (net: KILN_NO_INDEX; the caller that knows the net sets it) and
+// returns st.
+kiln_status fail(Detail *d, kiln_status st, kiln_object_kind kind, uint32_t index,
+                 uint32_t sub_index, const char *reason);
+
+// On failure: completes *d (a status with no detail yet gets a generic
+// one), copies it to out (may be null) and calls kiln_pal_error_hook.
+kiln_status finishFailure(kiln_status st, Detail *d, Detail *out);
+
+} // namespace kiln::rt
+
+// `KILN_FAIL(d, OUT_OF_RANGE, GDMA_CMD, group, i, "...")` returns
+// KILN_ERR_OUT_OF_RANGE after recording a GDMA command's detail in d.
+#define KILN_FAIL(d, status, kind, index, sub_index, reason)                                \
+  return ::kiln::rt::fail(d, KILN_ERR_##status, KILN_OBJ_##kind, index, sub_index, reason)
+
+namespace kiln::rt {
+
 // Bytes of a net's queue section: each group's TIU and GDMA queue and, when
 // the group has a warm plan, its warm TIU and GDMA queues, each on a GDMA
 // burst (net.cpp packs them so). False if the size overflows.
 bool queueSectionBytes(const kiln::bmodel::Net &net, const uint8_t *blob, uint64_t *out);
+
+// kiln_net_load_ex without its epilogue: on failure *d holds the detail
+// and nobody has been told yet (kiln_bmodel_query_memory_ex loads through it).
+kiln_status loadNet(kiln_runtime *rt, const void *bmodel, size_t size, uint32_t net_index,
+                    void *storage, size_t storage_size, kiln_net **out_net, Detail *d);
 
 } // namespace kiln::rt
 
@@ -74,6 +106,7 @@ struct kiln_net {
   uint64_t window_addr; // DDR base of the net's commands: its coefficient region
   uint64_t window_size; // coeff_size + neuron_size
   uint32_t load_id;     // names this load in the residency tracker
+  uint32_t net_index;   // of the net in its file, for error details
 };
 
 #endif

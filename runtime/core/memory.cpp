@@ -25,8 +25,16 @@ kiln_status refuseReset(void *) { return KILN_ERR_HAL; }
 extern "C" kiln_status kiln_bmodel_query_memory(const void *bmodel, size_t size,
                                                 uint32_t net_index,
                                                 kiln_memory_requirements *out_req) {
+  return kiln_bmodel_query_memory_ex(bmodel, size, net_index, out_req, nullptr);
+}
+
+namespace {
+
+kiln_status queryMemory(const void *bmodel, size_t size, uint32_t net_index,
+                        kiln_memory_requirements *out_req, kiln::rt::Detail *d) {
   if (!out_req)
-    return KILN_ERR_INVALID_ARGUMENT;
+    KILN_FAIL(d, INVALID_ARGUMENT, ARGUMENT, kiln::rt::kNoIndex, kiln::rt::kNoIndex,
+              "out_req is null");
   kiln_hal probe{};
   probe.mem_base = 0; // kiln_net_load starts the first net here, 4 KiB aligned
   probe.mem_size = UINT64_MAX;
@@ -40,9 +48,10 @@ extern "C" kiln_status kiln_bmodel_query_memory(const void *bmodel, size_t size,
   alignas(16) unsigned char net_storage[sizeof(kiln_net)];
   kiln_runtime *rt;
   kiln_net *net;
-  kiln_status st = kiln_runtime_init(rt_storage, sizeof rt_storage, &probe, &rt);
-  if (st == KILN_OK)
-    st = kiln_net_load(rt, bmodel, size, net_index, net_storage, sizeof net_storage, &net);
+  // The probe HAL is always usable, so init cannot fail.
+  kiln_runtime_init(rt_storage, sizeof rt_storage, &probe, &rt);
+  kiln_status st =
+      kiln::rt::loadNet(rt, bmodel, size, net_index, net_storage, sizeof net_storage, &net, d);
   if (st != KILN_OK)
     return st;
 
@@ -53,11 +62,23 @@ extern "C" kiln_status kiln_bmodel_query_memory(const void *bmodel, size_t size,
   // The next net starts on a section boundary: count the padding up to it.
   if (!kiln::rt::alignUpChecked(net->mem_end - net->mem_begin, kiln::rt::kSectionAlign,
                                 &req.device_bytes))
-    st = KILN_ERR_NO_DEVICE_MEMORY;
+    st = kiln::rt::fail(d, KILN_ERR_NO_DEVICE_MEMORY, KILN_OBJ_DEVICE_MEMORY, kiln::rt::kNoIndex,
+                        kiln::rt::kNoIndex, "net larger than any address space");
   req.runtime_storage_bytes = kiln_runtime_storage_size();
   req.net_storage_bytes = kiln_net_storage_size();
   kiln_net_unload(net);
   if (st == KILN_OK)
     *out_req = req;
   return st;
+}
+
+} // namespace
+
+extern "C" kiln_status kiln_bmodel_query_memory_ex(const void *bmodel, size_t size,
+                                                   uint32_t net_index,
+                                                   kiln_memory_requirements *out_req,
+                                                   kiln_error_detail *out_detail) {
+  kiln::rt::Detail d{};
+  kiln_status st = queryMemory(bmodel, size, net_index, out_req, &d);
+  return st == KILN_OK ? st : kiln::rt::finishFailure(st, &d, out_detail);
 }

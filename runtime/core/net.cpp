@@ -47,7 +47,7 @@ GroupQueues placeQueues(QueueCursor &cursor, const fb::LayerGroup &g, const Warm
 
 // Reserves [queues][coeff][neuron] on top of the runtime's stack.
 kiln_status planDeviceMemory(const kiln_runtime &rt, const fb::Net &net, const uint8_t *blob,
-                             kiln_net *n) {
+                             kiln_net *n, Detail *d) {
   uint64_t queues, mem_limit = rt.hal.mem_base + rt.hal.mem_size;
   n->window_size = net.coeff_size() + net.neuron_size(); // verified not to overflow
   if (!queueSectionBytes(net, blob, &queues) ||
@@ -55,7 +55,8 @@ kiln_status planDeviceMemory(const kiln_runtime &rt, const fb::Net &net, const u
       !addChecked(n->queues_addr, queues, &n->window_addr) ||
       !alignUpChecked(n->window_addr, kSectionAlign, &n->window_addr) ||
       !addChecked(n->window_addr, n->window_size, &n->mem_end) || n->mem_end > mem_limit)
-    return KILN_ERR_NO_DEVICE_MEMORY;
+    KILN_FAIL(d, NO_DEVICE_MEMORY, DEVICE_MEMORY, kNoIndex, kNoIndex,
+              "net does not fit above the loaded nets");
   n->mem_begin = rt.top;
   return KILN_OK;
 }
@@ -78,7 +79,7 @@ kiln_status zeroDevice(const kiln_hal &hal, uint64_t addr, uint64_t size) {
   return KILN_OK;
 }
 
-kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob) {
+kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob, Detail *d) {
   const kiln_hal &hal = n.rt->hal;
   kiln_status st;
   QueueCursor cursor(n.queues_addr);
@@ -90,16 +91,19 @@ kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob) {
       GroupQueues q = placeQueues(cursor, g, plan);
       if ((st = writeDevice(hal, q.tiu, tiuRecords(blob, g), tiuQueueBytes(g))) != KILN_OK ||
           (st = writeDevice(hal, q.gdma, gdmaRecords(blob, g), gdmaQueueBytes(g))) != KILN_OK)
-        return st;
+        return fail(d, st, KILN_OBJ_HAL, i, kNoIndex, "writing the queues failed");
       if (plan.count &&
-          (st = uploadWarmQueues(hal, g, blob, plan, q.warm_tiu, q.warm_gdma)) != KILN_OK)
+          (st = uploadWarmQueues(hal, g, i, blob, plan, q.warm_tiu, q.warm_gdma, d)) != KILN_OK)
         return st;
     }
   uint64_t coeff_bytes = net.coeff() ? net.coeff()->size() : 0;
   if (coeff_bytes &&
       (st = writeDevice(hal, n.window_addr, blob + net.coeff()->offset(), coeff_bytes)) != KILN_OK)
-    return st;
-  return zeroDevice(hal, n.window_addr + coeff_bytes, net.coeff_size() - coeff_bytes);
+    return fail(d, st, KILN_OBJ_HAL, kNoIndex, kNoIndex, "writing the coefficients failed");
+  st = zeroDevice(hal, n.window_addr + coeff_bytes, net.coeff_size() - coeff_bytes);
+  if (st != KILN_OK)
+    return fail(d, st, KILN_OBJ_HAL, kNoIndex, kNoIndex, "zeroing the coefficients failed");
+  return KILN_OK;
 }
 
 bool isLoaded(const kiln_net *net) { return net && net->tag == kNetTag; }
@@ -181,17 +185,55 @@ kiln_status readTensor(const kiln_net *net, TensorList which, uint32_t index, vo
 }
 
 // A failed wait leaves the device mid-submission or faulted: reset it.
-kiln_status runGroup(const kiln_hal &hal, const kiln_submit_desc &desc, uint32_t timeout_us) {
+kiln_status runGroup(const kiln_hal &hal, const kiln_submit_desc &desc, uint32_t timeout_us,
+                     uint32_t group, Detail *d) {
   kiln_status st = hal.submit(hal.ctx, &desc);
   if (st != KILN_OK)
-    return st;
+    return fail(d, st, KILN_OBJ_GROUP, group, kNoIndex, "the HAL refused the submission");
   st = hal.wait(hal.ctx, timeout_us);
-  if (st != KILN_OK)
+  if (st != KILN_OK) {
     hal.reset(hal.ctx);
-  return st;
+    return fail(d, st, KILN_OBJ_GROUP, group, kNoIndex, "the group did not complete");
+  }
+  return KILN_OK;
 }
 
 } // namespace
+
+kiln_status loadNet(kiln_runtime *rt, const void *bmodel, size_t size, uint32_t net_index,
+                    void *storage, size_t storage_size, kiln_net **out_net, Detail *d) {
+  if (!rt || rt->tag != kRuntimeTag)
+    KILN_FAIL(d, INVALID_ARGUMENT, ARGUMENT, kNoIndex, kNoIndex, "runtime not initialised");
+  if (!bmodel || !storage || !out_net || !isAligned(storage, 16) || !isAligned(bmodel, 8))
+    KILN_FAIL(d, INVALID_ARGUMENT, ARGUMENT, kNoIndex, kNoIndex,
+              "bmodel, storage or out_net null or misaligned");
+  if (storage_size < sizeof(kiln_net))
+    KILN_FAIL(d, BUFFER_TOO_SMALL, ARGUMENT, kNoIndex, kNoIndex, "net storage too small");
+
+  VerifiedBmodel bm;
+  kiln_status st = verifyBmodel(static_cast<const uint8_t *>(bmodel), size, &bm, d);
+  if (st != KILN_OK)
+    return st;
+  if (!bm.model->nets() || net_index >= bm.model->nets()->size())
+    KILN_FAIL(d, NOT_FOUND, ARGUMENT, kNoIndex, kNoIndex, "the file has no net of that index");
+
+  kiln_net n{};
+  n.tag = kNetTag;
+  n.rt = rt;
+  n.net = bm.model->nets()->Get(net_index);
+  n.blob = bm.blob;
+  n.net_index = net_index;
+  if ((st = checkResidencyPlan(*n.net, bm.blob, d)) != KILN_OK ||
+      (st = planDeviceMemory(*rt, *n.net, bm.blob, &n, d)) != KILN_OK ||
+      (st = upload(n, *n.net, bm.blob, d)) != KILN_OK) {
+    d->net = net_index;
+    return st;
+  }
+  rt->top = n.mem_end;
+  n.load_id = trackerNewLoad(&rt->residency);
+  *out_net = ::new (storage) kiln_net(n);
+  return KILN_OK;
+}
 
 bool queueSectionBytes(const fb::Net &net, const uint8_t *blob, uint64_t *out) {
   uint64_t total = 0;
@@ -220,32 +262,15 @@ size_t kiln_net_storage_size(void) { return sizeof(kiln_net); }
 
 kiln_status kiln_net_load(kiln_runtime *rt, const void *bmodel, size_t size, uint32_t net_index,
                           void *storage, size_t storage_size, kiln_net **out_net) {
-  if (!rt || rt->tag != kRuntimeTag || !bmodel || !storage || !out_net ||
-      !isAligned(storage, 16) || !isAligned(bmodel, 8))
-    return KILN_ERR_INVALID_ARGUMENT;
-  if (storage_size < sizeof(kiln_net))
-    return KILN_ERR_BUFFER_TOO_SMALL;
+  return kiln_net_load_ex(rt, bmodel, size, net_index, storage, storage_size, out_net, nullptr);
+}
 
-  VerifiedBmodel bm;
-  kiln_status st = verifyBmodel(static_cast<const uint8_t *>(bmodel), size, &bm);
-  if (st != KILN_OK)
-    return st;
-  if (!bm.model->nets() || net_index >= bm.model->nets()->size())
-    return KILN_ERR_NOT_FOUND;
-
-  kiln_net n{};
-  n.tag = kNetTag;
-  n.rt = rt;
-  n.net = bm.model->nets()->Get(net_index);
-  n.blob = bm.blob;
-  if ((st = checkResidencyPlan(*n.net, bm.blob)) != KILN_OK ||
-      (st = planDeviceMemory(*rt, *n.net, bm.blob, &n)) != KILN_OK ||
-      (st = upload(n, *n.net, bm.blob)) != KILN_OK)
-    return st;
-  rt->top = n.mem_end;
-  n.load_id = trackerNewLoad(&rt->residency);
-  *out_net = ::new (storage) kiln_net(n);
-  return KILN_OK;
+kiln_status kiln_net_load_ex(kiln_runtime *rt, const void *bmodel, size_t size,
+                             uint32_t net_index, void *storage, size_t storage_size,
+                             kiln_net **out_net, kiln_error_detail *out_detail) {
+  Detail d{};
+  kiln_status st = loadNet(rt, bmodel, size, net_index, storage, storage_size, out_net, &d);
+  return st == KILN_OK ? st : finishFailure(st, &d, out_detail);
 }
 
 kiln_status kiln_net_unload(kiln_net *net) {
@@ -294,13 +319,21 @@ kiln_status kiln_net_read_tensor(const kiln_net *net, uint32_t index, void *dst,
 // Each group runs warm (without the loads of coefficients LMEM still holds)
 // when the tracker says every one of them is there, cold otherwise.
 kiln_status kiln_net_run(kiln_net *net, uint32_t timeout_us, kiln_run_stats *out_stats) {
-  return kiln_net_run_observed(net, timeout_us, nullptr, nullptr, out_stats);
+  return kiln_net_run_ex(net, timeout_us, nullptr, nullptr, out_stats, nullptr);
 }
 
 kiln_status kiln_net_run_observed(kiln_net *net, uint32_t timeout_us, kiln_group_done_fn on_group,
                                   void *user, kiln_run_stats *out_stats) {
-  if (!isLoaded(net))
-    return KILN_ERR_INVALID_ARGUMENT;
+  return kiln_net_run_ex(net, timeout_us, on_group, user, out_stats, nullptr);
+}
+
+kiln_status kiln_net_run_ex(kiln_net *net, uint32_t timeout_us, kiln_group_done_fn on_group,
+                            void *user, kiln_run_stats *out_stats, kiln_error_detail *out_detail) {
+  Detail d{};
+  if (!isLoaded(net)) {
+    fail(&d, KILN_ERR_INVALID_ARGUMENT, KILN_OBJ_ARGUMENT, kNoIndex, kNoIndex, "net not loaded");
+    return finishFailure(KILN_ERR_INVALID_ARGUMENT, &d, out_detail);
+  }
   kiln_run_stats stats{};
   kiln_status st = KILN_OK;
   ResidencyTracker &tracker = net->rt->residency;
@@ -319,8 +352,9 @@ kiln_status kiln_net_run_observed(kiln_net *net, uint32_t timeout_us, kiln_group
     desc.gdma_queue_addr = warm ? q.warm_gdma : q.gdma;
     desc.tiu_count = g.tiu_count();
     desc.gdma_count = warm ? warmGdmaCount(g, plan) : g.gdma_count();
-    if ((st = runGroup(net->rt->hal, desc, timeout_us)) != KILN_OK) {
+    if ((st = runGroup(net->rt->hal, desc, timeout_us, i, &d)) != KILN_OK) {
       trackerReset(&tracker); // a failed submission leaves LMEM unknown
+      d.net = net->net_index;
       break;
     }
     trackerRan(&tracker, net->load_id, i, g, plan);
@@ -336,7 +370,7 @@ kiln_status kiln_net_run_observed(kiln_net *net, uint32_t timeout_us, kiln_group
   }
   if (out_stats)
     *out_stats = stats;
-  return st;
+  return st == KILN_OK ? st : finishFailure(st, &d, out_detail);
 }
 
 } // extern "C"

@@ -80,27 +80,37 @@ uint32_t prologueEnd(const fb::LayerGroup &g) {
 }
 
 // Group tables must describe what the commands do: the tracker evicts by them.
-kiln_status checkWritesInsideAllocations(const fb::LayerGroup &g, const uint8_t *blob) {
+kiln_status checkWritesInsideAllocations(const fb::LayerGroup &g, uint32_t group,
+                                         const uint8_t *blob, Detail *d) {
   const auto *allocs = g.lmem();
   if (!allocs) // no table: the tracker assumes the group overwrites all of LMEM
     return KILN_OK;
-  bool ok = forEachLmemWrite(g, blob, [&](Span s, bool, uint32_t) {
+  bool bad_gdma = false;
+  uint32_t bad = 0;
+  bool ok = forEachLmemWrite(g, blob, [&](Span s, bool is_gdma, uint32_t i) {
     for (const fb::LmemAlloc *a : *allocs)
       if (contains(allocSpan(*a), s))
         return true;
+    bad_gdma = is_gdma;
+    bad = i;
     return false;
   });
-  return ok ? KILN_OK : KILN_ERR_OUT_OF_RANGE;
+  if (ok)
+    return KILN_OK;
+  return fail(d, KILN_ERR_OUT_OF_RANGE, bad_gdma ? KILN_OBJ_GDMA_CMD : KILN_OBJ_TIU_CMD, group,
+              bad, "writes LMEM outside its group's allocations");
 }
 
-kiln_status checkRecord(const fb::Net &net, uint32_t index, const uint8_t *blob) {
+kiln_status checkRecord(const fb::Net &net, uint32_t index, const uint8_t *blob, Detail *d) {
   const fb::Residency &r = *net.residency()->Get(index);
-  if (!net.groups() || r.group() >= net.groups()->size() || r.first_step() > r.last_step())
-    return KILN_ERR_BAD_RESIDENCY;
+  if (!net.groups() || r.group() >= net.groups()->size())
+    KILN_FAIL(d, BAD_RESIDENCY, RESIDENCY, index, kNoIndex, "names no group of the net");
+  if (r.first_step() > r.last_step())
+    KILN_FAIL(d, BAD_RESIDENCY, RESIDENCY, index, kNoIndex, "first step after its last");
   const fb::LayerGroup &g = *net.groups()->Get(r.group());
   const auto *allocs = g.lmem();
   if (!allocs)
-    return KILN_ERR_BAD_RESIDENCY;
+    KILN_FAIL(d, BAD_RESIDENCY, RESIDENCY, index, kNoIndex, "its group has no LMEM table");
   const Span rs = residentSpan(r);
 
   // It is one of the group's held allocations ...
@@ -111,29 +121,37 @@ kiln_status checkRecord(const fb::Net &net, uint32_t index, const uint8_t *blob)
       own = i;
   }
   if (own == allocs->size())
-    return KILN_ERR_BAD_RESIDENCY;
+    KILN_FAIL(d, BAD_RESIDENCY, RESIDENCY, index, kNoIndex, "matches no held allocation");
   // ... that no other live allocation or resident tensor of the group shares ...
   for (uint32_t i = 0; i < allocs->size(); ++i) {
     const fb::LmemAlloc &a = *allocs->Get(i);
     if (i != own && overlaps(rs, allocSpan(a)) &&
         lifetimesOverlap(r.first_step(), r.last_step(), a.first_step(), a.last_step()))
-      return KILN_ERR_BAD_RESIDENCY;
+      KILN_FAIL(d, BAD_RESIDENCY, RESIDENCY, index, i, "overlaps a live allocation");
   }
   for (uint32_t i = 0; i < net.residency()->size(); ++i) {
     const fb::Residency &o = *net.residency()->Get(i);
     if (i != index && o.group() == r.group() && overlaps(rs, residentSpan(o)) &&
         lifetimesOverlap(r.first_step(), r.last_step(), o.first_step(), o.last_step()))
-      return KILN_ERR_BAD_RESIDENCY;
+      KILN_FAIL(d, BAD_RESIDENCY, RESIDENCY, index, i, "overlaps another residency record");
   }
   // ... and only the prologue's loads write: it holds the same bytes for
   // every slice.
   const uint32_t prologue = prologueEnd(g);
   const kiln_gdma_cmd *gdma = gdmaRecords(blob, g);
+  bool bad_gdma = false;
+  uint32_t bad = 0;
   bool ok = forEachLmemWrite(g, blob, [&](Span s, bool is_gdma, uint32_t i) {
+    bad_gdma = is_gdma;
+    bad = i;
     return !overlaps(s, rs) || (is_gdma && i < prologue &&
                                 gdma[i].dir == KILN_GDMA_DDR_TO_LMEM && contains(rs, s));
   });
-  return ok ? KILN_OK : KILN_ERR_BAD_RESIDENCY;
+  if (ok)
+    return KILN_OK;
+  return fail(d, KILN_ERR_BAD_RESIDENCY, KILN_OBJ_RESIDENCY, index, bad,
+              bad_gdma ? "written by a GDMA command not a prologue load"
+                       : "written by a TIU command");
 }
 
 // Does the load read only the coefficient region, which no command and no
@@ -235,15 +253,15 @@ bool sameRange(const ResidentRange &r, uint32_t load, uint32_t group, const Warm
 
 // ---- load time -------------------------------------------------------------------
 
-kiln_status checkResidencyPlan(const fb::Net &net, const uint8_t *blob) {
+kiln_status checkResidencyPlan(const fb::Net &net, const uint8_t *blob, Detail *d) {
   kiln_status st;
   if (net.groups())
-    for (const fb::LayerGroup *g : *net.groups())
-      if ((st = checkWritesInsideAllocations(*g, blob)) != KILN_OK)
+    for (uint32_t i = 0; i < net.groups()->size(); ++i)
+      if ((st = checkWritesInsideAllocations(*net.groups()->Get(i), i, blob, d)) != KILN_OK)
         return st;
   if (net.residency())
     for (uint32_t i = 0; i < net.residency()->size(); ++i)
-      if ((st = checkRecord(net, i, blob)) != KILN_OK)
+      if ((st = checkRecord(net, i, blob, d)) != KILN_OK)
         return st;
   return KILN_OK;
 }
@@ -296,8 +314,9 @@ uint64_t warmGdmaBytes(const fb::LayerGroup &g, const WarmPlan &plan) {
   return plan.count ? uint64_t{warmGdmaCount(g, plan)} * sizeof(kiln_gdma_cmd) : 0;
 }
 
-kiln_status uploadWarmQueues(const kiln_hal &hal, const fb::LayerGroup &g, const uint8_t *blob,
-                             const WarmPlan &plan, uint64_t tiu_addr, uint64_t gdma_addr) {
+kiln_status uploadWarmQueues(const kiln_hal &hal, const fb::LayerGroup &g, uint32_t group,
+                             const uint8_t *blob, const WarmPlan &plan, uint64_t tiu_addr,
+                             uint64_t gdma_addr, Detail *d) {
   WarmSource src{tiuRecords(blob, g), gdmaRecords(blob, g), &plan, {}, {}};
   kiln_queue_source q{&src, g.tiu_count(), warmGdmaCount(g, plan), &WarmSource::tiuAt,
                       &WarmSource::gdmaAt};
@@ -305,11 +324,13 @@ kiln_status uploadWarmQueues(const kiln_hal &hal, const fb::LayerGroup &g, const
   // they get the verifier's sync check again: ids in order, no deadlock.
   kiln_status st = kiln_schedule_source(&q, nullptr, nullptr, nullptr);
   if (st != KILN_OK)
-    return st;
+    return fail(d, st, KILN_OBJ_GROUP, group, kNoIndex, "warm queues would deadlock");
   st = writeRecords<kiln_tiu_cmd>(hal, tiu_addr, &src, q.n_tiu, &WarmSource::tiuAt);
+  if (st == KILN_OK)
+    st = writeRecords<kiln_gdma_cmd>(hal, gdma_addr, &src, q.n_gdma, &WarmSource::gdmaAt);
   if (st != KILN_OK)
-    return st;
-  return writeRecords<kiln_gdma_cmd>(hal, gdma_addr, &src, q.n_gdma, &WarmSource::gdmaAt);
+    return fail(d, st, KILN_OBJ_HAL, group, kNoIndex, "writing warm queues failed");
+  return KILN_OK;
 }
 
 // ---- run time ----------------------------------------------------------------------

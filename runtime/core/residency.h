@@ -70,7 +70,10 @@ struct WarmPlan {
 // written by anything but its prologue loads; KILN_ERR_OUT_OF_RANGE if a
 // group with an LmemAlloc table writes LMEM outside its allocations (the
 // tables are what the tracker evicts by, so they must be true).
-kiln_status checkResidencyPlan(const kiln::bmodel::Net &net, const uint8_t *blob);
+// *detail names the record (RESIDENCY, sub_index the allocation, record or
+// command it conflicts with) or the command (TIU_CMD, GDMA_CMD).
+kiln_status checkResidencyPlan(const kiln::bmodel::Net &net, const uint8_t *blob,
+                               kiln_error_detail *detail);
 
 // The loads a warm submission of group `index` leaves out. Deterministic in
 // the (immutable) bmodel, so load and run compute the same plan.
@@ -82,10 +85,11 @@ uint32_t warmGdmaCount(const kiln::bmodel::LayerGroup &g, const WarmPlan &plan);
 
 // Derives the warm queues from the group's records, schedules them with
 // kiln_schedule_source (KILN_ERR_BAD_SYNC if they could deadlock) and writes
-// them to device memory at tiu_addr and gdma_addr.
+// them to device memory at tiu_addr and gdma_addr (group: its index, for
+// *detail).
 kiln_status uploadWarmQueues(const kiln_hal &hal, const kiln::bmodel::LayerGroup &g,
-                             const uint8_t *blob, const WarmPlan &plan, uint64_t tiu_addr,
-                             uint64_t gdma_addr);
+                             uint32_t group, const uint8_t *blob, const WarmPlan &plan,
+                             uint64_t tiu_addr, uint64_t gdma_addr, kiln_error_detail *detail);
 
 // ---- run time -------------------------------------------------------------------
 

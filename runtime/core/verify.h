@@ -10,6 +10,7 @@
 #include "bmodel_fb.h"
 #include "kiln/abi/commands.h"
 #include "kiln/abi/status.h"
+#include "kiln/rt/kiln_rt.h"
 
 namespace kiln::rt {
 
@@ -20,7 +21,9 @@ struct VerifiedBmodel {
 };
 
 // file must be 8-byte aligned, so records and FlatBuffer scalars are too.
-kiln_status verifyBmodel(const uint8_t *file, size_t size, VerifiedBmodel *out);
+// On failure *detail names the refused object (see kiln_error_detail).
+kiln_status verifyBmodel(const uint8_t *file, size_t size, VerifiedBmodel *out,
+                         kiln_error_detail *detail);
 
 // A group's command records in the blob of a verified bmodel.
 const kiln_tiu_cmd *tiuRecords(const uint8_t *blob, const kiln::bmodel::LayerGroup &group);

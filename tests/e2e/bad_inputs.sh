@@ -59,5 +59,36 @@ for off in 0 8 12 20 40 56 64 100 1000 $((size / 3)) $((size - 10)); do
     "$kiln" run "$work/f.bmodel" --input "$build/models/resnet_style/input.npz" --output "$work/o.npz"
 done
 
+# A command the verifier refuses is named with its group and index: the last
+# GDMA command of the last group, its destination moved far outside.
+"$py" - "$bm" "$work/g.bmodel" "$kiln" > "$work/where.txt" <<'PY'
+import json, struct, subprocess, sys, zlib
+src, dst, kiln = sys.argv[1:4]
+data = bytearray(open(src, "rb").read())
+groups = json.loads(subprocess.check_output([kiln, "inspect", "--json", src]))["nets"][0]["groups"]
+g, count = len(groups) - 1, groups[-1]["gdma_count"]
+header_size = struct.unpack_from("<I", data, 8)[0]
+blob_offset, blob_size = struct.unpack_from("<QQ", data, 32)
+# The group's GDMA queue: count 96-byte records with ids 1..count (the last such run).
+at = None
+for off in range(blob_offset, blob_offset + blob_size - 96 * count + 1, 8):
+    if all(struct.unpack_from("<I", data, off + 96 * i)[0] == i + 1 and data[off + 96 * i + 8] < 4
+           for i in range(count)):
+        at = off
+record = at + 96 * (count - 1)
+struct.pack_into("<Q", data, record + 40, 1 << 40)  # dst_addr
+end = blob_offset + blob_size
+struct.pack_into("<I", data, 48, zlib.crc32(bytes(data[header_size:end])) & 0xffffffff)
+open(dst, "wb").write(data)
+print(f"group {g}, GDMA command {count - 1}: destination outside")
+PY
+expect_error gdma_outside "KILN_ERR_OUT_OF_RANGE in net 0, $(cat "$work/where.txt")" \
+  "$kiln" run "$work/g.bmodel" --input "$build/models/resnet_style/input.npz" --output "$work/o.npz"
+# A byte under the checksum: the header is named.
+cp "$bm" "$work/c.bmodel"
+printf '\x5a' | dd of="$work/c.bmodel" bs=1 seek=$((size - 10)) conv=notrunc status=none
+cmp -s "$bm" "$work/c.bmodel" || expect_error checksum_detail "KILN_ERR_BAD_CHECKSUM in header: checksum" \
+  "$kiln" run "$work/c.bmodel" --input "$build/models/resnet_style/input.npz" --output "$work/o.npz"
+
 [ $failures -eq 0 ] || { echo "$failures bad-input checks failed"; exit 1; }
 echo "all bad-input checks passed"

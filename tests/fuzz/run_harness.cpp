@@ -3,6 +3,8 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fstream>
@@ -29,6 +31,20 @@ bool copyQueue(cmodel::Device &dev, uint64_t addr, uint32_t count, std::vector<R
   if (bytes)
     std::memcpy(out->data(), ddr.data() + (addr - cmodel::Device::kDdrBase), bytes);
   return true;
+}
+
+// Every failure of a load or run names its object with a static reason
+// (kiln_error_detail): a site that returns a status without one is a bug the
+// fuzzer should find, so it aborts like a crash.
+kiln_status checked(kiln_status st, const kiln_error_detail &d, const char *call) {
+  if (st != KILN_OK && (d.status != st || !d.reason || d.object_kind == KILN_OBJ_NONE ||
+                        !d.reason[0])) {
+    std::fprintf(stderr, "%s failed with %s but its detail is incomplete (status %s, kind %u, "
+                 "reason %s)\n", call, kiln_status_str(st), kiln_status_str(d.status),
+                 unsigned(d.object_kind), d.reason ? d.reason : "(null)");
+    std::abort();
+  }
+  return st;
 }
 
 } // namespace
@@ -113,19 +129,25 @@ Outcome Harness::run(const uint8_t *file, size_t size, const RunOptions &options
   if (kiln_runtime_init(rt_storage, sizeof rt_storage, &hal_, &rt) != KILN_OK)
     return out;
   kiln_net *nets[2] = {nullptr, nullptr};
-  out.load = kiln_net_load(rt, file, size, 0, net_storage[0], sizeof net_storage[0], &nets[0]);
+  kiln_error_detail detail{};
+  out.load = checked(kiln_net_load_ex(rt, file, size, 0, net_storage[0], sizeof net_storage[0],
+                                      &nets[0], &detail),
+                     detail, "kiln_net_load_ex");
   if (out.load != KILN_OK)
     return out;
   if (options.second_net)
-    out.load_second =
-        kiln_net_load(rt, file, size, 1, net_storage[1], sizeof net_storage[1], &nets[1]);
+    out.load_second = checked(kiln_net_load_ex(rt, file, size, 1, net_storage[1],
+                                               sizeof net_storage[1], &nets[1], &detail),
+                              detail, "kiln_net_load_ex");
   const int loaded = nets[1] ? 2 : 1;
 
   for (uint32_t r = 0; r < options.inferences; ++r)
     for (int k = 0; k < loaded; ++k) {
       fillInputs(nets[k], options.input_seed + k);
       kiln_run_stats stats{};
-      out.runs.push_back(kiln_net_run(nets[k], options.timeout_us, &stats));
+      out.runs.push_back(checked(
+          kiln_net_run_ex(nets[k], options.timeout_us, nullptr, nullptr, &stats, &detail), detail,
+          "kiln_net_run_ex"));
       out.loads_avoided += stats.resident_loads_avoided;
     }
 

@@ -133,4 +133,39 @@ std::vector<float> randomFloats(size_t count, uint32_t seed) {
   return data;
 }
 
+kiln_hal FlakyHal::hal() {
+  kiln_hal h = inner;
+  h.ctx = this;
+  h.write_mem = [](void *c, uint64_t a, const void *s, uint64_t n) {
+    auto *f = static_cast<FlakyHal *>(c);
+    return f->inner.write_mem(f->inner.ctx, a, s, n);
+  };
+  h.read_mem = [](void *c, uint64_t a, void *d, uint64_t n) {
+    auto *f = static_cast<FlakyHal *>(c);
+    return f->inner.read_mem(f->inner.ctx, a, d, n);
+  };
+  h.submit = [](void *c, const kiln_submit_desc *d) {
+    auto *f = static_cast<FlakyHal *>(c);
+    return f->inner.submit(f->inner.ctx, d);
+  };
+  h.wait = [](void *c, uint32_t t) {
+    auto *f = static_cast<FlakyHal *>(c);
+    kiln_status st = f->inner.wait(f->inner.ctx, t);
+    if (!f->fail_next_wait)
+      return st;
+    if (f->skip_waits) {
+      f->skip_waits--;
+      return st;
+    }
+    f->fail_next_wait = false;
+    return KILN_ERR_TIMEOUT;
+  };
+  h.reset = [](void *c) {
+    auto *f = static_cast<FlakyHal *>(c);
+    f->resets++;
+    return f->inner.reset(f->inner.ctx);
+  };
+  return h;
+}
+
 } // namespace kiln::test

@@ -48,6 +48,18 @@ kiln_status runQueues(cmodel::Device &dev, const std::vector<kiln_tiu_cmd> &tiu,
                       const std::vector<kiln_gdma_cmd> &gdma,
                       uint64_t window_size = kDeviceDdrBytes - kWindowOffset);
 
+// The device's HAL, with a switch that makes a wait time out (after the
+// device ran): with fail_next_wait, the wait after skip_waits more
+// successful ones fails. Counts the resets.
+struct FlakyHal {
+  kiln_hal inner;
+  bool fail_next_wait = false;
+  uint32_t skip_waits = 0;
+  int resets = 0;
+
+  kiln_hal hal();
+};
+
 // Deterministic pseudo-random floats in [-1, 1).
 std::vector<float> randomFloats(size_t count, uint32_t seed);
 

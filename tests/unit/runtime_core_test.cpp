@@ -201,38 +201,32 @@ TEST_F(RuntimeCoreTest, OutOfDeviceMemory) {
 
 // The runtime resets the device when a wait fails.
 TEST_F(RuntimeCoreTest, TimeoutResetsTheDevice) {
-  struct Spy {
-    kiln_hal inner;
-    int resets = 0;
-  } spy{dev.hal()};
-  kiln_hal hal = spy.inner;
-  hal.ctx = &spy;
-  hal.write_mem = [](void *c, uint64_t a, const void *s, uint64_t n) {
-    auto *p = static_cast<Spy *>(c);
-    return p->inner.write_mem(p->inner.ctx, a, s, n);
-  };
-  hal.read_mem = [](void *c, uint64_t a, void *d, uint64_t n) {
-    auto *p = static_cast<Spy *>(c);
-    return p->inner.read_mem(p->inner.ctx, a, d, n);
-  };
-  hal.submit = [](void *c, const kiln_submit_desc *d) {
-    auto *p = static_cast<Spy *>(c);
-    return p->inner.submit(p->inner.ctx, d);
-  };
-  hal.wait = [](void *, uint32_t) { return KILN_ERR_TIMEOUT; };
-  hal.reset = [](void *c) {
-    static_cast<Spy *>(c)->resets++;
-    return KILN_OK;
-  };
+  FlakyHal spy{dev.hal()};
+  spy.fail_next_wait = true;
+  const kiln_hal hal = spy.hal();
   Runtime rt;
   ASSERT_EQ(rt.init(hal), KILN_OK);
   const auto file = buildBmodel(addReluModel());
   Net net;
   ASSERT_EQ(net.load(rt, file.data(), file.size()), KILN_OK);
   kiln_run_stats stats;
-  EXPECT_EQ(net.run(10, &stats), KILN_ERR_TIMEOUT);
+  kiln_error_detail d{};
+  EXPECT_EQ(net.run(10, &stats, &d), KILN_ERR_TIMEOUT);
   EXPECT_EQ(spy.resets, 1);
   EXPECT_EQ(stats.groups_run, 0u);
+  // The detail names the group that timed out: now the second one.
+  EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_GROUP));
+  EXPECT_EQ(d.index, 0u);
+  spy.fail_next_wait = true;
+  spy.skip_waits = 1;
+  EXPECT_EQ(net.run(kTimeout, &stats, &d), KILN_ERR_TIMEOUT);
+  EXPECT_EQ(stats.groups_run, 1u);
+  EXPECT_EQ(d.status, KILN_ERR_TIMEOUT);
+  EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_GROUP));
+  EXPECT_EQ(d.net, 0u);
+  EXPECT_EQ(d.index, 1u);
+  EXPECT_EQ(d.sub_index, KILN_NO_INDEX);
+  EXPECT_STREQ(d.reason, "the group did not complete");
 }
 
 // A valid record the device cannot run (no f16 kernel yet): the fault reaches
@@ -660,5 +654,342 @@ TEST_F(RuntimeCoreTest, SyncIds) {
             KILN_ERR_BAD_SYNC);
 }
 
+// ---- error details: which object was refused, and why ------------------------------
+
+// The board's hook (the core's is weak): every failure of a load or run,
+// whether or not the caller asked for the detail.
+std::vector<kiln_error_detail> &hooked() {
+  static std::vector<kiln_error_detail> details;
+  return details;
+}
+
+// What a refused load reports through kiln_net_load_ex.
+struct Refusal {
+  kiln_status status;
+  uint32_t kind, net, index, sub_index;
+  std::string reason;
+};
+
+std::ostream &operator<<(std::ostream &os, const Refusal &r) {
+  return os << kiln_status_str(r.status) << " / " << kiln_object_kind_str(r.kind) << " net "
+            << r.net << " [" << r.index << ", " << r.sub_index << "]: " << r.reason;
+}
+
+class ErrorDetailTest : public RuntimeCoreTest {
+protected:
+  Refusal refusal(const std::vector<uint8_t> &file, uint32_t net_index = 0) {
+    kiln_error_detail d{};
+    d.reason = nullptr;
+    Net n;
+    hooked().clear();
+    kiln_status st = n.load(runtime, file.data(), file.size(), net_index, &d);
+    EXPECT_NE(st, KILN_OK);
+    EXPECT_EQ(d.status, st);
+    EXPECT_NE(d.object_kind, uint32_t(KILN_OBJ_NONE)) << (d.reason ? d.reason : "");
+    EXPECT_NE(d.reason, nullptr);
+    // The hook saw the same detail, once.
+    EXPECT_EQ(hooked().size(), 1u);
+    if (!hooked().empty()) {
+      const kiln_error_detail &h = hooked()[0];
+      EXPECT_TRUE(h.status == d.status && h.object_kind == d.object_kind && h.net == d.net &&
+                  h.index == d.index && h.sub_index == d.sub_index && h.reason == d.reason);
+    }
+    return Refusal{st, d.object_kind, d.net, d.index, d.sub_index, d.reason ? d.reason : ""};
+  }
+  Refusal refusalEdited(const std::function<void(ModelSpec &)> &edit) {
+    ModelSpec spec = addReluModel();
+    edit(spec);
+    return refusal(buildBmodel(spec));
+  }
+  Refusal refusalHeader(const std::function<void(kiln_bmodel_header &)> &edit) {
+    auto file = buildBmodel(addReluModel());
+    kiln_bmodel_header h = readHeader(file);
+    edit(h);
+    writeHeader(file, h);
+    return refusal(file);
+  }
+};
+
+// Status, object kind, index, sub-index and a word of the reason.
+#define EXPECT_REFUSAL(refusal_expr, st_, kind_, index_, sub_, word_)                          \
+  do {                                                                                    \
+    const Refusal r_ = (refusal_expr);                                                    \
+    EXPECT_EQ(r_.status, KILN_ERR_##st_) << r_;                                           \
+    EXPECT_EQ(r_.kind, uint32_t(KILN_OBJ_##kind_)) << r_;                                 \
+    EXPECT_EQ(r_.index, uint32_t(index_)) << r_;                                          \
+    EXPECT_EQ(r_.sub_index, uint32_t(sub_)) << r_;                                        \
+    EXPECT_NE(r_.reason.find(word_), std::string::npos) << r_;                            \
+  } while (0)
+
+constexpr uint32_t kNo = KILN_NO_INDEX;
+
+TEST_F(ErrorDetailTest, Header) {
+  auto file = buildBmodel(addReluModel());
+  EXPECT_REFUSAL(refusal(std::vector<uint8_t>(file.begin(), file.begin() + 40)), TRUNCATED,
+                 HEADER, kNo, kNo, "shorter than the header");
+  file[0] ^= 0x20;
+  EXPECT_REFUSAL(refusal(file), BAD_MAGIC, HEADER, kNo, kNo, "magic");
+  EXPECT_REFUSAL(refusalHeader([](auto &h) { h.format_major++; }), BAD_VERSION, HEADER, kNo, kNo,
+                 "version");
+  EXPECT_REFUSAL(refusalHeader([](auto &h) { h.header_size = 32; }), BAD_VERSION, HEADER, kNo,
+                 kNo, "header size");
+  EXPECT_REFUSAL(refusalHeader([](auto &h) { h.flags = 1; }), UNSUPPORTED, HEADER, kNo, kNo,
+                 "flags");
+  EXPECT_REFUSAL(refusalHeader([](auto &h) { h.blob_size = ~0ull; }), OUT_OF_RANGE, HEADER, kNo,
+                 kNo, "overflows");
+  EXPECT_REFUSAL(refusalHeader([](auto &h) { h.flatbuffer_offset = 0; }), OUT_OF_RANGE, HEADER,
+                 kNo, kNo, "overlap");
+  EXPECT_REFUSAL(refusalHeader([](auto &h) { h.blob_offset += 8; }), OUT_OF_RANGE, HEADER, kNo,
+                 kNo, "misaligned");
+  EXPECT_REFUSAL(refusalHeader([](auto &h) { h.blob_size += 1; }), TRUNCATED, HEADER, kNo, kNo,
+                 "past the end");
+  EXPECT_REFUSAL(refusalHeader([](auto &h) { h.checksum ^= 1; }), BAD_CHECKSUM, HEADER, kNo, kNo,
+                 "checksum");
+}
+
+TEST_F(ErrorDetailTest, FlatBufferAndChip) {
+  auto file = buildBmodel(addReluModel());
+  const kiln_bmodel_header h = readHeader(file);
+  file[h.flatbuffer_offset + 4] ^= 1; // the file identifier
+  updateChecksum(file);
+  EXPECT_REFUSAL(refusal(file), BAD_FLATBUFFER, FLATBUFFER, kNo, kNo, "identifier");
+  file = buildBmodel(addReluModel());
+  file[h.flatbuffer_offset] = 0xff; // the root offset, far outside the buffer
+  updateChecksum(file);
+  EXPECT_REFUSAL(refusal(file), BAD_FLATBUFFER, FLATBUFFER, kNo, kNo, "verification");
+  EXPECT_REFUSAL(refusalEdited([](ModelSpec &m) { m.lanes = 32; }), CHIP_MISMATCH, CHIP, kNo, kNo,
+                 "BM1684X");
+  EXPECT_REFUSAL(refusalEdited([](ModelSpec &m) { m.abi_major++; }), ABI_MISMATCH, CHIP, kNo, kNo,
+                 "ABI");
+}
+
+TEST_F(ErrorDetailTest, NetRegionsAndTensors) {
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { net(m).coeff_size = 128; }), OUT_OF_RANGE, NET,
+                 kNo, kNo, "coefficients");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { net(m).neuron_size = ~0ull; }), OUT_OF_RANGE,
+                 NET, kNo, kNo, "overflows");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { net(m).inputs[0].size = kBytes - 4; }),
+                 BAD_TENSOR, INPUT, 0, kNo, "size");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { net(m).inputs[0].dtype = KILN_DTYPE_COUNT; }),
+                 BAD_TENSOR, INPUT, 0, kNo, "dtype");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { net(m).outputs[0].ddr_offset = 0; }),
+                 OUT_OF_RANGE, OUTPUT, 0, kNo, "neuron region");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) {
+                   net(m).tensors[2].ddr_offset = kCoeffSize + kNeuronSize - 4;
+                 }),
+                 OUT_OF_RANGE, TENSOR, 2, kNo, "DDR window");
+}
+
+TEST_F(ErrorDetailTest, MemoryPlan) {
+  auto planned = [&](const std::function<void(NetSpec &)> &edit) {
+    ModelSpec m = plannedAddRelu();
+    edit(m.nets[0]);
+    return refusal(buildBmodel(m));
+  };
+  EXPECT_REFUSAL(planned([](NetSpec &n) { n.buffers[1].ddr_offset = 0; }), OUT_OF_RANGE, BUFFER, 1,
+                 kNo, "neuron region");
+  EXPECT_REFUSAL(planned([](NetSpec &n) { n.buffers[2].last_group = 3; }), BAD_MEMORY_PLAN, BUFFER,
+                 2, kNo, "live range");
+  // Buffer 1 on buffer 0's bytes while both are live.
+  EXPECT_REFUSAL(planned([](NetSpec &n) {
+                   n.buffers[1].ddr_offset = kX;
+                   n.tensors[2].ddr_offset = kX;
+                 }),
+                 BAD_MEMORY_PLAN, BUFFER, 0, 1, "shares bytes");
+  EXPECT_REFUSAL(planned([](NetSpec &n) { n.tensors[2].last_group = 2; }), BAD_MEMORY_PLAN, TENSOR,
+                 2, kNo, "its buffer");
+  EXPECT_REFUSAL(planned([](NetSpec &n) { n.outputs[0].buffer = 0; }), BAD_MEMORY_PLAN, OUTPUT, 0,
+                 kNo, "its buffer");
+}
+
+TEST_F(ErrorDetailTest, TiuCommands) {
+  auto tiu = [this](ModelSpec &m, int group) -> kiln_tiu_cmd & {
+    return net(m).groups[group].tiu[0];
+  };
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) {
+                   tiu(m, 1).out.addr = KILN_LMEM_BYTES_PER_LANE - 32;
+                 }),
+                 OUT_OF_RANGE, TIU_CMD, 1, 0, "writes LMEM outside the lane");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) {
+                   tiu(m, 0).in1.addr = KILN_LMEM_BYTES_PER_LANE - 80;
+                 }),
+                 OUT_OF_RANGE, TIU_CMD, 0, 0, "reads LMEM outside the lane");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { tiu(m, 0).op = KILN_TIU_OP_END; }),
+                 BAD_COMMAND, TIU_CMD, 0, 0, "unknown TIU op");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { tiu(m, 1).flags = 0x80; }), BAD_COMMAND,
+                 TIU_CMD, 1, 0, "flags");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { tiu(m, 0).in0.plane_h = 3; }), BAD_COMMAND,
+                 TIU_CMD, 0, 0, "operand");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { tiu(m, 1).in1 = tiu(m, 1).in0; }),
+                 BAD_COMMAND, TIU_CMD, 1, 0, "does not use");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { tiu(m, 0).in1.dtype = KILN_DTYPE_F16; }),
+                 BAD_COMMAND, TIU_CMD, 0, 0, "dtypes");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { tiu(m, 0).aux[3] = 1; }), BAD_COMMAND,
+                 TIU_CMD, 0, 0, "quantization");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { tiu(m, 0).in1.c = 2; }), BAD_COMMAND, TIU_CMD,
+                 0, 0, "inconsistent");
+}
+
+TEST_F(ErrorDetailTest, GdmaCommands) {
+  auto gdma = [this](ModelSpec &m, int group, int i) -> kiln_gdma_cmd & {
+    return net(m).groups[group].gdma[i];
+  };
+  const uint64_t window = kCoeffSize + kNeuronSize;
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { gdma(m, 0, 0).src_addr = window - kBytes + 1; }),
+                 OUT_OF_RANGE, GDMA_CMD, 0, 0, "source outside the net's DDR window");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { gdma(m, 1, 1).src_addr = 1u << 20; }),
+                 OUT_OF_RANGE, GDMA_CMD, 1, 1, "source outside LMEM");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) {
+                   gdma(m, 0, 1).dst_addr = KILN_LMEM_BYTES_PER_LANE;
+                 }),
+                 OUT_OF_RANGE, GDMA_CMD, 0, 1, "destination outside LMEM");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { gdma(m, 1, 1).dst_addr = window; }),
+                 OUT_OF_RANGE, GDMA_CMD, 1, 1, "destination outside the net's DDR window");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { gdma(m, 0, 2).dst_addr = kK; }), OUT_OF_RANGE,
+                 GDMA_CMD, 0, 2, "coefficient region");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { gdma(m, 0, 0).dir = KILN_GDMA_DIR_END; }),
+                 BAD_COMMAND, GDMA_CMD, 0, 0, "direction");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { gdma(m, 0, 1).dtype = 200; }), BAD_COMMAND,
+                 GDMA_CMD, 0, 1, "dtype");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { gdma(m, 1, 0).flags = 0x40; }), BAD_COMMAND,
+                 GDMA_CMD, 1, 0, "flags");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { gdma(m, 1, 0).h = 0; }), BAD_COMMAND, GDMA_CMD,
+                 1, 0, "dims");
+}
+
+// The example: group 2's GDMA command 5 writes outside LMEM.
+TEST_F(ErrorDetailTest, NamesTheGroupAndTheCommandWithinIt) {
+  ModelSpec spec = addReluModel();
+  GroupSpec third = net(spec).groups[1];
+  for (uint32_t id = 3; id <= 6; ++id) // four more loads of x after the store
+    third.gdma.push_back(gdmaCmd(id, 1, KILN_GDMA_DDR_TO_LMEM, kShape, kX, 8192 + 1024 * id));
+  net(spec).groups.push_back(third);
+  Net n;
+  const auto good = buildBmodel(spec);
+  ASSERT_EQ(n.load(runtime, good.data(), good.size()), KILN_OK);
+  ASSERT_EQ(n.unload(), KILN_OK);
+  net(spec).groups[2].gdma[5].dst_addr = KILN_LMEM_BYTES_PER_LANE - 64;
+  const Refusal r = refusal(buildBmodel(spec));
+  EXPECT_REFUSAL(r, OUT_OF_RANGE, GDMA_CMD, 2, 5, "destination outside LMEM");
+  EXPECT_EQ(r.net, 0u);
+}
+
+TEST_F(ErrorDetailTest, SyncIds) {
+  auto groups = [this](ModelSpec &m) -> std::vector<GroupSpec> & { return net(m).groups; };
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { groups(m)[0].tiu[0].wait_gdma_id = 4; }),
+                 BAD_SYNC, TIU_CMD, 0, 0, "past the queue");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { groups(m)[1].gdma[1].wait_tiu_id = 2; }),
+                 BAD_SYNC, GDMA_CMD, 1, 1, "past the queue");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { groups(m)[0].gdma[1].cmd_id = 7; }), BAD_SYNC,
+                 GDMA_CMD, 0, 1, "queue position");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { groups(m)[1].tiu[0].cmd_id = 2; }), BAD_SYNC,
+                 TIU_CMD, 1, 0, "queue position");
+  // The add waits for the store that waits for the add: the add never starts.
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { groups(m)[0].tiu[0].wait_gdma_id = 3; }),
+                 BAD_SYNC, TIU_CMD, 0, 0, "deadlock");
+}
+
+TEST_F(ErrorDetailTest, GroupTables) {
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) {
+                   net(m).groups[1].timesteps = {TimestepSpec{-1, 0, 0, 0, 1},
+                                                 TimestepSpec{0, 0, 2, 1, 2}};
+                 }),
+                 BAD_COMMAND, TIMESTEP, 1, 1, "command range");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) {
+                   LmemSpec a;
+                   a.tensor = "x";
+                   a.addr = KILN_LMEM_BYTES_PER_LANE - 64;
+                   a.size = 128;
+                   net(m).groups[0].lmem = std::vector<LmemSpec>{LmemSpec{}, a};
+                 }),
+                 OUT_OF_RANGE, LMEM_ALLOC, 0, 1, "outside the lane");
+}
+
+TEST_F(ErrorDetailTest, NamesTheNetOfTheFile) {
+  ModelSpec spec = addReluModel();
+  spec.nets.push_back(spec.nets[0]);
+  spec.nets[1].groups[1].gdma[0].h = 0;
+  // The whole file is verified, whichever net is loaded.
+  const Refusal r = refusal(buildBmodel(spec), 0);
+  EXPECT_REFUSAL(r, BAD_COMMAND, GDMA_CMD, 1, 0, "dims");
+  EXPECT_EQ(r.net, 1u);
+}
+
+TEST_F(ErrorDetailTest, ArgumentsAndDeviceMemory) {
+  const auto file = buildBmodel(addReluModel());
+  EXPECT_REFUSAL(refusal(file, 1), NOT_FOUND, ARGUMENT, kNo, kNo, "no net");
+  alignas(16) unsigned char storage[rt::kNetStorageBytes];
+  kiln_net *handle = nullptr;
+  kiln_error_detail d{};
+  EXPECT_EQ(kiln_net_load_ex(nullptr, file.data(), file.size(), 0, storage, sizeof storage,
+                             &handle, &d),
+            KILN_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_ARGUMENT));
+  EXPECT_STREQ(d.reason, "runtime not initialised");
+  EXPECT_EQ(kiln_net_load_ex(runtime.handle(), file.data(), file.size(), 0, storage, 8, &handle,
+                             &d),
+            KILN_ERR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(d.status, KILN_ERR_BUFFER_TOO_SMALL);
+  EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_ARGUMENT));
+
+  Device small(16u << 10);
+  Runtime rt;
+  ASSERT_EQ(rt.init(small.hal()), KILN_OK);
+  Net n;
+  EXPECT_EQ(n.load(rt, file.data(), file.size(), 0, &d), KILN_ERR_NO_DEVICE_MEMORY);
+  EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_DEVICE_MEMORY));
+  EXPECT_EQ(d.net, 0u);
+
+  // The memory query reports the same details without a runtime.
+  ModelSpec bad = addReluModel();
+  net(bad).groups[0].gdma[2].dst_addr = kK;
+  const auto bad_file = buildBmodel(bad);
+  kiln_memory_requirements req;
+  EXPECT_EQ(kiln_bmodel_query_memory_ex(bad_file.data(), bad_file.size(), 0, &req, &d),
+            KILN_ERR_OUT_OF_RANGE);
+  EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_GDMA_CMD));
+  EXPECT_EQ(d.index, 0u);
+  EXPECT_EQ(d.sub_index, 2u);
+  EXPECT_EQ(kiln_bmodel_query_memory_ex(file.data(), file.size(), 0, nullptr, &d),
+            KILN_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_ARGUMENT));
+  EXPECT_EQ(kiln_net_run_ex(nullptr, kTimeout, nullptr, nullptr, nullptr, &d),
+            KILN_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(d.reason, "net not loaded");
+}
+
+// A success leaves the caller's detail alone; plain calls still reach the hook.
+TEST_F(ErrorDetailTest, SuccessLeavesTheDetailAndPlainCallsReachTheHook) {
+  const auto file = buildBmodel(addReluModel());
+  kiln_error_detail d{};
+  d.status = KILN_ERR_HAL;
+  d.reason = "untouched";
+  Net n;
+  ASSERT_EQ(n.load(runtime, file.data(), file.size(), 0, &d), KILN_OK);
+  EXPECT_STREQ(d.reason, "untouched");
+  ASSERT_EQ(n.unload(), KILN_OK);
+
+  auto bad = file;
+  bad[0] ^= 1;
+  hooked().clear();
+  EXPECT_EQ(load(bad), KILN_ERR_BAD_MAGIC);
+  ASSERT_EQ(hooked().size(), 1u);
+  EXPECT_EQ(hooked()[0].status, KILN_ERR_BAD_MAGIC);
+  EXPECT_EQ(hooked()[0].object_kind, uint32_t(KILN_OBJ_HEADER));
+}
+
+TEST(ErrorDetail, EveryObjectKindHasAName) {
+  std::set<std::string> names;
+  for (uint32_t k = KILN_OBJ_NONE; k <= KILN_OBJ_HAL; ++k)
+    names.insert(kiln_object_kind_str(k));
+  EXPECT_EQ(names.size(), size_t(KILN_OBJ_HAL) + 1);
+  EXPECT_STREQ(kiln_object_kind_str(KILN_OBJ_HAL + 1), "none");
+}
+
 } // namespace
 } // namespace kiln::test
+
+// The board's definition replaces the core's weak one.
+extern "C" void kiln_pal_error_hook(const kiln_error_detail *detail) {
+  kiln::test::hooked().push_back(*detail);
+}

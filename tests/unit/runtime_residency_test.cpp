@@ -34,43 +34,6 @@ std::vector<float> expected(const std::vector<float> &x) {
   return z;
 }
 
-// The cmodel's HAL, with a switch that makes the next wait time out.
-struct FlakyHal {
-  kiln_hal inner;
-  bool fail_next_wait = false;
-
-  kiln_hal hal() {
-    kiln_hal h = inner;
-    h.ctx = this;
-    h.write_mem = [](void *c, uint64_t a, const void *s, uint64_t n) {
-      auto *f = static_cast<FlakyHal *>(c);
-      return f->inner.write_mem(f->inner.ctx, a, s, n);
-    };
-    h.read_mem = [](void *c, uint64_t a, void *d, uint64_t n) {
-      auto *f = static_cast<FlakyHal *>(c);
-      return f->inner.read_mem(f->inner.ctx, a, d, n);
-    };
-    h.submit = [](void *c, const kiln_submit_desc *d) {
-      auto *f = static_cast<FlakyHal *>(c);
-      return f->inner.submit(f->inner.ctx, d);
-    };
-    h.wait = [](void *c, uint32_t t) {
-      auto *f = static_cast<FlakyHal *>(c);
-      kiln_status st = f->inner.wait(f->inner.ctx, t);
-      if (f->fail_next_wait) {
-        f->fail_next_wait = false;
-        return KILN_ERR_TIMEOUT;
-      }
-      return st;
-    };
-    h.reset = [](void *c) {
-      auto *f = static_cast<FlakyHal *>(c);
-      return f->inner.reset(f->inner.ctx);
-    };
-    return h;
-  }
-};
-
 class ResidencyTest : public ::testing::Test {
 protected:
   void SetUp() override { ASSERT_EQ(runtime.init(flaky.hal()), KILN_OK); }
@@ -402,6 +365,70 @@ TEST_F(ResidencyPlanTest, WritesOutsideTheGroupsAllocationsAreRefused) {
   const auto file = buildBmodel(model(relu));
   Net n;
   EXPECT_EQ(load(n, file), KILN_ERR_OUT_OF_RANGE);
+}
+
+// What a refused plan reports: the record (or command) and the conflict.
+class ResidencyDetailTest : public ResidencyTest {
+protected:
+  kiln_error_detail refusal(const std::function<void(NetSpec &)> &edit, NetSpec net = mulAddNet()) {
+    edit(net);
+    const auto file = buildBmodel(model(net));
+    Net n;
+    kiln_error_detail d{};
+    EXPECT_NE(n.load(runtime, file.data(), file.size(), 0, &d), KILN_OK);
+    EXPECT_NE(d.reason, nullptr);
+    return d;
+  }
+};
+
+void expectDetail(const kiln_error_detail &d, kiln_status status, kiln_object_kind kind,
+                  uint32_t index, uint32_t sub_index, const char *word) {
+  const std::string reason = d.reason ? d.reason : "";
+  EXPECT_EQ(d.status, status) << reason;
+  EXPECT_EQ(d.object_kind, uint32_t(kind)) << reason;
+  EXPECT_EQ(d.net, 0u) << reason;
+  EXPECT_EQ(d.index, index) << reason;
+  EXPECT_EQ(d.sub_index, sub_index) << reason;
+  EXPECT_NE(reason.find(word), std::string::npos) << reason;
+}
+
+constexpr uint32_t kNo = KILN_NO_INDEX;
+
+TEST_F(ResidencyDetailTest, NamesTheRecordAndWhatItConflictsWith) {
+  expectDetail(refusal([](NetSpec &n) { n.residency[1].lmem_addr = KILN_LMEM_BYTES_PER_LANE; }),
+               KILN_ERR_OUT_OF_RANGE, KILN_OBJ_RESIDENCY, 1, kNo, "outside the lane");
+  expectDetail(refusal([](NetSpec &n) { n.residency[0].group = 1; }), KILN_ERR_BAD_RESIDENCY,
+               KILN_OBJ_RESIDENCY, 0, kNo, "no group");
+  expectDetail(refusal([](NetSpec &n) {
+                 n.residency[1].first_step = 2;
+                 n.residency[1].last_step = 1;
+               }),
+               KILN_ERR_BAD_RESIDENCY, KILN_OBJ_RESIDENCY, 1, kNo, "first step");
+  expectDetail(refusal([](NetSpec &n) { n.groups[0].lmem.reset(); }), KILN_ERR_BAD_RESIDENCY,
+               KILN_OBJ_RESIDENCY, 0, kNo, "no LMEM table");
+  expectDetail(refusal([](NetSpec &n) { n.residency[0].lmem_addr = kLK1 + 64; }),
+               KILN_ERR_BAD_RESIDENCY, KILN_OBJ_RESIDENCY, 0, kNo, "no held allocation");
+  // Allocation 5, live at the same step, on k2's range.
+  expectDetail(refusal([](NetSpec &n) { n.groups[0].lmem->push_back(alloc("s", kLK2 + 64)); }),
+               KILN_ERR_BAD_RESIDENCY, KILN_OBJ_RESIDENCY, 1, 5, "live allocation");
+  expectDetail(refusal([](NetSpec &n) { n.residency.push_back(resident("k1b", kLK1)); }),
+               KILN_ERR_BAD_RESIDENCY, KILN_OBJ_RESIDENCY, 0, 2, "another residency record");
+  // TIU command 0 (the add) writes over k1; GDMA command 1 loads k2 outside
+  // the prologue.
+  expectDetail(refusal([](NetSpec &n) { n.groups[0].tiu[0].out.addr = kLK1; }),
+               KILN_ERR_BAD_RESIDENCY, KILN_OBJ_RESIDENCY, 0, 0, "TIU command");
+  expectDetail(refusal([](NetSpec &n) {
+                 n.groups[0].timesteps[0].gdma_end = 1;
+                 n.groups[0].timesteps[1].gdma_begin = 1;
+               }),
+               KILN_ERR_BAD_RESIDENCY, KILN_OBJ_RESIDENCY, 1, 1, "not a prologue load");
+}
+
+TEST_F(ResidencyDetailTest, NamesTheCommandWritingOutsideItsAllocations) {
+  expectDetail(refusal([](NetSpec &n) { n.groups[0].tiu[1].out.addr = 8192; }),
+               KILN_ERR_OUT_OF_RANGE, KILN_OBJ_TIU_CMD, 0, 1, "outside its group's allocations");
+  expectDetail(refusal([](NetSpec &n) { n.groups[0].gdma[0].dst_addr = 4096; }, reluNet(0)),
+               KILN_ERR_OUT_OF_RANGE, KILN_OBJ_GDMA_CMD, 0, 0, "outside its group's allocations");
 }
 
 // ---- the warm queues in device memory ----------------------------------------------

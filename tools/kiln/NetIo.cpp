@@ -38,13 +38,77 @@ kiln_status readTensor(const kiln_net *net, const kiln_tensor_info &info, bool o
 }
 } // namespace
 
+const char *cli::statusName(kiln_status status) {
+  switch (status) {
+#define KILN_NAME(s) \
+  case s: return #s;
+    KILN_NAME(KILN_OK)
+    KILN_NAME(KILN_ERR_INVALID_ARGUMENT)
+    KILN_NAME(KILN_ERR_BUFFER_TOO_SMALL)
+    KILN_NAME(KILN_ERR_NOT_FOUND)
+    KILN_NAME(KILN_ERR_BAD_STATE)
+    KILN_NAME(KILN_ERR_BAD_MAGIC)
+    KILN_NAME(KILN_ERR_BAD_VERSION)
+    KILN_NAME(KILN_ERR_TRUNCATED)
+    KILN_NAME(KILN_ERR_BAD_CHECKSUM)
+    KILN_NAME(KILN_ERR_BAD_FLATBUFFER)
+    KILN_NAME(KILN_ERR_CHIP_MISMATCH)
+    KILN_NAME(KILN_ERR_ABI_MISMATCH)
+    KILN_NAME(KILN_ERR_OUT_OF_RANGE)
+    KILN_NAME(KILN_ERR_BAD_TENSOR)
+    KILN_NAME(KILN_ERR_BAD_COMMAND)
+    KILN_NAME(KILN_ERR_BAD_SYNC)
+    KILN_NAME(KILN_ERR_UNSUPPORTED)
+    KILN_NAME(KILN_ERR_BAD_RESIDENCY)
+    KILN_NAME(KILN_ERR_BAD_MEMORY_PLAN)
+    KILN_NAME(KILN_ERR_NO_DEVICE_MEMORY)
+    KILN_NAME(KILN_ERR_TOO_MANY_NETS)
+    KILN_NAME(KILN_ERR_TIMEOUT)
+    KILN_NAME(KILN_ERR_DEVICE_FAULT)
+    KILN_NAME(KILN_ERR_HAL)
+#undef KILN_NAME
+  }
+  return "KILN_ERR_UNKNOWN";
+}
+
+std::string cli::describeError(const kiln_error_detail &d) {
+  // Objects inside a group are named by the group first.
+  const bool inGroup = d.object_kind == KILN_OBJ_TIU_CMD || d.object_kind == KILN_OBJ_GDMA_CMD ||
+                       d.object_kind == KILN_OBJ_TIMESTEP ||
+                       d.object_kind == KILN_OBJ_LMEM_ALLOC;
+  const std::string kind = kiln_object_kind_str(d.object_kind);
+  std::vector<std::string> where;
+  if (d.net != KILN_NO_INDEX)
+    where.push_back("net " + std::to_string(d.net));
+  if (inGroup && d.index != KILN_NO_INDEX) {
+    where.push_back("group " + std::to_string(d.index));
+    where.push_back(kind + (d.sub_index != KILN_NO_INDEX ? " " + std::to_string(d.sub_index) : ""));
+  } else if (d.object_kind == KILN_OBJ_HAL) {
+    where.push_back(d.index != KILN_NO_INDEX ? "HAL call for group " + std::to_string(d.index)
+                                             : "HAL call");
+  } else if (d.object_kind != KILN_OBJ_NONE) {
+    std::string what = kind;
+    if (d.index != KILN_NO_INDEX)
+      what += " " + std::to_string(d.index);
+    if (d.sub_index != KILN_NO_INDEX)
+      what += " (against " + std::to_string(d.sub_index) + ")";
+    where.push_back(what);
+  }
+  std::string text = statusName(d.status);
+  for (size_t i = 0; i < where.size(); ++i)
+    text += (i ? ", " : " in ") + where[i];
+  return text + ": " + (d.reason ? d.reason : kiln_status_str(d.status));
+}
+
 std::unique_ptr<cmodel::Device> cli::deviceFor(const std::vector<uint8_t> &bmodel,
                                                uint64_t ddrBytes, std::string &error) {
   if (ddrBytes == 0) {
     kiln_memory_requirements req{};
-    if (kiln_status st = kiln_bmodel_query_memory(bmodel.data(), bmodel.size(), 0, &req);
+    kiln_error_detail detail{};
+    if (kiln_status st =
+            kiln_bmodel_query_memory_ex(bmodel.data(), bmodel.size(), 0, &req, &detail);
         st != KILN_OK) {
-      error = std::string("cannot load bmodel: ") + kiln_status_str(st);
+      error = "cannot load bmodel: " + describeError(detail);
       return nullptr;
     }
     ddrBytes = req.device_bytes;
@@ -120,12 +184,13 @@ struct TensorCapture {
 } // namespace
 
 kiln_status cli::runNet(kiln_net *net, uint32_t timeoutUs, kiln_run_stats *stats,
-                        std::vector<host::Array> *tensors) {
+                        std::vector<host::Array> *tensors, kiln_error_detail *detail) {
   if (!tensors)
-    return kiln_net_run(net, timeoutUs, stats);
+    return kiln_net_run_ex(net, timeoutUs, nullptr, nullptr, stats, detail);
   TensorCapture capture(net);
   capture.read(0); // inputs, set before the run
-  kiln_status st = kiln_net_run_observed(net, timeoutUs, TensorCapture::onGroup, &capture, stats);
+  kiln_status st =
+      kiln_net_run_ex(net, timeoutUs, TensorCapture::onGroup, &capture, stats, detail);
   // Several chip tensors may carry one ONNX name (an op lowered to a chain,
   // the last of which holds its result): the last one in net order wins.
   std::map<std::string, size_t> byName;

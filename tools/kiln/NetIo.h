@@ -18,6 +18,13 @@ namespace kiln::cli {
 std::unique_ptr<cmodel::Device> deviceFor(const std::vector<uint8_t> &bmodel, uint64_t ddrBytes,
                                           std::string &error);
 
+/// The symbolic name of a status ("KILN_ERR_OUT_OF_RANGE").
+const char *statusName(kiln_status status);
+
+/// A failed runtime call, as "KILN_ERR_OUT_OF_RANGE in net 0, group 3, GDMA
+/// command 7: destination outside LMEM" (the runtime's kiln_error_detail).
+std::string describeError(const kiln_error_detail &detail);
+
 /// Sets every net input from the array of its name (as f32). Returns "" or
 /// an error naming `source`.
 std::string setInputs(kiln_net *net, const std::vector<host::Array> &inputs,
@@ -31,7 +38,7 @@ std::vector<host::Array> readOutputs(const kiln_net *net);
 /// order), each read right after the group that computes it, since a
 /// planned net reuses DDR.
 kiln_status runNet(kiln_net *net, uint32_t timeoutUs, kiln_run_stats *stats,
-                   std::vector<host::Array> *tensors);
+                   std::vector<host::Array> *tensors, kiln_error_detail *detail = nullptr);
 } // namespace kiln::cli
 
 #endif

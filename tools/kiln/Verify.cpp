@@ -172,8 +172,11 @@ int cli::verifyLevels(const config::DeployConfig &cfg, ModuleOp topIR, ModuleOp 
     std::fprintf(stderr, "kiln: error: verify: runtime init: %s\n", kiln_status_str(st));
     return 1;
   }
-  if (kiln_status st = net.load(runtime, bmodel.data(), bmodel.size(), 0); st != KILN_OK) {
-    std::fprintf(stderr, "kiln: error: verify: cannot load the bmodel: %s\n", kiln_status_str(st));
+  kiln_error_detail detail{};
+  if (kiln_status st = net.load(runtime, bmodel.data(), bmodel.size(), 0, &detail);
+      st != KILN_OK) {
+    std::fprintf(stderr, "kiln: error: verify: cannot load the bmodel: %s\n",
+                 describeError(detail).c_str());
     return 1;
   }
   if (auto err = setInputs(net.handle(), inputs, in); !err.empty()) {
@@ -181,10 +184,10 @@ int cli::verifyLevels(const config::DeployConfig &cfg, ModuleOp topIR, ModuleOp 
     return 1;
   }
   std::vector<host::Array> layers;
-  if (kiln_status st = runNet(net.handle(), 600u * 1000u * 1000u, nullptr, &layers);
+  if (kiln_status st = runNet(net.handle(), 600u * 1000u * 1000u, nullptr, &layers, &detail);
       st != KILN_OK) {
-    std::fprintf(stderr, "kiln: error: verify: cmodel run failed: %s (%s)\n", kiln_status_str(st),
-                 device->faultReason().c_str());
+    std::fprintf(stderr, "kiln: error: verify: cmodel run failed: %s (%s)\n",
+                 describeError(detail).c_str(), device->faultReason().c_str());
     return 1;
   }
   chip.outputs = readOutputs(net.handle());

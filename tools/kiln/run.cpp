@@ -77,8 +77,9 @@ int kiln::cli::runMain() {
   if (kiln_status st = runtime.init(hal); st != KILN_OK)
     return fail(std::string("runtime init: ") + kiln_status_str(st));
   rt::Net net;
-  if (kiln_status st = net.load(runtime, file.data(), file.size(), 0); st != KILN_OK)
-    return fail(model + ": cannot load bmodel: " + kiln_status_str(st));
+  kiln_error_detail detail{};
+  if (kiln_status st = net.load(runtime, file.data(), file.size(), 0, &detail); st != KILN_OK)
+    return fail(model + ": cannot load bmodel: " + describeError(detail));
 
   if (auto err = setInputs(net.handle(), inputs, inPath); !err.empty())
     return fail(err);
@@ -94,12 +95,11 @@ int kiln::cli::runMain() {
     const bool capture = allTensors && r + 1 == repeat;
     device->traceInto(!tracePath.empty() && r == 0 ? &trace : nullptr);
     kiln_status st = runNet(net.handle(), 600u * 1000u * 1000u, &runStats,
-                            capture ? &tensors : nullptr);
+                            capture ? &tensors : nullptr, &detail);
     device->traceInto(nullptr);
     if (st != KILN_OK) {
       std::string why = device->faultReason();
-      return fail(std::string("run failed: ") + kiln_status_str(st) +
-                  (why.empty() ? "" : " (" + why + ")"));
+      return fail("run failed: " + describeError(detail) + (why.empty() ? "" : " (" + why + ")"));
     }
     loadsAvoided += runStats.resident_loads_avoided;
     bytesSaved += runStats.resident_bytes_saved;

@@ -271,14 +271,27 @@ static inline kiln_status kiln_cast_check(const kiln_tiu_cmd *cmd) {
              : KILN_ERR_BAD_COMMAND;
 }
 
+/* Which inputs an op reads besides in0: conv-like ops their weight (in1)
+ * and, with HAS_BIAS, bias (in2); eltwise ops in1; INT8 ACTIVE its table. */
+static inline int kiln_tiu_uses_in1(const kiln_tiu_cmd *cmd) {
+  return cmd->op == KILN_TIU_CONV || cmd->op == KILN_TIU_DECONV ||
+         cmd->op == KILN_TIU_ELTWISE ||
+         (cmd->op == KILN_TIU_ACTIVE && cmd->in0.dtype == KILN_DTYPE_INT8);
+}
+static inline int kiln_tiu_uses_in2(const kiln_tiu_cmd *cmd) {
+  return (cmd->op == KILN_TIU_CONV || cmd->op == KILN_TIU_DECONV) &&
+         (cmd->flags & KILN_TIU_FLAG_HAS_BIAS);
+}
+
+#define KILN_TIU_KNOWN_FLAGS \
+  (KILN_TIU_FLAG_RELU | KILN_TIU_FLAG_HAS_BIAS | KILN_TIU_FLAG_COUNT_INCLUDE_PAD)
+
 static inline kiln_status kiln_tiu_cmd_check_in_lane(const kiln_tiu_cmd *cmd, uint64_t lane) {
-  const uint32_t known_flags =
-      KILN_TIU_FLAG_RELU | KILN_TIU_FLAG_HAS_BIAS | KILN_TIU_FLAG_COUNT_INCLUDE_PAD;
-  int conv_like = cmd->op == KILN_TIU_CONV || cmd->op == KILN_TIU_DECONV;
+  const uint32_t known_flags = KILN_TIU_KNOWN_FLAGS;
   int eltwise = cmd->op == KILN_TIU_ELTWISE;
   int lut = cmd->op == KILN_TIU_ACTIVE && cmd->in0.dtype == KILN_DTYPE_INT8;
-  int uses_in1 = conv_like || eltwise || lut;
-  int uses_in2 = conv_like && (cmd->flags & KILN_TIU_FLAG_HAS_BIAS);
+  int uses_in1 = kiln_tiu_uses_in1(cmd);
+  int uses_in2 = kiln_tiu_uses_in2(cmd);
   kiln_status st;
 
   if (cmd->op < KILN_TIU_CONV || cmd->op >= KILN_TIU_OP_END || (cmd->flags & ~known_flags))

@@ -2,7 +2,9 @@
  *
  * Freestanding: no heap, no exceptions, no global state. The caller provides
  * every buffer (runtime and net storage, the bmodel bytes, which must stay
- * alive while a net is loaded) and a HAL that reaches the device. */
+ * alive while a net is loaded) and a HAL that reaches the device. Failures
+ * return a kiln_status; the _ex calls also say which object failed and why
+ * (kiln_error_detail below). */
 #ifndef KILN_RT_H
 #define KILN_RT_H
 
@@ -69,6 +71,72 @@ typedef struct kiln_run_stats {
   uint64_t resident_bytes_saved;   /* DDR bytes those loads would have read */
 } kiln_run_stats;
 
+/* ---- why a call failed ------------------------------------------------------
+ *
+ * A kiln_status says what kind of thing was wrong; a kiln_error_detail says
+ * which object of the bmodel (or of the call) it was and why, without a heap:
+ * the record holds indices and a pointer to a short static string.
+ *
+ * The entry points that can fail on what a bmodel holds or on the device
+ * have an _ex form taking an optional `kiln_error_detail *out_detail` (NULL:
+ * not wanted): kiln_net_load_ex, kiln_bmodel_query_memory_ex and
+ * kiln_net_run_ex. On failure *out_detail is filled, with status equal to the
+ * returned status; on success it is left alone. The detail goes to the caller
+ * of the call that failed rather than into the runtime object so that it is
+ * there for calls without a runtime (kiln_bmodel_query_memory_ex), for a
+ * runtime handle that was itself the bad argument, and for nets loaded and
+ * run from different tasks, with no state to reset.
+ *
+ * Every failure of those calls is also passed to kiln_pal_error_hook (once,
+ * as the call returns, whether or not the caller asked for a detail). The
+ * core defines it weak and empty; a board defines its own to log failures
+ * from code that only uses the plain forms. The hook must not call back into
+ * the runtime. */
+
+/* KILN_NO_INDEX: the field does not apply to this object kind. */
+#define KILN_NO_INDEX 0xffffffffu
+
+/* What the detail's index and sub_index name. */
+typedef enum kiln_object_kind {
+  KILN_OBJ_NONE = 0,        /* nothing more specific */
+  KILN_OBJ_ARGUMENT = 1,    /* an argument of the call itself */
+  KILN_OBJ_HEADER = 2,      /* the file header and its layout */
+  KILN_OBJ_FLATBUFFER = 3,  /* the FlatBuffer as a whole */
+  KILN_OBJ_CHIP = 4,        /* the chip and ABI the file was built for */
+  KILN_OBJ_NET = 5,         /* the net itself: its regions and blob ranges */
+  KILN_OBJ_INPUT = 6,       /* index: the net's input */
+  KILN_OBJ_OUTPUT = 7,      /* index: the net's output */
+  KILN_OBJ_TENSOR = 8,      /* index: in the net's list of all DDR tensors */
+  KILN_OBJ_DYNAMIC_WEIGHT = 9, /* index: the dynamic weight */
+  KILN_OBJ_RESIDENCY = 10,  /* index: the residency record; sub_index: the
+                               allocation, record or command it conflicts with */
+  KILN_OBJ_BUFFER = 11,     /* index: the DDR buffer of the activation plan;
+                               sub_index: a buffer live at once on the same bytes */
+  KILN_OBJ_GROUP = 12,      /* index: the layer group */
+  KILN_OBJ_TIU_CMD = 13,    /* index: the group; sub_index: the TIU command (0-based) */
+  KILN_OBJ_GDMA_CMD = 14,   /* index: the group; sub_index: the GDMA command (0-based) */
+  KILN_OBJ_TIMESTEP = 15,   /* index: the group; sub_index: the timestep */
+  KILN_OBJ_LMEM_ALLOC = 16, /* index: the group; sub_index: the LMEM allocation */
+  KILN_OBJ_DEVICE_MEMORY = 17, /* the HAL's DDR window */
+  KILN_OBJ_HAL = 18         /* a HAL call failed; index: the group, if any */
+} kiln_object_kind;
+
+typedef struct kiln_error_detail {
+  kiln_status status;   /* what the call returned */
+  uint32_t object_kind; /* kiln_object_kind */
+  uint32_t net;         /* the net of the file, or KILN_NO_INDEX */
+  uint32_t index;       /* see kiln_object_kind, or KILN_NO_INDEX */
+  uint32_t sub_index;   /* see kiln_object_kind, or KILN_NO_INDEX */
+  const char *reason;   /* static, never NULL in a filled detail */
+} kiln_error_detail;
+
+/* A short name of an object kind ("GDMA command", "input", ...). */
+const char *kiln_object_kind_str(uint32_t kind);
+
+/* Called with every failure of the _ex calls and their plain forms. Weak in
+ * the core (does nothing); define it to log. */
+void kiln_pal_error_hook(const kiln_error_detail *detail);
+
 typedef struct kiln_runtime kiln_runtime;
 typedef struct kiln_net kiln_net;
 
@@ -89,6 +157,10 @@ kiln_status kiln_runtime_flush_residency(kiln_runtime *rt);
 kiln_status kiln_net_load(kiln_runtime *rt, const void *bmodel, size_t size,
                           uint32_t net_index, void *storage, size_t storage_size,
                           kiln_net **out_net);
+/* kiln_net_load that says which record of the file was refused and why. */
+kiln_status kiln_net_load_ex(kiln_runtime *rt, const void *bmodel, size_t size,
+                             uint32_t net_index, void *storage, size_t storage_size,
+                             kiln_net **out_net, kiln_error_detail *out_detail);
 /* Releases the net's device memory (the most recently loaded net first). */
 kiln_status kiln_net_unload(kiln_net *net);
 
@@ -110,6 +182,10 @@ typedef void (*kiln_group_done_fn)(void *user, uint32_t group);
 /* kiln_net_run with on_group (may be NULL) called after every group. */
 kiln_status kiln_net_run_observed(kiln_net *net, uint32_t timeout_us, kiln_group_done_fn on_group,
                                   void *user, kiln_run_stats *out_stats);
+/* kiln_net_run_observed that says which group failed (out_detail may be NULL). */
+kiln_status kiln_net_run_ex(kiln_net *net, uint32_t timeout_us, kiln_group_done_fn on_group,
+                            void *user, kiln_run_stats *out_stats,
+                            kiln_error_detail *out_detail);
 kiln_status kiln_net_get_output(const kiln_net *net, uint32_t index, void *dst, size_t bytes);
 /* Reads any described DDR tensor after a run (per-layer comparison). */
 kiln_status kiln_net_read_tensor(const kiln_net *net, uint32_t index, void *dst, size_t bytes);
@@ -136,6 +212,9 @@ typedef struct kiln_memory_requirements {
  * what net net_index needs, without touching any device. */
 kiln_status kiln_bmodel_query_memory(const void *bmodel, size_t size, uint32_t net_index,
                                      kiln_memory_requirements *out_req);
+kiln_status kiln_bmodel_query_memory_ex(const void *bmodel, size_t size, uint32_t net_index,
+                                        kiln_memory_requirements *out_req,
+                                        kiln_error_detail *out_detail);
 
 #ifdef __cplusplus
 }

@@ -41,11 +41,14 @@ public:
   Net &operator=(const Net &) = delete;
   ~Net() { unload(); }
 
-  // bmodel must be 8-byte aligned and outlive the loaded net.
-  kiln_status load(Runtime &rt, const void *bmodel, size_t size, uint32_t net_index = 0) {
+  // bmodel must be 8-byte aligned and outlive the loaded net. On failure
+  // *detail (if given) says which record was refused and why.
+  kiln_status load(Runtime &rt, const void *bmodel, size_t size, uint32_t net_index = 0,
+                   kiln_error_detail *detail = nullptr) {
     if (net_)
       return KILN_ERR_BAD_STATE;
-    return kiln_net_load(rt.handle(), bmodel, size, net_index, storage_, sizeof storage_, &net_);
+    return kiln_net_load_ex(rt.handle(), bmodel, size, net_index, storage_, sizeof storage_,
+                            &net_, detail);
   }
   kiln_status unload() {
     if (!net_)
@@ -74,8 +77,9 @@ public:
   kiln_status setInput(uint32_t index, const void *data, size_t bytes) {
     return kiln_net_set_input(net_, index, data, bytes);
   }
-  kiln_status run(uint32_t timeout_us, kiln_run_stats *stats = nullptr) {
-    return kiln_net_run(net_, timeout_us, stats);
+  kiln_status run(uint32_t timeout_us, kiln_run_stats *stats = nullptr,
+                  kiln_error_detail *detail = nullptr) {
+    return kiln_net_run_ex(net_, timeout_us, nullptr, nullptr, stats, detail);
   }
   kiln_status getOutput(uint32_t index, void *dst, size_t bytes) const {
     return kiln_net_get_output(net_, index, dst, bytes);

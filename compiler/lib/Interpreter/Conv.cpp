@@ -68,37 +68,57 @@ FailureOr<Tensor> runConv(top::ConvOp op, const Tensor &input,
   // Each output accumulates bias + sum over (c, ky, kx) in that order, in
   // double; a row of outputs at a time so the inner loop vectorizes. Taps
   // that fall on padding are never visited. Output channels are independent,
-  // so they run on LLVM's thread pool with the same bits.
+  // so they run on LLVM's thread pool with the same bits, up to four of one
+  // group at a time: each input row loaded serves all of them.
   const int64_t sx = strides[1], dx = dilations[1], px = pads[1];
   const bool doRelu = op.getDoRelu();
-  llvm::parallelFor(0, n * oc, [&](size_t job) {
-    int64_t b = job / oc, o = job % oc;
-    float *dst = out.data.data() + job * oh * ow;
-    std::vector<double> row(ow);
-    {
-      int64_t firstIc = (o / ocg) * icg;
-      for (int64_t y = 0; y < oh; ++y) {
-        std::fill(row.begin(), row.end(), bias ? double(bias->data[o]) : 0.0);
-        for (int64_t c = 0; c < icg; ++c)
-          for (int64_t ky = 0; ky < kh; ++ky) {
-            int64_t iy = y * strides[0] - pads[0] + ky * dilations[0];
-            if (iy < 0 || iy >= ih)
-              continue;
-            const float *in = &input.data[((b * ic + firstIc + c) * ih + iy) * iw];
-            const float *taps = &filter.data[((o * icg + c) * kh + ky) * kw];
-            for (int64_t kx = 0; kx < kw; ++kx) {
-              // Outputs x whose input x * sx + off lies in [0, iw).
-              int64_t off = kx * dx - px;
-              int64_t lo = off >= 0 ? 0 : (-off + sx - 1) / sx;
-              int64_t hi = iw - 1 - off < 0 ? 0 : std::min(ow, (iw - 1 - off) / sx + 1);
-              const double w = taps[kx];
-              for (int64_t x = lo; x < hi; ++x)
-                row[x] += double(in[x * sx + off]) * w;
+  constexpr int64_t kBlock = 4;
+  const int64_t blocksPerGroup = (ocg + kBlock - 1) / kBlock;
+  llvm::parallelFor(0, n * group * blocksPerGroup, [&](size_t job) {
+    int64_t b = job / (group * blocksPerGroup);
+    int64_t g = job / blocksPerGroup % group;
+    int64_t first = g * ocg + job % blocksPerGroup * kBlock;
+    int64_t count = std::min(kBlock, (g + 1) * ocg - first);
+    int64_t firstIc = g * icg;
+    std::vector<double> rows(kBlock * ow);
+    for (int64_t y = 0; y < oh; ++y) {
+      for (int64_t j = 0; j < count; ++j)
+        std::fill(&rows[j * ow], &rows[(j + 1) * ow], bias ? double(bias->data[first + j]) : 0.0);
+      for (int64_t c = 0; c < icg; ++c)
+        for (int64_t ky = 0; ky < kh; ++ky) {
+          int64_t iy = y * strides[0] - pads[0] + ky * dilations[0];
+          if (iy < 0 || iy >= ih)
+            continue;
+          const float *in = &input.data[((b * ic + firstIc + c) * ih + iy) * iw];
+          for (int64_t kx = 0; kx < kw; ++kx) {
+            // Outputs x whose input x * sx + off lies in [0, iw).
+            int64_t off = kx * dx - px;
+            int64_t lo = off >= 0 ? 0 : (-off + sx - 1) / sx;
+            int64_t hi = iw - 1 - off < 0 ? 0 : std::min(ow, (iw - 1 - off) / sx + 1);
+            double w[kBlock] = {};
+            for (int64_t j = 0; j < count; ++j)
+              w[j] = filter.data[(((first + j) * icg + c) * kh + ky) * kw + kx];
+            if (count == kBlock) {
+              double *r0 = &rows[0], *r1 = &rows[ow], *r2 = &rows[2 * ow], *r3 = &rows[3 * ow];
+              for (int64_t x = lo; x < hi; ++x) {
+                double v = in[x * sx + off];
+                r0[x] += v * w[0];
+                r1[x] += v * w[1];
+                r2[x] += v * w[2];
+                r3[x] += v * w[3];
+              }
+            } else {
+              for (int64_t j = 0; j < count; ++j)
+                for (int64_t x = lo; x < hi; ++x)
+                  rows[j * ow + x] += double(in[x * sx + off]) * w[j];
             }
           }
+        }
+      for (int64_t j = 0; j < count; ++j) {
+        float *dst = out.data.data() + ((b * oc + first + j) * oh + y) * ow;
         for (int64_t x = 0; x < ow; ++x) {
-          float r = float(row[x]);
-          *dst++ = doRelu ? relu(r) : r;
+          float r = float(rows[j * ow + x]);
+          dst[x] = doRelu ? relu(r) : r;
         }
       }
     }

@@ -43,6 +43,8 @@ inline constexpr llvm::StringLiteral kRewriteReportAttr = "kiln.rewrite_report";
 
 /// f32 | f16 | bf16 | int8
 bool isPrecisionName(llvm::StringRef name);
+/// The chip dtype (kiln_dtype) a precision name runs in; F32 for others.
+uint32_t precisionDtype(llvm::StringRef name);
 
 /// A tensor's calibrated range.
 struct Range {

@@ -47,20 +47,18 @@ struct Product {
 /// Flattens the muls (and divisions by a constant) under `v`; inner ops are
 /// taken apart only when `v`'s tree is their only user and they fuse no
 /// ReLU.
-void flatten(Value v, bool root, Product &p, SmallVector<Operation *> &ops) {
+void flatten(Value v, bool root, Product &p) {
   Operation *op = v.getDefiningOp();
   bool inner = op && (root || v.hasOneUse());
   if (auto mul = dyn_cast_or_null<MulOp>(op); mul && inner && !mul.getDoRelu()) {
-    ops.push_back(op);
-    flatten(mul.getLhs(), false, p, ops);
-    flatten(mul.getRhs(), false, p, ops);
+    flatten(mul.getLhs(), false, p);
+    flatten(mul.getRhs(), false, p);
     return;
   }
   if (auto div = dyn_cast_or_null<DivOp>(op); div && inner && !div.getDoRelu()) {
     if (auto c = scalarOf(div.getRhs()); c && *c != 0) {
-      ops.push_back(op);
-      p.scale /= *c;
-      flatten(div.getLhs(), false, p, ops);
+        p.scale /= *c;
+      flatten(div.getLhs(), false, p);
       return;
     }
   }
@@ -71,9 +69,9 @@ void flatten(Value v, bool root, Product &p, SmallVector<Operation *> &ops) {
   p.factors.push_back(v);
 }
 
-Product productOf(Value v, SmallVector<Operation *> &ops) {
+Product productOf(Value v) {
   Product p;
-  flatten(v, true, p, ops);
+  flatten(v, true, p);
   return p;
 }
 
@@ -129,8 +127,7 @@ Value erfPlusOneInput(Value v) {
   auto active = erf ? erf.getDefiningOp<ActiveOp>() : ActiveOp();
   if (!active || active.getMode() != ActiveMode::Erf)
     return nullptr;
-  SmallVector<Operation *> ops;
-  Product arg = productOf(active.getInput(), ops);
+  Product arg = productOf(active.getInput());
   if (arg.factors.size() != 1 || !near(arg.scale, 1 / std::sqrt(2.0)))
     return nullptr;
   return arg.factors[0];
@@ -153,15 +150,13 @@ std::optional<Match> match(Operation *root) {
       return std::nullopt;
     for (int i = 0; i < 2; ++i) {
       auto offset = scalarOf(add->getOperand(1 - i));
-      SmallVector<Operation *> ops;
-      Product p = productOf(add->getOperand(i), ops);
+      Product p = productOf(add->getOperand(i));
       if (offset && p.factors.size() == 1)
         return Match{ActiveMode::HardSigmoid, p.factors[0], p.scale, *offset};
     }
     return std::nullopt;
   }
-  SmallVector<Operation *> ops;
-  Product p = productOf(root->getResult(0), ops);
+  Product p = productOf(root->getResult(0));
   if (p.factors.size() == 1) {
     // clip(x + 3, 0, 6) / 6
     if (Value x = reluSixInput(p.factors[0]); x && near(p.scale, 1.0 / 6))
@@ -212,13 +207,14 @@ struct FuseActivationsPass
       SmallVector<Operation *> dead = {root};
       while (!dead.empty()) {
         Operation *op = dead.pop_back_val();
-        if (!op->use_empty() || erased.contains(op))
+        // Checked before touching op: it may have been erased already.
+        if (erased.contains(op) || !op->use_empty())
           continue;
         SmallVector<Value> operands(op->getOperands());
         erased.insert(op);
         op->erase();
         for (Value v : operands)
-          if (Operation *def = v.getDefiningOp(); def && def->getName().getDialectNamespace() == "top")
+          if (Operation *def = v.getDefiningOp(); def && isa<TopDialect>(def->getDialect()))
             dead.push_back(def);
       }
     }

@@ -89,6 +89,15 @@ SmallVector<int64_t> broadcastShape(Value v, size_t rank) {
   return out;
 }
 
+/// The axes along which `f` varies when broadcast against `shape`.
+SmallVector<int64_t> varyingAxes(Value f, ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> s = broadcastShape(f, shape.size()), axes;
+  for (auto [i, d] : llvm::enumerate(s))
+    if (d != 1)
+      axes.push_back(i);
+  return axes;
+}
+
 /// A modulated filter: static weight * per-input-channel factors *
 /// per-output-channel factors (all broadcasting to the weight's shape).
 struct Modulation {
@@ -120,16 +129,13 @@ FailureOr<Modulation> decompose(Value v, int64_t icAxis, int64_t ocAxis) {
     }
     if (shapeOf(f).size() > shape.size())
       return failure();
-    SmallVector<int64_t> s = broadcastShape(f, shape.size());
-    SmallVector<int64_t> varying;
-    for (auto [i, d] : llvm::enumerate(s))
-      if (d != 1)
-        varying.push_back(i);
+    SmallVector<int64_t> varying = varyingAxes(f, shape);
     if (varying.empty() && weight) {
       m.constants.push_back(f);
       continue;
     }
-    if (varying.size() != 1 || s[varying[0]] != shape[varying[0]])
+    if (varying.size() != 1 ||
+        broadcastShape(f, shape.size())[varying[0]] != shape[varying[0]])
       return failure();
     if (varying[0] == icAxis)
       m.inScales.push_back(f);
@@ -391,15 +397,13 @@ std::optional<int64_t> scaledAxis(Value product) {
   collectFactors(product, shape, factors);
   std::optional<int64_t> axis;
   for (Value f : factors) {
-    if (f.getDefiningOp<WeightOp>())
+    if (f.getDefiningOp<WeightOp>() || shapeOf(f).size() > shape.size())
       continue;
-    SmallVector<int64_t> s = broadcastShape(f, shape.size());
-    for (auto [a, d] : llvm::enumerate(s))
-      if (d != 1) {
-        if (axis && *axis != (int64_t)a)
-          return std::nullopt;
-        axis = a;
-      }
+    for (int64_t a : varyingAxes(f, shape)) {
+      if (axis && *axis != a)
+        return std::nullopt;
+      axis = a;
+    }
   }
   return axis;
 }
@@ -410,7 +414,7 @@ void eraseDeadOps(func::FuncOp func) {
     erased = false;
     SmallVector<Operation *> dead;
     func.walk([&](Operation *op) {
-      if (op->getDialect() == op->getContext()->getLoadedDialect<TopDialect>() &&
+      if (isa<TopDialect>(op->getDialect()) &&
           op->getNumResults() > 0 && op->use_empty())
         dead.push_back(op);
     });
@@ -434,7 +438,7 @@ struct RewriteModulatedConvPass
           << mode << "' is not auto, rewrite or keep";
       return signalPassFailure();
     }
-    uint32_t dtype = dtypeOf(precision);
+    uint32_t dtype = kiln::precisionDtype(precision);
     bool changed = false;
 
     SmallVector<Operation *> convs;
@@ -511,16 +515,6 @@ struct RewriteModulatedConvPass
         deconv.getFilterReordered())
       return std::nullopt;
     return traceFilter(filter, /*icAxis=*/0, /*ocAxis=*/1);
-  }
-
-  static uint32_t dtypeOf(StringRef precision) {
-    if (precision == "f16")
-      return KILN_DTYPE_F16;
-    if (precision == "bf16")
-      return KILN_DTYPE_BF16;
-    if (precision == "int8")
-      return KILN_DTYPE_INT8;
-    return KILN_DTYPE_F32;
   }
 };
 } // namespace

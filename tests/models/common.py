@@ -42,9 +42,10 @@ def randomize_bn(bn: nn.BatchNorm2d, gen: torch.Generator) -> None:
 
 
 def export_with_batchnorm(model: nn.Module, x: torch.Tensor, out_dir: str, tag: str,
-                          input_name: str = "input", output_name: str = "logits") -> None:
+                          input_name: str = "input", output_name: str = "logits",
+                          opset: int = 13) -> None:
     """Runs the eval-mode `model` on `x` and writes out_dir/model.onnx
-    (opset 13, no constant folding, TrainingMode.PRESERVE so that
+    (opset 13 unless `opset` says otherwise, no constant folding, TrainingMode.PRESERVE so that
     BatchNormalization stays in the graph: kiln folds it itself), input.npz
     and reference.npz (PyTorch's output). Fails if the export lost every
     BatchNormalization node; prints the op counts."""
@@ -54,7 +55,7 @@ def export_with_batchnorm(model: nn.Module, x: torch.Tensor, out_dir: str, tag: 
     path = os.path.join(out_dir, "model.onnx")
     # TrainingMode.EVAL would fuse BN into the convs (torch's eval peephole);
     # PRESERVE exports the eval-mode model as is, BatchNormalization included.
-    torch.onnx.export(model, x, path, opset_version=13, do_constant_folding=False,
+    torch.onnx.export(model, x, path, opset_version=opset, do_constant_folding=False,
                       training=torch.onnx.TrainingMode.PRESERVE,
                       input_names=[input_name], output_names=[output_name])
     np.savez(os.path.join(out_dir, "input.npz"), **{input_name: x.numpy()})

@@ -32,3 +32,24 @@ func.func @int8_pairs(%arg0: tensor<4x!quant.uniform<i8:f32, 0.02>>, %arg1: tens
   %4 = tpu.cast %3 : (tensor<4xf16>) -> tensor<4xf32>
   return %1, %2, %4 : tensor<4x!quant.uniform<i8:f32, 0.02>>, tensor<4x!quant.uniform<i8:f32, 0.04>>, tensor<4xf32>
 }
+
+// -----
+
+// The output cast of a net whose last TIU op ran at another rank casts before
+// the reshape, so it can join that op's layer group; a cast of a reshape of
+// the net's input stays where it is.
+// CHECK-LABEL: func.func @output_cast
+// CHECK: %[[S:.*]] = tpu.active %arg0 {{.*}} -> tensor<1x40x1x64xf16>
+// CHECK-NEXT: %[[C:.*]] = tpu.cast %[[S]] : (tensor<1x40x1x64xf16>) -> tensor<1x40x1x64xf32>
+// CHECK-NEXT: %[[R:.*]] = tpu.reshape %[[C]] : (tensor<1x40x1x64xf32>) -> tensor<1x40x64xf32>
+// CHECK: %[[V:.*]] = tpu.reshape %arg1
+// CHECK-NEXT: tpu.cast %[[V]]
+// CHECK: return %[[R]]
+func.func @output_cast(%arg0: tensor<1x40x1x64xf16>, %arg1: tensor<1x40x1x64xf16>) -> (tensor<1x40x64xf32>, tensor<1x40x64xf32>) {
+  %0 = tpu.active %arg0 {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x40x1x64xf16>) -> tensor<1x40x1x64xf16>
+  %1 = tpu.reshape %0 : (tensor<1x40x1x64xf16>) -> tensor<1x40x64xf16>
+  %2 = tpu.cast %1 : (tensor<1x40x64xf16>) -> tensor<1x40x64xf32>
+  %3 = tpu.reshape %arg1 : (tensor<1x40x1x64xf16>) -> tensor<1x40x64xf16>
+  %4 = tpu.cast %3 : (tensor<1x40x64xf16>) -> tensor<1x40x64xf32>
+  return %2, %4 : tensor<1x40x64xf32>, tensor<1x40x64xf32>
+}

@@ -3,11 +3,14 @@
 // Casts meet where dtypes change: at net boundaries, around ops kept wider,
 // and where a QDQ model dequantizes only to quantize again. A pair whose first
 // cast loses nothing (f16/bf16 -> f32, or int8 -> float -> int8, which
-// requantizes) becomes one cast or none.
+// requantizes) becomes one cast or none. A cast of a reshape of a TIU op's
+// result casts before the reshape: the output cast of a net whose last op
+// ran at another rank joins that op's layer group instead of reloading it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
+#include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Support/Precision.h"
 
 #include "mlir/Dialect/Quant/QuantTypes.h"
@@ -74,6 +77,23 @@ struct FuseCastsPass : public tpu::impl::TpuFuseCastsBase<FuseCastsPass> {
           c.getOutput().replaceAllUsesWith(fused.getOutput());
         }
       }
+    }
+    // cast(reshape(x)) -> reshape(cast(x)) where x comes from the TIU.
+    SmallVector<tpu::CastOp> afterReshapes;
+    getOperation().walk([&](tpu::CastOp c) { afterReshapes.push_back(c); });
+    for (tpu::CastOp c : afterReshapes) {
+      auto reshape = c.getInput().getDefiningOp<tpu::ReshapeOp>();
+      Operation *def = reshape ? reshape.getInput().getDefiningOp() : nullptr;
+      if (!def || !codegen::isTiuOp(def) || !reshape->hasOneUse())
+        continue;
+      auto inType = cast<RankedTensorType>(reshape.getInput().getType());
+      b.setInsertionPoint(c);
+      auto early = b.create<tpu::CastOp>(
+          c.getLoc(), inType.clone(elementOf(c.getOutput())), reshape.getInput(), c.getQuantAttr());
+      auto late = b.create<tpu::ReshapeOp>(reshape.getLoc(), c.getOutput().getType(), early);
+      c.getOutput().replaceAllUsesWith(late.getOutput());
+      c.erase();
+      reshape.erase();
     }
     // Equal casts of one value: the first serves all.
     DenseMap<std::pair<Value, Type>, tpu::CastOp> first;

@@ -2,7 +2,7 @@
 //
 // A matmul is a 1x1 conv, in one of two forms.
 //
-// Rows on lanes (F32, F16, BF16): out[b] = left[b] x right[b] is a conv whose
+// Rows on lanes: out[b] = left[b] x right[b] is a conv whose
 // filter is the left operand, [B*m, k, 1, 1] with row i of a batch on lane
 // i, and whose input is the right operand, [1, B*k, 1, n]; the batches are
 // conv groups, and a weight right operand (shared by all
@@ -14,14 +14,15 @@
 // joins the matmul's layer group. A right operand too large to hold whole
 // has its columns on H ([1, B*k, n, 1]) instead, which layer groups slice.
 //
-// Columns on lanes (INT8, and left operands too large to hold): the filter
-// is right^T. With a weight right operand: input [.., m, k] is [M, k, 1, 1]
+// Columns on lanes (one-row classifiers, left operands too large to hold):
+// the filter is right^T. With a weight right operand: input [.., m, k] is [M, k, 1, 1]
 // and the filter [n, k, 1, 1] (transposed at compile time). With a computed
 // right operand (batched, broadcast): the batches become conv groups: the
 // input moves to [1, B*k, m, 1], the filter to [B*n, k, 1, 1] and the result
-// [1, B*n, m, 1] back to [B, m, n], all by tpu.dma transposes. INT8 keeps
-// this form: its requantization is per output channel, which must be the
-// weight's column.
+// [1, B*n, m, 1] back to [B, m, n], all by tpu.dma transposes. In INT8 only
+// this form quantizes (per output channel, the weight's column); rows on
+// lanes has a computed filter, which runs in F16, and is chosen where that
+// is still faster.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,8 +130,6 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
 
   LogicalResult lowerRowsOnLanes(top::MatMulOp op, PatternRewriter &rewriter) const {
     auto dtype = op->getAttrOfType<StringAttr>(kDTypeAttr);
-    if (dtype && dtype.getValue() == "int8")
-      return failure();
     auto a = shapeOf(op.getInput()), r = shapeOf(op.getRight());
     auto outShape = cast<RankedTensorType>(op.getType()).getShape();
     if (a.size() < 2 || r.size() < 2)
@@ -150,9 +149,11 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
     if (rowsPerLane * k * 4 > kMaxFilterBytesPerLane)
       return failure();
     bool rightWeight = isa_and_nonnull<top::WeightOp>(op.getRight().getDefiningOp());
-    uint32_t chipDtype = precisionDtype(dtype ? dtype.getValue() : "f32");
-    if (rowsOnLanesCycles(b, rows, k, n, chipDtype, op.getRightTranspose() && !rightWeight) >=
-        columnsOnLanesCycles(b, rows, k, n, chipDtype, sharedRight && rightWeight))
+    // In INT8 a conv whose filter is computed runs in F16 (tpu-apply-precision).
+    uint32_t colsDtype = precisionDtype(dtype ? dtype.getValue() : "f32");
+    uint32_t rowsDtype = colsDtype == KILN_DTYPE_INT8 ? KILN_DTYPE_F16 : colsDtype;
+    if (rowsOnLanesCycles(b, rows, k, n, rowsDtype, op.getRightTranspose() && !rightWeight) >=
+        columnsOnLanesCycles(b, rows, k, n, colsDtype, sharedRight && rightWeight))
       return failure();
     Location loc = op.getLoc();
     Value lhs = sharedRight ? op.getInput() : expandBatch(rewriter, loc, op.getInput(), batch);

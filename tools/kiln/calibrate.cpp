@@ -18,6 +18,7 @@
 #include "kiln/Config/Config.h"
 #include "kiln/Dialect/Top/Transforms/Passes.h"
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
+#include "kiln/Support/Names.h"
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
 #include "kiln/Interpreter/TopInterpreter.h"
 #include "kiln/Support/IRChecks.h"
@@ -219,10 +220,10 @@ int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
       // `values` is keyed by name: follow the function body so the table
       // lists the tensors in the order the network computes them.
       func.walk([&](Operation *op) {
-        auto loc = op->getLoc()->findInstanceOf<NameLoc>();
-        if (!loc)
+        std::string name = opName(op);
+        if (name.empty())
           return;
-        auto it = values.find(loc.getName().str());
+        auto it = values.find(name);
         if (it == values.end())
           return;
         calibrator.observe(pass, it->first, it->second.data.data(),

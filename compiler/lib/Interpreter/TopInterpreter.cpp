@@ -1,6 +1,7 @@
 //===- TopInterpreter.cpp - Runs a Top function op by op ------------------===//
 
 #include "kiln/Interpreter/TopInterpreter.h"
+#include "kiln/Support/Names.h"
 
 #include "Kernels.h"
 
@@ -210,8 +211,8 @@ LogicalResult Interpreter::execute(Operation *op, TensorMap *allValues) {
            << result->shape << "] but its result type is " << out.getType();
   // Weights are constants, not layer outputs: leave them out of the dump.
   if (allValues && !isa<top::WeightOp>(op))
-    if (auto name = op->getLoc()->findInstanceOf<NameLoc>())
-      (*allValues)[name.getName().str()] = *result;
+    if (std::string name = opName(op); !name.empty())
+      (*allValues)[name] = *result;
   values[out] = std::move(*result);
   releaseDeadOperands(op);
   return success();

@@ -1,6 +1,7 @@
 //===- TpuInterpreter.cpp - Runs typed Tpu IR on the cmodel's kernels -----===//
 
 #include "kiln/Interpreter/TpuInterpreter.h"
+#include "kiln/Support/Names.h"
 
 #include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
@@ -444,8 +445,8 @@ LogicalResult Interpreter::execute(Operation *op, std::map<std::string, RawTenso
   if (failed(result))
     return failure();
   if (allValues && !isa<top::WeightOp>(op))
-    if (auto name = op->getLoc()->findInstanceOf<NameLoc>())
-      (*allValues)[name.getName().str()] = *result;
+    if (std::string name = opName(op); !name.empty())
+      (*allValues)[name] = *result;
   values[op->getResult(0)] = std::move(*result);
   releaseDeadOperands(op);
   return success();

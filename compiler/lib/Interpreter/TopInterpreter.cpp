@@ -142,6 +142,30 @@ FailureOr<Tensor> Interpreter::evaluate(Operation *op) {
   return evaluateOp(op, operands);
 }
 
+bool kiln::interp::readsOnlyWeights(Operation *op) {
+  return op->getNumOperands() > 0 && llvm::all_of(op->getOperands(), [](Value v) {
+           return v.getDefiningOp<top::WeightOp>() || v.getDefiningOp<top::NoneOp>();
+         });
+}
+
+FailureOr<Tensor> kiln::interp::evaluateOnWeights(Operation *op) {
+  std::vector<Tensor> tensors;
+  tensors.reserve(op->getNumOperands()); // the pointers below stay valid
+  SmallVector<const Tensor *> operands;
+  for (Value v : op->getOperands()) {
+    if (v.getDefiningOp<top::NoneOp>()) {
+      operands.push_back(nullptr);
+      continue;
+    }
+    FailureOr<Tensor> t = evaluateOp(v.getDefiningOp(), {});
+    if (failed(t))
+      return failure();
+    tensors.push_back(std::move(*t));
+    operands.push_back(&tensors.back());
+  }
+  return evaluateOp(op, operands);
+}
+
 FailureOr<Tensor> kiln::interp::evaluateOp(Operation *op,
                                            ArrayRef<const Tensor *> operands) {
   using Result = FailureOr<Tensor>;

@@ -1,6 +1,8 @@
 // .npz reading and writing, cross-checked against numpy itself.
 #include "kiln/host/npz.h"
 
+#include "temp_dir_test.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -16,20 +18,8 @@ using kiln::host::DType;
 
 namespace {
 
-class NpzTest : public ::testing::Test {
+class NpzTest : public kiln::test::TempDirTest {
 protected:
-  void SetUp() override {
-    std::string pattern =
-        (fs::temp_directory_path() / "kiln_npz_test.XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  std::string path(const std::string &name) const {
-    return (dir_ / name).string();
-  }
-
   // Runs a Python script (with numpy) and returns its exit status.
   int runPython(const std::string &script, const std::string &args) {
     const std::string scriptPath = path("script.py");
@@ -46,8 +36,6 @@ protected:
     if (std::system(command.c_str()) != 0)
       GTEST_SKIP() << KILN_TEST_PYTHON << " cannot import numpy";
   }
-
-  fs::path dir_;
 };
 
 template <typename T>

@@ -7,6 +7,7 @@
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Frontend/Onnx/OnnxModel.h"
 #include "onnx_model_builder.h"
+#include "temp_dir_test.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -48,13 +49,10 @@ std::string locStr(Location loc) {
   return s;
 }
 
-class OnnxImporterTest : public ::testing::Test {
+class OnnxImporterTest : public kiln::test::TempDirTest {
 protected:
   void SetUp() override {
-    std::string pattern =
-        (fs::temp_directory_path() / "kiln_onnx_test.XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir = pattern;
+    TempDirTest::SetUp();
     // Collect diagnostics instead of printing them.
     handler = std::make_unique<ScopedDiagnosticHandler>(
         &ctx, [this](Diagnostic &diag) {
@@ -73,11 +71,7 @@ protected:
       for (const std::string &d : errors)
         llvm::errs() << "[diag] " << d << "\n";
     handler.reset();
-    fs::remove_all(dir);
-  }
-
-  std::string path(const std::string &name) const {
-    return (dir / name).string();
+    TempDirTest::TearDown();
   }
 
   OwningOpRef<ModuleOp> import(const OnnxModelBuilder &b,
@@ -95,7 +89,6 @@ protected:
   }
 
   MLIRContext ctx;
-  fs::path dir;
   std::unique_ptr<ScopedDiagnosticHandler> handler;
   std::vector<std::string> errors, warnings;
 };

@@ -9,6 +9,7 @@
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
 #include "kiln/Interpreter/TopInterpreter.h"
 #include "onnx_model_builder.h"
+#include "temp_dir_test.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -45,13 +46,10 @@ float quantize(float x, float scale, int zp, int lo, int hi) {
 }
 float dequantize(float q, float scale, int zp) { return (q - zp) * scale; }
 
-class OnnxQdqTest : public ::testing::Test {
+class OnnxQdqTest : public kiln::test::TempDirTest {
 protected:
   void SetUp() override {
-    std::string pattern =
-        (fs::temp_directory_path() / "kiln_qdq_test.XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir = pattern;
+    TempDirTest::SetUp();
     handler = std::make_unique<ScopedDiagnosticHandler>(
         &ctx, [this](Diagnostic &diag) {
           std::string text;
@@ -69,11 +67,11 @@ protected:
       for (const std::string &e : errors)
         llvm::errs() << "[diag] " << e << "\n";
     handler.reset();
-    fs::remove_all(dir);
+    TempDirTest::TearDown();
   }
 
   OwningOpRef<ModuleOp> import(const OnnxModelBuilder &b) {
-    std::string file = (dir / "model.onnx").string();
+    std::string file = path("model.onnx");
     EXPECT_TRUE(b.save(file));
     auto module = kiln::importOnnx(ctx, file, {});
     if (module && std::getenv("KILN_TEST_DUMP"))
@@ -89,7 +87,6 @@ protected:
   }
 
   MLIRContext ctx;
-  fs::path dir;
   std::unique_ptr<ScopedDiagnosticHandler> handler;
   std::vector<std::string> errors;
 };

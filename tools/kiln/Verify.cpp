@@ -1,7 +1,7 @@
 #include "Verify.h"
 
 #include "NetIo.h"
-#include "Precision.h"
+#include "ConfigFiles.h"
 
 #include "kiln/Interpreter/TopInterpreter.h"
 #include "kiln/Interpreter/TpuInterpreter.h"

@@ -11,17 +11,19 @@
 // says (compile reads it there), and the sensitivity search (Search.h) writes
 // a qtable file: -o names it (default <config dir>/out/<name>.qtable.yaml).
 #include "Commands.h"
-#include "Precision.h"
+#include "ConfigFiles.h"
+#include "ConfigModel.h"
+#include "Ranges.h"
 #include "Search.h"
 
 #include "kiln/Calibration/CalibrationTable.h"
 #include "kiln/Config/Config.h"
 #include "kiln/Dialect/Top/Transforms/Passes.h"
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
-#include "kiln/Support/Names.h"
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
 #include "kiln/Interpreter/TopInterpreter.h"
 #include "kiln/Support/IRChecks.h"
+#include "kiln/Support/Names.h"
 #include "kiln/Support/Pipeline.h"
 #include "kiln/host/npz.h"
 
@@ -125,23 +127,6 @@ cl::opt<std::string> keepDtype("keep-dtype",
                                cl::sub(cli::calibrateCommand), cl::cat(cli::options()));
 
 } // namespace
-
-std::string cli::calibrationSamples(const config::DeployConfig &cfg, size_t most,
-                                    std::vector<std::string> &samples) {
-  const config::Calibration &calibration = cfg.calibration;
-  if (calibration.samples.empty())
-    return cfg.config_path + ": no calibration samples: add 'calibration: "
-                             "{samples: path/*.npz}' to the config";
-  samples = globSorted(calibration.samples);
-  if (samples.empty())
-    return "no calibration samples match '" + calibration.samples + "'";
-  if (most > samples.size())
-    return "--samples " + std::to_string(most) + " but only " + std::to_string(samples.size()) +
-           " files match '" + calibration.samples + "'";
-  if (most)
-    samples.resize(most);
-  return "";
-}
 
 int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
                    const std::vector<std::string> &samples, const std::string &table,

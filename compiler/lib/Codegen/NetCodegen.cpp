@@ -3,10 +3,10 @@
 #include "Internal.h"
 
 #include "kiln/Codegen/TiuRecord.h"
-#include "kiln/Support/Names.h"
 #include "kiln/Dialect/Tpu/Analysis/DdrLiveness.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
+#include "kiln/Support/Names.h"
 #include "kiln/Support/Precision.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cost.h"

@@ -1,9 +1,9 @@
 //===- TopInterpreter.cpp - Runs a Top function op by op ------------------===//
 
 #include "kiln/Interpreter/TopInterpreter.h"
-#include "kiln/Support/Names.h"
 
 #include "Kernels.h"
+#include "kiln/Support/Names.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"

@@ -1,13 +1,13 @@
 //===- TpuInterpreter.cpp - Runs typed Tpu IR on the cmodel's kernels -----===//
 
 #include "kiln/Interpreter/TpuInterpreter.h"
-#include "kiln/Support/Names.h"
 
 #include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/LayerGroup/Schedule.h"
+#include "kiln/Support/Names.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/quant.h"
 #include "kiln/cmodel/tiu_kernels.h"

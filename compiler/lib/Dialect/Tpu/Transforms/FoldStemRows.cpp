@@ -17,13 +17,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
-#include "kiln/Support/Names.h"
 
 #include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/DmaProgram.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/LayerGroup/Schedule.h"
+#include "kiln/Support/Names.h"
 #include "kiln/abi/cost.h"
 #include "mlir/IR/Builders.h"
 

@@ -109,9 +109,11 @@ def seeded_model(make: Callable[[], nn.Module], seed: int, he_normal: bool = Fal
 
 def export(model: nn.Module, x: torch.Tensor, out_dir: str, output_names: List[str],
            keep_batchnorm: bool = True, fold_constants: bool = False,
-           input_name: str = "input") -> Tuple[Tuple[torch.Tensor, ...], onnx.ModelProto]:
+           input_name: str = "input", opset: int = 13
+           ) -> Tuple[Tuple[torch.Tensor, ...], onnx.ModelProto]:
     """Runs the eval-mode `model` on `x` and writes out_dir/model.onnx
-    (opset 13), input.npz and reference.npz (PyTorch's outputs under
+    (opset 13 unless `opset` says otherwise), input.npz and reference.npz
+    (PyTorch's outputs under
     `output_names`). keep_batchnorm exports TrainingMode.PRESERVE, which
     keeps BatchNormalization in the graph (kiln folds it itself; EVAL would
     fuse it into the convs, torch's eval peephole); fold_constants is
@@ -124,7 +126,7 @@ def export(model: nn.Module, x: torch.Tensor, out_dir: str, output_names: List[s
         outputs = (outputs,)
     path = os.path.join(out_dir, "model.onnx")
     training = torch.onnx.TrainingMode.PRESERVE if keep_batchnorm else torch.onnx.TrainingMode.EVAL
-    torch.onnx.export(model, x, path, opset_version=13, do_constant_folding=fold_constants,
+    torch.onnx.export(model, x, path, opset_version=opset, do_constant_folding=fold_constants,
                       training=training, input_names=[input_name], output_names=output_names)
     np.savez(os.path.join(out_dir, "input.npz"), **{input_name: x.numpy()})
     np.savez(os.path.join(out_dir, "reference.npz"),
@@ -170,11 +172,12 @@ def require_ops(graph: onnx.ModelProto, tag: str, needed: Iterable[str]) -> coll
 
 
 def export_with_batchnorm(model: nn.Module, x: torch.Tensor, out_dir: str, tag: str,
-                          input_name: str = "input", output_name: str = "logits") -> None:
-    """export() of a classifier whose BatchNormalization nodes must survive:
-    fails if the export lost every one; prints the op counts and the
+                          input_name: str = "input", output_name: str = "logits",
+                          opset: int = 13) -> None:
+    """export() of a one-output model whose BatchNormalization nodes must
+    survive: fails if the export lost every one; prints the op counts and the
     output's shape and magnitude."""
-    (y,), graph = export(model, x, out_dir, [output_name], input_name=input_name)
+    (y,), graph = export(model, x, out_dir, [output_name], input_name=input_name, opset=opset)
     ops = op_counts(graph)
     if not ops["BatchNormalization"]:
         raise SystemExit("%s: export fused BatchNormalization away" % tag)

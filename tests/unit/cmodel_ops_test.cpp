@@ -691,6 +691,60 @@ TEST(RecordChecks, Deconv) {
     EXPECT_EQ(check(edited(good, edit)), KILN_ERR_BAD_COMMAND);
 }
 
+/// A 3x3 depthwise conv, pad 1, over [1, 70, 6, 10] (across the lane wrap).
+kiln_tiu_cmd depthwiseCmd(uint32_t in_addr, uint32_t w_addr, uint32_t b_addr, uint32_t out_addr) {
+  const Shape s{1, 70, 6, 10};
+  kiln_tiu_cmd cmd = tiuCmd(1, 0, KILN_TIU_CONV);
+  cmd.in0 = lmemOperand(in_addr, s);
+  cmd.in1 = lmemOperand(w_addr, {1, 70, 1, 9});
+  cmd.in2 = lmemOperand(b_addr, {1, 70, 1, 1});
+  cmd.out = lmemOperand(out_addr, s);
+  cmd.flags = KILN_TIU_FLAG_HAS_BIAS | KILN_TIU_FLAG_DEPTHWISE;
+  cmd.kh = cmd.kw = 3;
+  cmd.stride_h = cmd.stride_w = cmd.dil_h = cmd.dil_w = 1;
+  cmd.pad_top = cmd.pad_bottom = cmd.pad_left = cmd.pad_right = 1;
+  cmd.groups = 70;
+  return cmd;
+}
+
+TEST(RecordChecks, Depthwise) {
+  const kiln_tiu_cmd good = depthwiseCmd(0, 32 << 10, 64 << 10, 96 << 10);
+  EXPECT_EQ(check(good), KILN_OK);
+  for (auto edit : std::vector<std::function<void(kiln_tiu_cmd &)>>{
+           [](auto &c) { c.groups = 35, c.in1.h = 2; },   // two input channels per group
+           [](auto &c) { c.groups = 1, c.in1.h = 70; },   // a dense conv
+           [](auto &c) { c.op = KILN_TIU_DECONV; },       // the flag is the conv's
+           [](auto &c) { c.op = KILN_TIU_POOL, c.flags = KILN_TIU_FLAG_DEPTHWISE; }})
+    EXPECT_EQ(check(edited(good, edit)), KILN_ERR_BAD_COMMAND);
+}
+
+TEST(DepthwiseOps, TheFlagChangesTheCostNotTheBits) {
+  const Shape s{1, 70, 6, 10};
+  const uint32_t in_addr = 0, w_addr = 32 << 10, b_addr = 64 << 10, out_addr = 96 << 10;
+  const kiln_tiu_cmd flagged = depthwiseCmd(in_addr, w_addr, b_addr, out_addr);
+  const kiln_tiu_cmd plain = edited(flagged, [](auto &c) { c.flags &= ~KILN_TIU_FLAG_DEPTHWISE; });
+  std::vector<float> outs[2];
+  for (int i = 0; i < 2; ++i) {
+    Device dev(kDeviceDdrBytes);
+    putLmem(dev, in_addr, s, randomFloats(s.count(), 71));
+    putLmem(dev, w_addr, {1, 70, 1, 9}, randomFloats(70 * 9, 72));
+    putLmem(dev, b_addr, {1, 70, 1, 1}, randomFloats(70, 73));
+    ASSERT_EQ(runQueues(dev, {i ? flagged : plain}, {}), KILN_OK) << dev.faultReason();
+    outs[i] = getLmem(dev, out_addr, s);
+  }
+  EXPECT_EQ(0, std::memcmp(outs[0].data(), outs[1].data(), outs[0].size() * sizeof(float)));
+  // f32: the MAC array, n * ceil(oc/64) * ceil(h*w/16) * ceil(1/1) * 9 = 2 * 4 * 9;
+  // the depthwise datapath, the pool's count: ceil(2 * ceil(60/16) * 9 / 2) = 36.
+  EXPECT_EQ(kiln_tiu_cycles(&plain), 2u * 4 * 9 + 32);
+  EXPECT_EQ(kiln_tiu_cycles(&flagged), 36u + 32);
+  // f16 (PIX 4, ICP 32; 32 elements per EU pass): 2 * 15 * 9 against 2 * 2 * 9 / 2.
+  kiln_tiu_cmd plain16 = plain, flagged16 = flagged;
+  for (kiln_tiu_cmd *c : {&plain16, &flagged16})
+    c->in0.dtype = c->in1.dtype = c->out.dtype = KILN_DTYPE_F16;
+  EXPECT_EQ(kiln_tiu_cycles(&plain16), 2u * 15 * 9 + 32);
+  EXPECT_EQ(kiln_tiu_cycles(&flagged16), 18u + 32);
+}
+
 TEST(RecordChecks, Resize) {
   const ResizeCase p = kResizeCases[1];
   const kiln_tiu_cmd whole = resizeCmd(p, resizeSubop(KILN_RESIZE_LINEAR, 3, 3));

@@ -16,9 +16,9 @@ namespace {
 
 constexpr double kCyclesPerUs = 1000.0; // TIU and GDMA clocks: 1 GHz
 
-const char *tiuKind(uint32_t op) {
-  switch (op) {
-  case KILN_TIU_CONV: return "conv";
+const char *tiuKind(const kiln_tiu_cmd &c) {
+  switch (c.op) {
+  case KILN_TIU_CONV: return (c.flags & KILN_TIU_FLAG_DEPTHWISE) ? "depthwise" : "conv";
   case KILN_TIU_DECONV: return "deconv";
   case KILN_TIU_POOL: return "pool";
   case KILN_TIU_ELTWISE: return "eltwise";
@@ -89,7 +89,7 @@ std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> 
       if (e.engine == KILN_ENGINE_TIU) {
         if (e.index >= tiu[g].size())
           continue;
-        kind = tiuKind(tiu[g][e.index].op);
+        kind = tiuKind(tiu[g][e.index]);
         uint32_t op = lg.tiu_ops() && e.index < lg.tiu_ops()->size() ? lg.tiu_ops()->Get(e.index)
                                                                        : 0;
         name = lg.ops() && op < lg.ops()->size() ? jsonString(lg.ops()->Get(op)) : kind;

@@ -115,6 +115,9 @@ LogicalResult codegen::fillTiuRecord(Operation *op, kiln_tiu_cmd &c) {
     c.groups = conv.getGroup();
     if (c.in2.flags & KILN_OPND_USED)
       c.flags |= KILN_TIU_FLAG_HAS_BIAS;
+    // One input channel per output channel: the chip's depthwise datapath.
+    if (c.groups > 1 && c.groups == c.in0.c && c.out.c == c.in0.c)
+      c.flags |= KILN_TIU_FLAG_DEPTHWISE;
     relu = conv.getDoRelu();
     if (int8) {
       if (!(c.in2.flags & KILN_OPND_USED) || c.in2.dtype != KILN_DTYPE_INT32 ||

@@ -1,11 +1,12 @@
 // RUN: kiln-opt %s -convert-top-to-tpu -split-input-file | FileCheck %s
 
-// Gemm becomes a 1x1 conv between reshapes, with the filter transposed at
-// compile time; global average pooling becomes a pool over H x W.
+// Gemm of one row becomes a 1x1 conv with the filter transposed at compile
+// time (columns on lanes: the classifier joins the pool's layer group); global
+// average pooling becomes a pool over H x W. The reshape to [1, 8] and back
+// to [1, 8, 1, 1] folds away.
 // CHECK-LABEL: func.func @head
-// CHECK: tpu.pool2d %arg0 {{.*}}kernel_shape = array<i64: 7, 7>{{.*}}kind = 1
-// CHECK: %[[R:.*]] = tpu.reshape {{.*}} -> tensor<1x8x1x1xf32>
-// CHECK: %[[C:.*]] = tpu.conv2d %[[R]], {{.*}} -> tensor<1x10x1x1xf32>
+// CHECK: %[[P:.*]] = tpu.pool2d %arg0 {{.*}}kernel_shape = array<i64: 7, 7>{{.*}}kind = 1
+// CHECK: %[[C:.*]] = tpu.conv2d %[[P]], {{.*}} -> tensor<1x10x1x1xf32>
 // CHECK: tpu.reshape %[[C]] {{.*}} -> tensor<1x10xf32>
 // CHECK-NOT: top.matmul
 func.func @head(%arg0: tensor<1x8x7x7xf32>) -> tensor<1x10xf32> {
@@ -15,6 +16,45 @@ func.func @head(%arg0: tensor<1x8x7x7xf32>) -> tensor<1x10xf32> {
   %b = top.weight {value = dense<0.5> : tensor<10xf32>} : tensor<10xf32>
   %2 = top.matmul %1, %w, %b {right_transpose = true} : (tensor<1x8xf32>, tensor<10x8xf32>, tensor<10xf32>) -> tensor<1x10xf32>
   return %2 : tensor<1x10xf32>
+}
+
+// -----
+
+// A Linear over a sequence (40 rows): rows on lanes. The activation is the
+// filter [40, 120, 1, 1], the weight the conv's input [1, 120, 1, 6625]
+// (its transpose at compile time), the result [1, 40, 1, 6625] row-major as
+// in DDR; the bias adds over [1, 1, 1, 6625] and the Softmax's ops share the
+// layout [1, 40, 1, 6625] with no reshape between them.
+// CHECK-LABEL: func.func @sequence_fc
+// CHECK-DAG: %[[W:.*]] = top.weight {{.*}} : tensor<1x120x1x6625xf32>
+// CHECK-DAG: %[[F:.*]] = tpu.reshape %arg0 {{.*}} -> tensor<40x120x1x1xf32>
+// CHECK: %[[C:.*]] = tpu.conv2d %[[W]], %[[F]], {{.*}} -> tensor<1x40x1x6625xf32>
+// CHECK: %[[A:.*]] = tpu.eltwise %[[C]], {{.*}} : (tensor<1x40x1x6625xf32>, tensor<1x1x1x6625xf32>) -> tensor<1x40x1x6625xf32>
+// CHECK: %[[E:.*]] = tpu.active %[[A]] {{.*}} -> tensor<1x40x1x6625xf32>
+// CHECK: tpu.reshape %[[E]] {{.*}} -> tensor<1x40x6625xf32>
+func.func @sequence_fc(%arg0: tensor<1x40x120xf32>) -> tensor<1x40x6625xf32> {
+  %w = top.weight {value = dense<0.25> : tensor<120x6625xf32>} : tensor<120x6625xf32>
+  %none = top.none
+  %0 = top.matmul %arg0, %w, %none : (tensor<1x40x120xf32>, tensor<120x6625xf32>, none) -> tensor<1x40x6625xf32>
+  %b = top.weight {value = dense<0.5> : tensor<6625xf32>} : tensor<6625xf32>
+  %1 = top.add %0, %b : (tensor<1x40x6625xf32>, tensor<6625xf32>) -> tensor<1x40x6625xf32>
+  %2 = top.active %1 {mode = 6 : i32} : (tensor<1x40x6625xf32>) -> tensor<1x40x6625xf32>
+  return %2 : tensor<1x40x6625xf32>
+}
+
+// -----
+
+// Attention's attn x v ([8, 40, 40] x [8, 40, 15]): rows on lanes with the
+// heads as conv groups; every operand keeps its row-major layout, so no
+// tpu.dma transposes anything.
+// CHECK-LABEL: func.func @attention_values
+// CHECK-NOT: tpu.dma
+// CHECK: tpu.conv2d {{.*}}group = 8 : i64{{.*}} : (tensor<1x320x1x15xf32>, tensor<320x40x1x1xf32>, none) -> tensor<1x320x1x15xf32>
+// CHECK-NOT: tpu.dma
+func.func @attention_values(%attn: tensor<1x8x40x40xf32>, %v: tensor<1x8x40x15xf32>) -> tensor<1x8x40x15xf32> {
+  %none = top.none
+  %0 = top.matmul %attn, %v, %none : (tensor<1x8x40x40xf32>, tensor<1x8x40x15xf32>, none) -> tensor<1x8x40x15xf32>
+  return %0 : tensor<1x8x40x15xf32>
 }
 
 // -----

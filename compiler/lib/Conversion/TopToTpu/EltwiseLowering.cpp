@@ -19,6 +19,12 @@ ArrayRef<int64_t> shapeOf(Value v) {
 /// modulation W [1, O, I, 3, 3] * s [1, 1, I, 1, 1] becomes [1, O, I, 9] *
 /// [1, 1, I, 1]: O on the lanes, each channel one run of I * 9 elements, as
 /// the conv reads its filter.
+///
+/// Below 4-D the rows go on the lanes: [.., r, c] is [1, R, 1, c] with R the
+/// leading dimensions merged (when every operand has them whole or
+/// broadcasts them alike), as reductions over the last axis and row-major
+/// matmuls lay them out, so that a sequence [1, T, D] uses T lanes rather
+/// than one and its ops share their neighbours' layout.
 std::optional<SmallVector<SmallVector<int64_t>>>
 to4D(ArrayRef<ArrayRef<int64_t>> shapes) {
   size_t rank = 0;
@@ -55,6 +61,15 @@ to4D(ArrayRef<ArrayRef<int64_t>> shapes) {
   }
   if (padded[0].size() > 4)
     return std::nullopt;
+  if (rank >= 2 && rank < 4) {
+    if (rank == 3 && sameKind(0, 1))
+      for (auto &p : padded) {
+        p[1] *= p[0];
+        p.erase(p.begin());
+      }
+    for (auto &p : padded)
+      p.insert(p.end() - 1, 1); // [.., r, 1, c]
+  }
   for (auto &p : padded)
     p.insert(p.begin(), 4 - p.size(), 1);
   return padded;
@@ -83,14 +98,16 @@ struct BinaryLowering : public OpRewritePattern<TopOp> {
   }
 };
 
-/// Unary ops reshape freely: leading dimensions merge into N.
+/// Unary ops reshape freely: above 4-D leading dimensions merge into N;
+/// below it, as for binary ops.
 SmallVector<int64_t> unary4D(ArrayRef<int64_t> shape) {
+  if (shape.size() < 4)
+    return (*to4D({shape}))[0];
   SmallVector<int64_t> out(shape.begin(), shape.end());
   while (out.size() > 4) {
     out[1] *= out[0];
     out.erase(out.begin());
   }
-  out.insert(out.begin(), 4 - out.size(), 1);
   return out;
 }
 

@@ -1,15 +1,34 @@
 //===- MatMulLowering.cpp - Gemm and MatMul -------------------------------===//
 //
-// A matmul is a 1x1 conv. With a weight right operand: input [.., m, k] is
-// [M, k, 1, 1] and the filter [n, k, 1, 1] (transposed at compile time).
-// With a computed right operand (batched, broadcast): per batch b the filter
-// is right_b^T, so the batches become conv groups: the input moves to
-// [1, B*k, m, 1], the filter to [B*n, k, 1, 1] and the result [1, B*n, m, 1]
-// back to [B, m, n], all by tpu.dma transposes.
+// A matmul is a 1x1 conv, in one of two forms.
+//
+// Rows on lanes (F32, F16, BF16): out[b] = left[b] x right[b] is a conv whose
+// filter is the left operand, [B*m, k, 1, 1] with row i of a batch on lane
+// i, and whose input is the right operand, [1, B*k, 1, n]; the batches are
+// conv groups, and a weight right operand (shared by all
+// batches) folds them into the rows. Every operand and the result keep their
+// row-major DDR layout: no transpose except right^T when the matmul reads
+// right transposed, each lane stores a whole output row (runs of n elements,
+// not one), and the result [1, B*m, 1, n] has the layout elementwise ops
+// give a [.., m, n] tensor (EltwiseLowering), so a bias add or a Softmax
+// joins the matmul's layer group. A right operand too large to hold whole
+// has its columns on H ([1, B*k, n, 1]) instead, which layer groups slice.
+//
+// Columns on lanes (INT8, and left operands too large to hold): the filter
+// is right^T. With a weight right operand: input [.., m, k] is [M, k, 1, 1]
+// and the filter [n, k, 1, 1] (transposed at compile time). With a computed
+// right operand (batched, broadcast): the batches become conv groups: the
+// input moves to [1, B*k, m, 1], the filter to [B*n, k, 1, 1] and the result
+// [1, B*n, m, 1] back to [B, m, n], all by tpu.dma transposes. INT8 keeps
+// this form: its requantization is per output channel, which must be the
+// weight's column.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Tpu/IR/DmaProgram.h"
+#include "kiln/Support/Precision.h"
+#include "kiln/abi/chip.h"
+#include "kiln/abi/cost.h"
 #include "Patterns.h"
 
 using namespace mlir;
@@ -53,14 +72,127 @@ Value expandBatch(PatternRewriter &rewriter, Location loc, Value x,
                                      x, program.records());
 }
 
+/// Elements moved one per burst: an LMEM side whose planes hold one element
+/// (a [.., c, 1, 1] tensor) or a transposing copy.
+uint64_t scatteredCycles(int64_t elems, uint32_t milliBytesPerCycle) {
+  return (uint64_t)elems * KILN_GDMA_BURST_BYTES * 1000 / milliBytesPerCycle;
+}
+
+/// The two forms' costs as the cycle model counts them (cost.h): the conv,
+/// plus what each form adds. Rows on lanes: the left operand, a filter,
+/// comes through DDR (its producer's layer group ends there: a store, a load
+/// and their latency), and right^T is a transposing copy.
+uint64_t rowsOnLanesCycles(int64_t b, int64_t m, int64_t k, int64_t n, uint32_t dtype,
+                           bool transposeRight) {
+  uint32_t pix, icp;
+  kiln_conv_tiling(dtype, &pix, &icp);
+  uint64_t conv = b * kiln_ceil_div(m, KILN_NPU_NUM) * kiln_ceil_div(n, pix) *
+                  kiln_ceil_div(k, icp);
+  uint64_t filterTrip = 2 * KILN_GDMA_CMD_LATENCY +
+                        b * m * k * kiln_dtype_bytes(dtype) * 1000 / KILN_GDMA_MBPC_LMEM_TO_DDR;
+  return conv + filterTrip +
+         (transposeRight ? scatteredCycles(b * k * n, KILN_GDMA_MBPC_DDR_TO_DDR) : 0);
+}
+
+/// Columns on lanes: with a weight right operand the rows are batches of
+/// [1, k, 1, 1] and [1, n, 1, 1] planes, loaded and stored an element per
+/// burst; with a computed one three transposing copies.
+uint64_t columnsOnLanesCycles(int64_t b, int64_t m, int64_t k, int64_t n, uint32_t dtype,
+                              bool weightRight) {
+  uint32_t pix, icp;
+  kiln_conv_tiling(dtype, &pix, &icp);
+  if (weightRight)
+    return b * m * kiln_ceil_div(n, KILN_NPU_NUM) * kiln_ceil_div(k, icp) +
+           scatteredCycles(b * m * k, KILN_GDMA_MBPC_DDR_TO_LMEM) +
+           scatteredCycles(b * m * n, KILN_GDMA_MBPC_LMEM_TO_DDR);
+  return b * kiln_ceil_div(n, KILN_NPU_NUM) * kiln_ceil_div(m, pix) * kiln_ceil_div(k, icp) +
+         scatteredCycles(b * (m * k + n * k + m * n), KILN_GDMA_MBPC_DDR_TO_DDR);
+}
+
+/// The left operand, as a filter, is loaded whole into every group that
+/// reads it: rows on lanes only while its share of a lane stays small.
+constexpr int64_t kMaxFilterBytesPerLane = KILN_LMEM_BYTES_PER_LANE / 8;
+/// The right operand in W layout is not sliced: held whole up to this.
+constexpr int64_t kMaxRowBytesPerLane = KILN_LMEM_BYTES_PER_LANE / 4;
+
 struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(top::MatMulOp op,
                                 PatternRewriter &rewriter) const override {
+    if (succeeded(lowerRowsOnLanes(op, rewriter)))
+      return success();
     auto right = op.getRight().getDefiningOp<top::WeightOp>();
     if (right && shapeOf(op.getRight()).size() == 2)
       return lowerWithWeight(op, right, rewriter);
     return lowerComputed(op, rewriter);
+  }
+
+  LogicalResult lowerRowsOnLanes(top::MatMulOp op, PatternRewriter &rewriter) const {
+    auto dtype = op->getAttrOfType<StringAttr>(kDTypeAttr);
+    if (dtype && dtype.getValue() == "int8")
+      return failure();
+    auto a = shapeOf(op.getInput()), r = shapeOf(op.getRight());
+    auto outShape = cast<RankedTensorType>(op.getType()).getShape();
+    if (a.size() < 2 || r.size() < 2)
+      return failure();
+    int64_t k = a.back(), n = outShape.back();
+    bool sharedRight = r.size() == 2;
+    // A right operand shared by every batch folds the batches into the rows.
+    SmallVector<int64_t> batch(outShape.drop_back(2));
+    int64_t b = 1, rows = outShape[outShape.size() - 2];
+    for (int64_t d : batch)
+      b *= d;
+    if (sharedRight) {
+      rows *= b;
+      b = 1;
+    }
+    int64_t rowsPerLane = (rows * b + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
+    if (rowsPerLane * k * 4 > kMaxFilterBytesPerLane)
+      return failure();
+    bool rightWeight = isa_and_nonnull<top::WeightOp>(op.getRight().getDefiningOp());
+    uint32_t chipDtype = precisionDtype(dtype ? dtype.getValue() : "f32");
+    if (rowsOnLanesCycles(b, rows, k, n, chipDtype, op.getRightTranspose() && !rightWeight) >=
+        columnsOnLanesCycles(b, rows, k, n, chipDtype, sharedRight && rightWeight))
+      return failure();
+    Location loc = op.getLoc();
+    Value lhs = sharedRight ? op.getInput() : expandBatch(rewriter, loc, op.getInput(), batch);
+    Value filter = tpu::reshapeTo(rewriter, loc, lhs, {b * rows, k, 1, 1});
+    bool wide = (b * k + KILN_NPU_NUM - 1) / KILN_NPU_NUM * n * 4 > kMaxRowBytesPerLane;
+    auto columns = [&](int64_t c) -> SmallVector<int64_t> {
+      if (wide)
+        return {1, c, n, 1};
+      return {1, c, 1, n};
+    };
+    // The input is right as [b, k, n]: a weight is transposed at compile
+    // time, a computed right^T by a tpu.dma.
+    Value in;
+    if (auto weight = op.getRight().getDefiningOp<top::WeightOp>();
+        weight && sharedRight && op.getRightTranspose()) {
+      std::vector<float> w = top::readWeight(weight), t(n * k);
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < k; ++i)
+          t[i * n + j] = w[j * k + i];
+      in = top::createWeight(rewriter, weight.getLoc(), columns(b * k), t,
+                             opName(op) + "_right");
+    } else {
+      Value rhs = sharedRight ? op.getRight() : expandBatch(rewriter, loc, op.getRight(), batch);
+      if (op.getRightTranspose())
+        rhs = transposeLast2(rewriter, loc, rhs, b, n, k);
+      in = tpu::reshapeTo(rewriter, loc, rhs, columns(b * k));
+    }
+    bool hasBias = !isa<NoneType>(op.getBias().getType());
+    Value none = hasBias ? rewriter.create<top::NoneOp>(loc, rewriter.getNoneType()).getResult()
+                         : op.getBias();
+    Value out = conv1x1(rewriter, loc, in, filter, none, columns(b * rows), b,
+                        op.getDoRelu() && !hasBias);
+    if (hasBias) {
+      Value bias = tpu::reshapeTo(rewriter, loc, op.getBias(), columns(1));
+      out = rewriter.create<tpu::EltwiseOp>(loc, out.getType(), out, bias,
+                                            tpu::EltwiseKind::Add, op.getDoRelu(),
+                                            DenseI64ArrayAttr());
+    }
+    rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, out, outShape));
+    return success();
   }
 
   LogicalResult lowerWithWeight(top::MatMulOp op, top::WeightOp right,

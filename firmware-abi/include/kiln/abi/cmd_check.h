@@ -127,7 +127,11 @@ static inline int kiln_conv_operands_ok(const kiln_tiu_cmd *cmd) {
                          cmd->in0.dtype == KILN_DTYPE_INT8 ? 3u : 1u);
 }
 
+/* A depthwise record has one input channel per group and per output channel. */
 static inline kiln_status kiln_conv_check(const kiln_tiu_cmd *cmd) {
+  if ((cmd->flags & KILN_TIU_FLAG_DEPTHWISE) &&
+      (cmd->groups != cmd->in0.c || cmd->out.c != cmd->in0.c))
+    return KILN_ERR_BAD_COMMAND;
   return kiln_conv_operands_ok(cmd) && kiln_window_ok(cmd) ? KILN_OK : KILN_ERR_BAD_COMMAND;
 }
 
@@ -284,7 +288,8 @@ static inline int kiln_tiu_uses_in2(const kiln_tiu_cmd *cmd) {
 }
 
 #define KILN_TIU_KNOWN_FLAGS \
-  (KILN_TIU_FLAG_RELU | KILN_TIU_FLAG_HAS_BIAS | KILN_TIU_FLAG_COUNT_INCLUDE_PAD)
+  (KILN_TIU_FLAG_RELU | KILN_TIU_FLAG_HAS_BIAS | KILN_TIU_FLAG_COUNT_INCLUDE_PAD | \
+   KILN_TIU_FLAG_DEPTHWISE)
 
 static inline kiln_status kiln_tiu_cmd_check_in_lane(const kiln_tiu_cmd *cmd, uint64_t lane) {
   const uint32_t known_flags = KILN_TIU_KNOWN_FLAGS;
@@ -295,6 +300,8 @@ static inline kiln_status kiln_tiu_cmd_check_in_lane(const kiln_tiu_cmd *cmd, ui
   kiln_status st;
 
   if (cmd->op < KILN_TIU_CONV || cmd->op >= KILN_TIU_OP_END || (cmd->flags & ~known_flags))
+    return KILN_ERR_BAD_COMMAND;
+  if ((cmd->flags & KILN_TIU_FLAG_DEPTHWISE) && cmd->op != KILN_TIU_CONV)
     return KILN_ERR_BAD_COMMAND;
   if ((st = kiln_tiu_operand_check(&cmd->out, 0, lane)) != KILN_OK ||
       (st = kiln_tiu_operand_check(&cmd->in0, eltwise, lane)) != KILN_OK)

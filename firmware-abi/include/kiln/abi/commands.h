@@ -110,6 +110,9 @@ typedef enum kiln_resize_nearest {
 #define KILN_TIU_FLAG_HAS_BIAS 0x2u          /* conv, deconv: in2 is a [1, oc, 1, 1] bias
                                               * (INT8: the [1, oc, 1, 3] requant table) */
 #define KILN_TIU_FLAG_COUNT_INCLUDE_PAD 0x4u /* avg pool divides by kh*kw */
+#define KILN_TIU_FLAG_DEPTHWISE 0x8u         /* conv (ABI 1.5): a depthwise conv (groups ==
+                                              * in0.c == out.c) issued to the pooling and
+                                              * depthwise datapath, see below */
 
 /* kiln_tiu_operand.flags */
 #define KILN_OPND_USED 0x1u
@@ -135,6 +138,13 @@ typedef struct kiln_tiu_operand {
  * rows outside the slice's loaded input are zeros. Pool uses kh/kw, strides
  * and pads likewise; avg pool divides by the count of valid input elements
  * unless COUNT_INCLUDE_PAD.
+ *
+ * Depthwise (ABI 1.5): a CONV with KILN_TIU_FLAG_DEPTHWISE, one input
+ * channel per group (groups == in0.c == out.c), computes exactly what the
+ * same record without the flag computes; the chip runs it on the datapath
+ * pools use, per lane and tap at twice the elementwise rate, instead of the
+ * MAC array, whose input-channel slots a depthwise conv would leave all but
+ * one of idle (cost.h).
  *
  * Deconv (transposed conv): operands as for conv (the weight already in
  * [oc, ic/groups] order). Input element (iy, ix) times tap (ky, kx) adds to

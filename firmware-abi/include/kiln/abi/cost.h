@@ -99,7 +99,10 @@ static inline uint64_t kiln_tiu_cycles(const kiln_tiu_cmd *cmd) {
   uint64_t work = 0u;
   switch (cmd->op) {
   case KILN_TIU_CONV:
-    work = kiln_conv_work(cmd, (uint64_t)out->h * out->w);
+    if (cmd->flags & KILN_TIU_FLAG_DEPTHWISE) /* the pooling datapath, as a pool */
+      work = kiln_ceil_div(kiln_sat_mul(kiln_eu_passes(out), kernel), 2u);
+    else
+      work = kiln_conv_work(cmd, (uint64_t)out->h * out->w);
     break;
   case KILN_TIU_DECONV:
     work = kiln_conv_work(cmd, (uint64_t)cmd->in0.h * cmd->in0.w);

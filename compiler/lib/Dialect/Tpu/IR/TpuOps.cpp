@@ -47,6 +47,18 @@ LogicalResult TpuDialect::verifyOperationAttribute(Operation *op, NamedAttribute
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Tpu/IR/TpuOps.cpp.inc"
 
+OpFoldResult ReshapeOp::fold(FoldAdaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  auto inner = getInput().getDefiningOp<ReshapeOp>();
+  if (!inner)
+    return {};
+  if (inner.getInput().getType() == getType())
+    return inner.getInput();
+  getInputMutable().assign(inner.getInput());
+  return getResult();
+}
+
 LogicalResult ViewOp::verify() {
   auto in = cast<RankedTensorType>(getInput().getType());
   auto out = cast<RankedTensorType>(getOutput().getType());

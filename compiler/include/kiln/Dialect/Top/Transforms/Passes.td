@@ -91,6 +91,19 @@ def TopFoldPadIntoConv : Pass<"top-fold-pad-into-conv", "mlir::func::FuncOp"> {
   }];
 }
 
+def TopFoldAffineIntoConv : Pass<"top-fold-affine-into-conv", "mlir::func::FuncOp"> {
+  let summary = "Constant scales and shifts of a conv's output or input fold into the conv";
+  let description = [{
+    conv(x, W, b) followed by a mul, add, sub or div with a constant that is
+    one value or one per output channel ([C, 1, 1] or [1, C, 1, 1]), when
+    the conv is its only user and has no fused ReLU, becomes the conv with
+    W * s and b * s + t (the conv takes the folded op's name). The same
+    affine of the input of a conv that pads nothing, per input channel,
+    when the conv is its only user, becomes W * s and b + sum(W * t).
+    Repeats while it applies: x * a + b folds whole.
+  }];
+}
+
 def TopFuseBatchNorm : Pass<"top-fuse-batchnorm", "mlir::func::FuncOp"> {
   let summary = "Fold inference batch norms into the preceding conv";
   let description = [{

@@ -187,9 +187,15 @@ def Tpu_DmaOp : Tpu_Op<"dma", [Pure]> {
 
 def Tpu_ReshapeOp : Tpu_Op<"reshape", [Pure]> {
   let summary = "Reshape: aliases its input's DDR memory, no commands";
+  let description = [{
+    Folds a reshape of a reshape into one (lowering reshapes each op's result
+    back to its Top shape and the next op's operand to its own 4-D shape: the
+    pair cancels, and the two TIU ops can share a layer group).
+  }];
   let arguments = (ins AnyRankedTensor:$input);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
 }
 
 def Tpu_ViewOp : Tpu_Op<"view", [Pure]> {

@@ -71,6 +71,13 @@ size_t dtypeBytes(DType dtype) {
   return 0;
 }
 
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 size_t Array::numElements() const {
   size_t n = 1;
   for (int64_t d : shape)

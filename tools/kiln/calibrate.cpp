@@ -48,13 +48,6 @@ llvm::cl::SubCommand kiln::cli::calibrateCommand(
 
 namespace {
 
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 /// `calibrate [########........] 8/16 samples`: redrawn in place on a
 /// terminal; a log or a pipe gets only the final line.
 class Progress {
@@ -170,8 +163,8 @@ int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
       }
       if (found->shape != in.shape) {
         error = path + ": array '" + in.name + "' has shape " +
-                shapeString(found->shape) + ", the model input needs " +
-                shapeString(in.shape);
+                host::shapeString(found->shape) + ", the model input needs " +
+                host::shapeString(in.shape);
         return false;
       }
       inputs[in.name] = interp::Tensor{found->shape, found->toF32()};

@@ -23,6 +23,7 @@ enum class DType { F32, F16, BF16, I8, U8, I16, U16, I32, I64, F64, Bool };
 
 const char *toString(DType dtype); // "f32", "f16", ..., "bool"
 size_t dtypeBytes(DType dtype);
+std::string shapeString(const std::vector<int64_t> &shape); // "[2, 3]"
 
 struct Array {
   std::string name;

@@ -18,7 +18,9 @@ void kiln::addTopPipeline(PassManager &pm, const PipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(top::createTopFoldPadIntoConv());
   pm.addNestedPass<func::FuncOp>(top::createTopFuseActivations());
   pm.addNestedPass<func::FuncOp>(top::createFuseBatchNormPass());
-  pm.addNestedPass<func::FuncOp>(top::createTopFoldAffineIntoConv());
+  top::TopFoldAffineIntoConvOptions affine;
+  affine.precision = options.precision;
+  pm.addNestedPass<func::FuncOp>(top::createTopFoldAffineIntoConv(affine));
   pm.addNestedPass<func::FuncOp>(top::createFuseReluPass());
   pm.addNestedPass<func::FuncOp>(top::createDecomposePass());
   pm.addNestedPass<func::FuncOp>(top::createReorderDeconvFilterPass());

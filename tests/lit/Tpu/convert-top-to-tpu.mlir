@@ -78,3 +78,18 @@ func.func @ceil(%arg0: tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32> {
   %0 = top.maxpool %arg0 {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, ceil_mode = true} : (tensor<1x1x5x5xf32>) -> tensor<1x1x3x3xf32>
   return %0 : tensor<1x1x3x3xf32>
 }
+
+// -----
+
+// A global average pool over 160 x 160: two pools, 10 x 160 windows to a
+// [16, 1] column per channel (an EU row of f32 outputs at a time), then its
+// mean; a small map keeps one pool.
+// CHECK-LABEL: func.func @global_avgpool
+// CHECK: %[[P:.*]] = tpu.pool2d %arg0 {{.*}}kernel_shape = array<i64: 10, 160>{{.*}}strides = array<i64: 10, 160>{{.*}} -> tensor<1x96x16x1xf32>
+// CHECK: tpu.pool2d %[[P]] {{.*}}kernel_shape = array<i64: 16, 1>{{.*}} -> tensor<1x96x1x1xf32>
+// CHECK: tpu.pool2d %arg1 {{.*}}kernel_shape = array<i64: 7, 7>{{.*}} -> tensor<1x8x1x1xf32>
+func.func @global_avgpool(%x: tensor<1x96x160x160xf32>, %y: tensor<1x8x7x7xf32>) -> (tensor<1x96x1x1xf32>, tensor<1x8x1x1xf32>) {
+  %0 = top.global_avgpool %x : (tensor<1x96x160x160xf32>) -> tensor<1x96x1x1xf32>
+  %1 = top.global_avgpool %y : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
+  return %0, %1 : tensor<1x96x1x1xf32>, tensor<1x8x1x1xf32>
+}

@@ -1,3 +1,5 @@
+#include "kiln/Support/Precision.h"
+#include "kiln/abi/cost.h"
 #include "Patterns.h"
 
 using namespace mlir;
@@ -28,16 +30,47 @@ struct PoolLowering : public OpRewritePattern<TopPool> {
   }
 };
 
+/// The pool datapath computes an EU row of outputs at a time, each window
+/// tap by tap (cost.h): one H x W window to one output per channel leaves
+/// all but one of a row's outputs idle. A large global average pool is two
+/// pools: k x W windows to an [H/k, 1] column of averages, which a second
+/// pool averages (all windows hold k * W elements, so the mean of the means
+/// is the mean). k is the divisor of H with the fewest modelled cycles.
+/// Float only: in INT8 each pool requantizes.
+int64_t firstStageRows(int64_t h, int64_t w, uint32_t dtype) {
+  uint64_t eu = kiln_eu_elems(dtype);
+  auto cycles = [&](int64_t k) {
+    uint64_t first = kiln_ceil_div(h / k, eu) * k * w / 2;
+    return k == h ? first : first + kiln_ceil_div(1, eu) * (h / k) / 2 + KILN_TIU_CMD_OVERHEAD;
+  };
+  int64_t best = h;
+  for (int64_t k = 1; k < h; ++k)
+    if (h % k == 0 && cycles(k) < cycles(best))
+      best = k;
+  return best;
+}
+
 struct GlobalAvgPoolLowering : public OpRewritePattern<top::GlobalAvgPoolOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(top::GlobalAvgPoolOp op,
                                 PatternRewriter &rewriter) const override {
     auto in = cast<RankedTensorType>(op.getInput().getType()).getShape();
-    int64_t kernel[2] = {in[2], in[3]};
-    int64_t strides[2] = {1, 1};
+    auto dtype = op->getAttrOfType<StringAttr>(kDTypeAttr);
+    uint32_t chipDtype = precisionDtype(dtype ? dtype.getValue() : "f32");
+    int64_t k = chipDtype == KILN_DTYPE_INT8 ? in[2] : firstStageRows(in[2], in[3], chipDtype);
     int64_t pads[4] = {0, 0, 0, 0};
+    Value x = op.getInput();
+    if (k < in[2]) {
+      int64_t kernel[2] = {k, in[3]};
+      auto type = RankedTensorType::get({in[0], in[1], in[2] / k, 1}, rewriter.getF32Type());
+      x = rewriter.create<tpu::Pool2DOp>(op.getLoc(), type, x, tpu::PoolKind::Avg, kernel,
+                                         kernel, pads, false, false, DenseI64ArrayAttr());
+    }
+    auto rest = cast<RankedTensorType>(x.getType()).getShape();
+    int64_t kernel[2] = {rest[2], rest[3]};
+    int64_t strides[2] = {1, 1};
     rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(
-        op, op.getType(), op.getInput(), tpu::PoolKind::Avg, kernel, strides,
+        op, op.getType(), x, tpu::PoolKind::Avg, kernel, strides,
         pads, false, false, DenseI64ArrayAttr());
     return success();
   }

@@ -39,15 +39,18 @@ namespace {
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-/// Modelled cycles of `conv` run as a group of its own; nullopt if it cannot
-/// be encoded or placed.
-std::optional<uint64_t> aloneCycles(tpu::Conv2DOp conv) {
-  std::optional<kiln_tiu_cmd> record = codegen::tryTiuRecord(conv);
-  if (!record)
-    return std::nullopt;
-  Operation *op = conv;
+/// Modelled cycles of `ops` run as one layer group; nullopt if one cannot be
+/// encoded or they cannot be placed.
+std::optional<uint64_t> groupCycles(ArrayRef<Operation *> ops) {
+  std::vector<kiln_tiu_cmd> records;
+  for (Operation *op : ops) {
+    std::optional<kiln_tiu_cmd> record = codegen::tryTiuRecord(op);
+    if (!record)
+      return std::nullopt;
+    records.push_back(*record);
+  }
   std::optional<lg::CostedPlan> plan =
-      lg::choosePlan(lg::GroupGraph::fromOps(op), ArrayRef<kiln_tiu_cmd>(*record));
+      lg::choosePlan(lg::GroupGraph::fromOps(ops), ArrayRef<kiln_tiu_cmd>(records));
   if (!plan)
     return std::nullopt;
   return plan->cycles;
@@ -94,8 +97,14 @@ bool foldRows(tpu::Conv2DOp conv) {
   kiln_conv_tiling(tpu::dtypeOrF32(inType), &pix, &icp);
   if (ceilDiv(c * k[0], icp) >= ceilDiv(c, icp) * k[0])
     return false;
-  std::optional<uint64_t> before = aloneCycles(conv);
-  if (!before)
+  // A cast of the net's input to the compute dtype joins the unfolded conv's
+  // layer group; folded, it is a group of its own, storing what the gather
+  // then reads.
+  auto inputCast = conv.getInput().getDefiningOp<tpu::CastOp>();
+  std::optional<uint64_t> before =
+      inputCast ? groupCycles({inputCast, conv}) : groupCycles({conv.getOperation()});
+  std::optional<uint64_t> castAlone = inputCast ? groupCycles({inputCast.getOperation()}) : 0;
+  if (!before || !castAlone)
     return false;
 
   // The rows: per kernel row ky, output row oy reads input row
@@ -137,16 +146,18 @@ bool foldRows(tpu::Conv2DOp conv) {
   newConv.setPads({0, pads[1], 0, pads[3]});
   newConv.setDilations({1, dil[1]});
 
-  std::optional<uint64_t> after = aloneCycles(newConv);
+  // Costed with the conv's users: a result nobody reads is never computed.
+  conv.replaceAllUsesWith(newConv.getOutput());
+  std::optional<uint64_t> after = groupCycles({newConv.getOperation()});
   uint64_t gatherCycles =
       tpu::dmaProgramCycles(program.records(), tpu::dtypeOrF32(inType.getElementType()));
-  if (!after || gatherCycles + *after >= *before) {
+  if (!after || *castAlone + gatherCycles + *after >= *before) {
+    newConv.replaceAllUsesWith(conv.getOutput());
     newConv.erase();
     folded.erase();
     gather.erase();
     return false;
   }
-  conv.replaceAllUsesWith(newConv.getOutput());
   conv.erase();
   if (filterOp.use_empty())
     filterOp.erase();

@@ -100,8 +100,13 @@ def TopFoldAffineIntoConv : Pass<"top-fold-affine-into-conv", "mlir::func::FuncO
     W * s and b * s + t (the conv takes the folded op's name). The same
     affine of the input of a conv that pads nothing, per input channel,
     when the conv is its only user, becomes W * s and b + sum(W * t).
-    Repeats while it applies: x * a + b folds whole.
+    Repeats while it applies: x * a + b folds whole. The input side is left
+    alone when `precision` is int8.
   }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
+           "the net's precision (f32, f16, bf16, int8)">
+  ];
 }
 
 def TopFuseBatchNorm : Pass<"top-fuse-batchnorm", "mlir::func::FuncOp"> {

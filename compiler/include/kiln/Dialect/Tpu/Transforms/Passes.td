@@ -64,6 +64,18 @@ def TpuFoldStemRows : Pass<"tpu-fold-stem-rows", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::top::TopDialect"];
 }
 
+def TpuSpreadLanes : Pass<"tpu-spread-lanes", "mlir::func::FuncOp"> {
+  let summary = "Chains of unary elementwise ops on few channels run over all lanes";
+  let description = [{
+    A chain of activations, ReLUs and casts over a [N, C, H, W] tensor with
+    C < 64 runs on the view [N, C*k, H/k, W] (k the largest divisor of H
+    with C*k <= 64): the same elements in the same DDR layout, C*k lanes
+    busy instead of C. tpu.reshape ops before and after the chain end the
+    layer groups around it; kept only where the EU passes saved exceed the
+    DDR trips that costs its input and output.
+  }];
+}
+
 def TpuLayerGroup : Pass<"tpu-layer-group", "mlir::func::FuncOp"> {
   let summary = "Group chains of ops into LMEM-resident layer groups and slice them";
   let description = [{

@@ -1,0 +1,34 @@
+// RUN: kiln-opt %s -split-input-file -tpu-spread-lanes | FileCheck %s
+
+// A text-detection head's last steps: Sigmoid and the cast to the f32 output
+// over a one-channel 640 x 640 map, straight from DDR (the net's input here)
+// to the net's output. They run on the view [1, 64, 10, 640]: 64 lanes
+// instead of one.
+// CHECK-LABEL: func.func @head
+// CHECK: %[[V:.*]] = tpu.reshape %arg0 : (tensor<1x1x640x640xf16>) -> tensor<1x64x10x640xf16>
+// CHECK: %[[S:.*]] = tpu.active %[[V]] {{.*}} -> tensor<1x64x10x640xf16>
+// CHECK: %[[C:.*]] = tpu.cast %[[S]] : (tensor<1x64x10x640xf16>) -> tensor<1x64x10x640xf32>
+// CHECK: %[[B:.*]] = tpu.reshape %[[C]] : (tensor<1x64x10x640xf32>) -> tensor<1x1x640x640xf32>
+// CHECK: return %[[B]]
+func.func @head(%x: tensor<1x1x640x640xf16>) -> tensor<1x1x640x640xf32> {
+  %0 = tpu.active %x {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x1x640x640xf16>) -> tensor<1x1x640x640xf16>
+  %1 = tpu.cast %0 : (tensor<1x1x640x640xf16>) -> tensor<1x1x640x640xf32>
+  return %1 : tensor<1x1x640x640xf32>
+}
+
+// -----
+
+// A ReLU between two convs over 16 channels: one pass saved per 4 rows does
+// not pay for the DDR trips the reshapes would force on both sides; and a
+// 64-channel tensor already fills the lanes.
+// CHECK-LABEL: func.func @kept
+// CHECK-NOT: tpu.reshape
+func.func @kept(%x: tensor<1x16x32x32xf32>, %y: tensor<1x64x8x8xf32>) -> (tensor<1x16x32x32xf32>, tensor<1x64x8x8xf32>) {
+  %w = top.weight {value = dense<0.5> : tensor<16x16x1x1xf32>} : tensor<16x16x1x1xf32>
+  %none = top.none
+  %0 = tpu.conv2d %x, %w, %none {dilations = array<i64: 1, 1>, do_relu = false, group = 1 : i64, kernel_shape = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x32x32xf32>, tensor<16x16x1x1xf32>, none) -> tensor<1x16x32x32xf32>
+  %1 = tpu.relu %0 : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
+  %2 = tpu.conv2d %1, %w, %none {dilations = array<i64: 1, 1>, do_relu = false, group = 1 : i64, kernel_shape = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x32x32xf32>, tensor<16x16x1x1xf32>, none) -> tensor<1x16x32x32xf32>
+  %3 = tpu.active %y {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  return %2, %3 : tensor<1x16x32x32xf32>, tensor<1x64x8x8xf32>
+}

@@ -41,13 +41,6 @@ Similarity similarity(const float *a, const float *b, size_t n) {
 
 namespace {
 
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
-
 const Array *findByName(const std::vector<Array> &arrays,
                         const std::string &name) {
   for (const Array &a : arrays)

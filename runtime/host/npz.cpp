@@ -1,15 +1,18 @@
 #include "kiln/host/npz.h"
 
+#include "kiln/abi/quant.h"
+
 #include <sys/stat.h>
-#include <zlib.h>
+#include <zip.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdint>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
+#include <memory>
 #include <set>
 #include <utility>
 
@@ -68,6 +71,13 @@ size_t dtypeBytes(DType dtype) {
   return 0;
 }
 
+std::string shapeString(const std::vector<int64_t> &shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
 size_t Array::numElements() const {
   size_t n = 1;
   for (int64_t d : shape)
@@ -85,30 +95,6 @@ template <typename T> T load(const uint8_t *p) {
   return v;
 }
 
-float halfToFloat(uint16_t h) {
-  const uint32_t sign = uint32_t(h & 0x8000u) << 16;
-  const uint32_t exponent = (h >> 10) & 0x1fu;
-  const uint32_t mantissa = h & 0x3ffu;
-  if (exponent == 0) {
-    // Zero or subnormal: mantissa * 2^-24.
-    float magnitude = std::ldexp(float(mantissa), -24);
-    return sign ? -magnitude : magnitude;
-  }
-  uint32_t bits = exponent == 0x1f
-                      ? sign | 0x7f800000u | (mantissa << 13)
-                      : sign | ((exponent + 112u) << 23) | (mantissa << 13);
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-float bf16ToFloat(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 } // namespace
 
 std::vector<float> Array::toF32() const {
@@ -121,10 +107,10 @@ std::vector<float> Array::toF32() const {
       out[i] = load<float>(p + 4 * i);
       break;
     case DType::F16:
-      out[i] = halfToFloat(load<uint16_t>(p + 2 * i));
+      out[i] = kiln_f16_to_f32(load<uint16_t>(p + 2 * i));
       break;
     case DType::BF16:
-      out[i] = bf16ToFloat(load<uint16_t>(p + 2 * i));
+      out[i] = kiln_bf16_to_f32(load<uint16_t>(p + 2 * i));
       break;
     case DType::I8:
       out[i] = float(load<int8_t>(p + i));
@@ -515,217 +501,125 @@ std::vector<uint8_t> npyHeader(const Array &a, const char *descr) {
 }
 
 // ---------------------------------------------------------------------------
-// Zip container
+// Zip container (libzip)
 
-constexpr uint32_t kLocalHeaderSig = 0x04034b50;
-constexpr uint32_t kCentralHeaderSig = 0x02014b50;
-constexpr uint32_t kEndOfCentralDirSig = 0x06054b50;
-constexpr uint32_t kZip64EndSig = 0x06064b50;
-constexpr uint32_t kZip64LocatorSig = 0x07064b50;
-constexpr size_t kLocalHeaderSize = 30;
-constexpr size_t kCentralHeaderSize = 46;
-constexpr size_t kEndOfCentralDirSize = 22;
-constexpr size_t kZip64EndSize = 56;
-constexpr size_t kZip64LocatorSize = 20;
-constexpr uint16_t kMethodStored = 0;
-constexpr uint16_t kMethodDeflate = 8;
 // Deflate cannot expand more than ~1032:1; a larger claimed size is corrupt
 // and must not drive a huge allocation.
 constexpr uint64_t kMaxDeflateRatio = 1032;
+// The smallest zip file: an end of central directory record alone.
+constexpr size_t kEmptyZipSize = 22;
 
-uint32_t crc32Of(uint32_t crc, const uint8_t *p, size_t n) {
-  // zlib resets the CRC for a null buffer, which an empty vector may have.
-  return n == 0 ? crc : uint32_t(crc32_z(crc, p, n));
-}
-
-struct ZipEntry {
-  std::string name;
-  uint16_t flags;
-  uint16_t method;
-  uint32_t crc;
-  uint64_t compressedSize;
-  uint64_t size;
-  uint64_t localHeaderOffset;
-};
-
-// Finds the central directory (offset, size, entry count), zip64 included.
-std::string findCentralDirectory(const std::vector<uint8_t> &file,
-                                 uint64_t &cdOffset, uint64_t &cdSize,
-                                 uint64_t &entries) {
-  if (file.size() < kEndOfCentralDirSize)
-    return "not a zip file (too short)";
-  // The end record sits before a comment of at most 64 KiB.
-  const size_t last = file.size() - kEndOfCentralDirSize;
-  const size_t first = last > 0xffff ? last - 0xffff : 0;
-  size_t eocd = SIZE_MAX;
-  for (size_t pos = last + 1; pos-- > first;) {
-    if (load<uint32_t>(&file[pos]) == kEndOfCentralDirSig &&
-        pos + kEndOfCentralDirSize + load<uint16_t>(&file[pos + 20]) <=
-            file.size()) {
-      eocd = pos;
-      break;
-    }
-  }
-  if (eocd == SIZE_MAX)
-    return "not a zip file (no end of central directory)";
-  const uint8_t *e = &file[eocd];
-  if (load<uint16_t>(e + 4) != 0 || load<uint16_t>(e + 6) != 0)
-    return "multi-disk zip files are not supported";
-  entries = load<uint16_t>(e + 10);
-  cdSize = load<uint32_t>(e + 12);
-  cdOffset = load<uint32_t>(e + 16);
-  if (entries == 0xffff || cdSize == 0xffffffff || cdOffset == 0xffffffff) {
-    if (eocd < kZip64LocatorSize ||
-        load<uint32_t>(&file[eocd - kZip64LocatorSize]) != kZip64LocatorSig)
-      return "corrupt zip64 end of central directory locator";
-    const uint64_t z64 = load<uint64_t>(&file[eocd - kZip64LocatorSize + 8]);
-    if (file.size() < kZip64EndSize || z64 > file.size() - kZip64EndSize ||
-        load<uint32_t>(&file[z64]) != kZip64EndSig)
-      return "corrupt zip64 end of central directory";
-    entries = load<uint64_t>(&file[z64 + 32]);
-    cdSize = load<uint64_t>(&file[z64 + 40]);
-    cdOffset = load<uint64_t>(&file[z64 + 48]);
-  }
-  if (cdOffset > file.size() || cdSize > file.size() - cdOffset)
-    return "central directory lies outside the file";
-  return {};
-}
-
-// Replaces saturated 32-bit fields with their values from a zip64 extra field.
-std::string applyZip64Extra(const uint8_t *extra, size_t extraLen,
-                            uint32_t size32, uint32_t compressed32,
-                            uint32_t offset32, ZipEntry &entry) {
-  for (size_t pos = 0; pos + 4 <= extraLen;) {
-    const uint16_t id = load<uint16_t>(extra + pos);
-    const uint16_t len = load<uint16_t>(extra + pos + 2);
-    if (len > extraLen - pos - 4)
-      return "corrupt extra field";
-    if (id == 0x0001) {
-      const uint8_t *field = extra + pos + 4;
-      size_t used = 0;
-      for (auto [value32, target] :
-           {std::pair{size32, &entry.size},
-            std::pair{compressed32, &entry.compressedSize},
-            std::pair{offset32, &entry.localHeaderOffset}}) {
-        if (value32 != 0xffffffff)
-          continue;
-        if (used + 8 > len)
-          return "corrupt zip64 extra field";
-        *target = load<uint64_t>(field + used);
-        used += 8;
-      }
-    }
-    pos += 4 + size_t(len);
-  }
-  return {};
-}
-
-std::string readCentralDirectory(const std::vector<uint8_t> &file,
-                                 std::vector<ZipEntry> &entries) {
-  uint64_t cdOffset = 0, cdSize = 0, count = 0;
-  std::string error = findCentralDirectory(file, cdOffset, cdSize, count);
-  if (!error.empty())
-    return error;
-  const uint8_t *p = file.data() + cdOffset;
-  size_t remaining = size_t(cdSize);
-  for (uint64_t i = 0; i < count; ++i) {
-    if (remaining < kCentralHeaderSize ||
-        load<uint32_t>(p) != kCentralHeaderSig)
-      return "corrupt central directory";
-    const size_t nameLen = load<uint16_t>(p + 28);
-    const size_t extraLen = load<uint16_t>(p + 30);
-    const size_t commentLen = load<uint16_t>(p + 32);
-    const size_t recordLen =
-        kCentralHeaderSize + nameLen + extraLen + commentLen;
-    if (recordLen > remaining)
-      return "corrupt central directory";
-    ZipEntry entry;
-    entry.flags = load<uint16_t>(p + 8);
-    entry.method = load<uint16_t>(p + 10);
-    entry.crc = load<uint32_t>(p + 16);
-    const uint32_t compressed32 = load<uint32_t>(p + 20);
-    const uint32_t size32 = load<uint32_t>(p + 24);
-    const uint32_t offset32 = load<uint32_t>(p + 42);
-    entry.compressedSize = compressed32;
-    entry.size = size32;
-    entry.localHeaderOffset = offset32;
-    entry.name.assign(reinterpret_cast<const char *>(p + kCentralHeaderSize),
-                      nameLen);
-    error = applyZip64Extra(p + kCentralHeaderSize + nameLen, extraLen, size32,
-                            compressed32, offset32, entry);
-    if (!error.empty())
-      return "entry '" + entry.name + "': " + error;
-    entries.push_back(std::move(entry));
-    p += recordLen;
-    remaining -= recordLen;
-  }
-  return {};
-}
-
-std::string inflateRaw(const uint8_t *in, uint64_t inSize,
-                       std::vector<uint8_t> &out) {
-  z_stream zs{};
-  if (inflateInit2(&zs, -MAX_WBITS) != Z_OK)
-    return "zlib initialisation failed";
-  // zlib counts in uInt: each call gets as much as fits, so Z_BUF_ERROR
-  // means no progress is possible (input ended early or output is full).
-  constexpr uint64_t kChunk = 1u << 30;
-  uint8_t emptyOut; // zlib rejects a null next_out even when avail_out is 0
-  uint64_t inUsed = 0, outUsed = 0;
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    zs.next_in = const_cast<Bytef *>(in + inUsed);
-    zs.avail_in = uInt(std::min(kChunk, inSize - inUsed));
-    zs.next_out = out.empty() ? &emptyOut : out.data() + outUsed;
-    zs.avail_out = uInt(std::min<uint64_t>(kChunk, out.size() - outUsed));
-    const uInt availIn = zs.avail_in, availOut = zs.avail_out;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    inUsed += availIn - zs.avail_in;
-    outUsed += availOut - zs.avail_out;
-  }
-  inflateEnd(&zs);
-  if (rc != Z_STREAM_END)
-    return rc == Z_BUF_ERROR ? "compressed data is truncated or longer than "
-                               "its recorded size"
-                             : "corrupt compressed data";
-  if (outUsed != out.size())
-    return "compressed data is shorter than its recorded size";
-  return {};
-}
-
-// The uncompressed bytes of one entry, checked against its CRC.
-std::string extractEntry(const std::vector<uint8_t> &file,
-                         const ZipEntry &entry, std::vector<uint8_t> &out) {
-  if (entry.flags & 0x1)
-    return "encrypted entries are not supported";
-  const uint64_t lh = entry.localHeaderOffset;
-  if (lh > file.size() || file.size() - lh < kLocalHeaderSize ||
-      load<uint32_t>(&file[lh]) != kLocalHeaderSig)
-    return "corrupt local header";
-  const uint64_t dataStart = lh + kLocalHeaderSize +
-                             load<uint16_t>(&file[lh + 26]) +
-                             load<uint16_t>(&file[lh + 28]);
-  if (dataStart > file.size() || entry.compressedSize > file.size() - dataStart)
-    return "truncated entry data";
-  const uint8_t *data = file.data() + dataStart;
-
-  if (entry.method == kMethodStored) {
-    if (entry.compressedSize != entry.size)
-      return "stored entry with differing sizes";
-    out.assign(data, data + entry.size);
-  } else if (entry.method == kMethodDeflate) {
-    if (entry.size > entry.compressedSize * kMaxDeflateRatio + 1024)
-      return "implausible uncompressed size";
-    out.resize(size_t(entry.size));
-    std::string error = inflateRaw(data, entry.compressedSize, out);
-    if (!error.empty())
-      return error;
-  } else {
-    return "unsupported compression method " + std::to_string(entry.method);
-  }
-  if (crc32Of(0, out.data(), out.size()) != entry.crc)
+// What went wrong, in the words of this file's other messages where libzip's
+// code has one.
+std::string describe(const zip_error_t *error) {
+  switch (zip_error_code_zip(error)) {
+  case ZIP_ER_NOZIP:
+    return "not a zip file";
+  case ZIP_ER_INCONS:
+    return "corrupt zip file (inconsistent headers)";
+  case ZIP_ER_CRC:
     return "CRC-32 mismatch (corrupt data)";
-  return {};
+  case ZIP_ER_COMPRESSED_DATA:
+  case ZIP_ER_ZLIB:
+    return "corrupt compressed data";
+  case ZIP_ER_EOF:
+    return "truncated zip file";
+  case ZIP_ER_MULTIDISK:
+    return "multi-disk zip files are not supported";
+  case ZIP_ER_ENCRNOTSUPP:
+  case ZIP_ER_NOPASSWD:
+  case ZIP_ER_WRONGPASSWD:
+    return "encrypted entries are not supported";
+  case ZIP_ER_COMPNOTSUPP:
+    return "unsupported compression method";
+  case ZIP_ER_MEMORY:
+    return "out of memory";
+  default: {
+    std::string text = zip_error_strerror(const_cast<zip_error_t *>(error));
+    if (!text.empty())
+      text[0] = char(std::tolower((unsigned char)text[0]));
+    return "zip: " + text;
+  }
+  }
+}
+
+std::string describe(int zipErrorCode) {
+  zip_error_t error;
+  zip_error_init_with_code(&error, zipErrorCode);
+  std::string text = describe(&error);
+  zip_error_fini(&error);
+  return text;
+}
+
+struct ZipDiscard {
+  void operator()(zip_t *zip) const { zip_discard(zip); }
+};
+using ZipArchive = std::unique_ptr<zip_t, ZipDiscard>;
+
+struct ZipSourceFree {
+  void operator()(zip_source_t *source) const { zip_source_free(source); }
+};
+using ZipSource = std::unique_ptr<zip_source_t, ZipSourceFree>;
+
+// An archive over `file`'s bytes (which must outlive it), read only.
+std::string openArchive(const std::vector<uint8_t> &file, ZipArchive &out) {
+  if (file.size() < kEmptyZipSize)
+    return "not a zip file (too short)";
+  zip_error_t error;
+  zip_error_init(&error);
+  ZipSource source(zip_source_buffer_create(file.data(), file.size(), 0, &error));
+  std::string message;
+  if (source) {
+    out.reset(zip_open_from_source(source.get(), ZIP_RDONLY | ZIP_CHECKCONS, &error));
+    if (out)
+      source.release(); // the archive owns it now
+  }
+  if (!out)
+    message = describe(&error);
+  zip_error_fini(&error);
+  return message;
+}
+
+// The uncompressed bytes of entry `index`; libzip checks them against the
+// entry's CRC-32 and size when the read reaches the end.
+std::string extractEntry(zip_t *zip, zip_uint64_t index, const zip_stat_t &st,
+                         size_t fileSize, std::vector<uint8_t> &out) {
+  if (st.encryption_method != ZIP_EM_NONE)
+    return "encrypted entries are not supported";
+  if (st.comp_size > fileSize)
+    return "truncated entry data";
+  if (st.comp_method == ZIP_CM_STORE) {
+    if (st.comp_size != st.size)
+      return "stored entry with differing sizes";
+  } else if (st.comp_method == ZIP_CM_DEFLATE) {
+    if (st.size > st.comp_size * kMaxDeflateRatio + 1024)
+      return "implausible uncompressed size";
+  } else {
+    return "unsupported compression method " + std::to_string(st.comp_method);
+  }
+  std::unique_ptr<zip_file_t, int (*)(zip_file_t *)> entry(zip_fopen_index(zip, index, 0),
+                                                          zip_fclose);
+  if (!entry)
+    return describe(zip_get_error(zip));
+  out.resize(size_t(st.size));
+  size_t got = 0;
+  while (got < out.size()) {
+    const zip_int64_t n = zip_fread(entry.get(), out.data() + got, out.size() - got);
+    if (n < 0)
+      return describe(zip_file_get_error(entry.get()));
+    if (n == 0)
+      return "entry data is shorter than its recorded size";
+    got += size_t(n);
+  }
+  // One more read meets the end of the data, where the CRC is checked.
+  uint8_t extra;
+  const zip_int64_t n = zip_fread(entry.get(), &extra, 1);
+  if (n < 0)
+    return describe(zip_file_get_error(entry.get()));
+  if (n > 0)
+    return "entry data is longer than its recorded size";
+  const int closed = zip_fclose(entry.release());
+  return closed == 0 ? std::string() : describe(closed);
 }
 
 bool endsWith(const std::string &s, const char *suffix) {
@@ -741,24 +635,30 @@ std::string readNpz(const std::string &path, std::vector<Array> &out) {
   std::string error = readFile(path, file);
   if (!error.empty())
     return error;
-  std::vector<ZipEntry> entries;
-  error = readCentralDirectory(file, entries);
+  ZipArchive zip;
+  error = openArchive(file, zip);
   if (!error.empty())
     return path + ": " + error;
   std::vector<Array> arrays;
   std::vector<uint8_t> npy;
-  for (const ZipEntry &entry : entries) {
-    if (endsWith(entry.name, "/"))
+  const zip_int64_t count = zip_get_num_entries(zip.get(), 0);
+  for (zip_int64_t i = 0; i < count; ++i) {
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat_index(zip.get(), zip_uint64_t(i), 0, &st) != 0)
+      return path + ": " + describe(zip_get_error(zip.get()));
+    const std::string name = st.name ? st.name : "";
+    if (endsWith(name, "/"))
       continue; // directory entries carry no array
-    if (!endsWith(entry.name, ".npy"))
-      return path + ": entry '" + entry.name + "' is not a .npy file";
+    if (!endsWith(name, ".npy"))
+      return path + ": entry '" + name + "' is not a .npy file";
     Array array;
-    error = extractEntry(file, entry, npy);
+    error = extractEntry(zip.get(), zip_uint64_t(i), st, file.size(), npy);
     if (error.empty())
       error = parseNpy(npy.data(), npy.size(), array);
     if (!error.empty())
-      return path + ": entry '" + entry.name + "': " + error;
-    array.name = entry.name.substr(0, entry.name.size() - 4);
+      return path + ": entry '" + name + "': " + error;
+    array.name = name.substr(0, name.size() - 4);
     arrays.push_back(std::move(array));
   }
   out = std::move(arrays);
@@ -766,114 +666,6 @@ std::string readNpz(const std::string &path, std::vector<Array> &out) {
 }
 
 namespace {
-
-class ZipWriter {
-public:
-  explicit ZipWriter(FILE *f) : f_(f) {}
-
-  // Writes one stored entry whose content is the concatenation of parts.
-  std::string
-  addStored(const std::string &name,
-            std::initializer_list<std::pair<const uint8_t *, size_t>> parts) {
-    uint64_t size = 0;
-    uint32_t crc = 0;
-    for (auto [p, n] : parts) {
-      size += n;
-      crc = crc32Of(crc, p, n);
-    }
-    if (size >= 0xffffffffu || offset_ >= 0xffffffffu)
-      return "archive would exceed 4 GiB (zip64 is not supported)";
-    if (name.size() > 0xffff)
-      return "array name is too long";
-    const bool utf8 = std::any_of(name.begin(), name.end(), [](char c) {
-      return (unsigned char)c >= 0x80;
-    });
-    const uint16_t flags = utf8 ? 0x800 : 0; // bit 11: the name is UTF-8
-
-    std::vector<uint8_t> local;
-    put32(local, kLocalHeaderSig);
-    putCommonFields(local, flags, crc, uint32_t(size), uint16_t(name.size()));
-    put16(local, 0); // extra length
-    local.insert(local.end(), name.begin(), name.end());
-
-    put32(central_, kCentralHeaderSig);
-    put16(central_, kMadeByUnix);
-    putCommonFields(central_, flags, crc, uint32_t(size),
-                    uint16_t(name.size()));
-    put16(central_, 0); // extra length
-    put16(central_, 0); // comment length
-    put16(central_, 0); // disk number
-    put16(central_, 0); // internal attributes
-    put32(central_, kRegularFileMode << 16);
-    put32(central_, uint32_t(offset_));
-    central_.insert(central_.end(), name.begin(), name.end());
-    ++entries_;
-
-    std::string error = write(local.data(), local.size());
-    for (auto [p, n] : parts)
-      if (error.empty())
-        error = write(p, n);
-    return error;
-  }
-
-  std::string finish() {
-    if (entries_ > 0xffff || offset_ + central_.size() >= 0xffffffffu)
-      return "archive would exceed zip limits (zip64 is not supported)";
-    std::vector<uint8_t> end;
-    put32(end, kEndOfCentralDirSig);
-    put16(end, 0); // this disk
-    put16(end, 0); // disk with the central directory
-    put16(end, uint16_t(entries_));
-    put16(end, uint16_t(entries_));
-    put32(end, uint32_t(central_.size()));
-    put32(end, uint32_t(offset_));
-    put16(end, 0); // comment length
-    std::string error = write(central_.data(), central_.size());
-    return error.empty() ? write(end.data(), end.size()) : error;
-  }
-
-private:
-  static constexpr uint16_t kVersionNeeded = 20; // 2.0: deflate-era baseline
-  static constexpr uint16_t kMadeByUnix = (3 << 8) | kVersionNeeded;
-  static constexpr uint32_t kRegularFileMode = 0100644;
-  // 1980-01-01 00:00: a fixed timestamp keeps output reproducible.
-  static constexpr uint16_t kDosTime = 0;
-  static constexpr uint16_t kDosDate = (1 << 5) | 1;
-
-  static void put16(std::vector<uint8_t> &v, uint16_t x) {
-    v.push_back(uint8_t(x));
-    v.push_back(uint8_t(x >> 8));
-  }
-  static void put32(std::vector<uint8_t> &v, uint32_t x) {
-    put16(v, uint16_t(x));
-    put16(v, uint16_t(x >> 16));
-  }
-  // The run of fields shared by local and central headers.
-  static void putCommonFields(std::vector<uint8_t> &v, uint16_t flags,
-                              uint32_t crc, uint32_t size, uint16_t nameLen) {
-    put16(v, kVersionNeeded);
-    put16(v, flags);
-    put16(v, kMethodStored);
-    put16(v, kDosTime);
-    put16(v, kDosDate);
-    put32(v, crc);
-    put32(v, size); // compressed
-    put32(v, size); // uncompressed
-    put16(v, nameLen);
-  }
-
-  std::string write(const void *p, size_t n) {
-    if (n != 0 && std::fwrite(p, 1, n, f_) != n)
-      return std::string("write error: ") + std::strerror(errno);
-    offset_ += n;
-    return {};
-  }
-
-  FILE *f_;
-  uint64_t offset_ = 0;
-  uint64_t entries_ = 0;
-  std::vector<uint8_t> central_;
-};
 
 std::string checkWritable(const Array &a, std::set<std::string> &names) {
   if (a.name.empty())
@@ -899,6 +691,105 @@ std::string checkWritable(const Array &a, std::set<std::string> &names) {
   return {};
 }
 
+// 1980-01-01 00:00 local time, which libzip turns back into the DOS date
+// 1980-01-01 and time 00:00: a fixed timestamp keeps output reproducible.
+time_t dosEpoch() {
+  std::tm tm{};
+  tm.tm_year = 80;
+  tm.tm_mday = 1;
+  tm.tm_isdst = -1;
+  return std::mktime(&tm);
+}
+
+// Adds one stored entry "<name>.npy" holding `header` then the array's data;
+// both must outlive the archive.
+std::string addStoredNpy(zip_t *zip, const Array &a, const std::vector<uint8_t> &header,
+                         time_t mtime) {
+  zip_buffer_fragment_t parts[2] = {
+      {const_cast<uint8_t *>(header.data()), header.size()},
+      {const_cast<uint8_t *>(a.data.data()), a.data.size()}};
+  zip_error_t error;
+  zip_error_init(&error);
+  ZipSource source(zip_source_buffer_fragment_create(parts, a.data.empty() ? 1 : 2, 0, &error));
+  std::string message;
+  if (!source)
+    message = describe(&error);
+  zip_error_fini(&error);
+  if (!message.empty())
+    return message;
+  const std::string name = a.name + ".npy";
+  const zip_int64_t index = zip_file_add(zip, name.c_str(), source.get(), ZIP_FL_ENC_UTF_8);
+  if (index < 0)
+    return describe(zip_get_error(zip));
+  source.release(); // the archive owns it now
+  const zip_uint64_t i = zip_uint64_t(index);
+  if (zip_set_file_compression(zip, i, ZIP_CM_STORE, 0) != 0 ||
+      zip_file_set_mtime(zip, i, mtime, 0) != 0 ||
+      zip_file_set_external_attributes(zip, i, 0, ZIP_OPSYS_UNIX, 0100644u << 16) != 0)
+    return describe(zip_get_error(zip));
+  return {};
+}
+
+// The archive of `arrays` (stored .npy entries) in memory.
+std::string buildArchive(const std::vector<Array> &arrays, ZipSource &out) {
+  zip_error_t error;
+  zip_error_init(&error);
+  ZipSource memory(zip_source_buffer_create(nullptr, 0, 0, &error));
+  ZipArchive zip;
+  if (memory) {
+    zip_source_keep(memory.get()); // still ours after zip_close
+    zip.reset(zip_open_from_source(memory.get(), ZIP_TRUNCATE, &error));
+    if (!zip)
+      zip_source_free(memory.get()); // the reference the archive did not take
+  }
+  std::string message = zip ? std::string() : describe(&error);
+  zip_error_fini(&error);
+  if (!message.empty())
+    return message;
+
+  std::vector<std::vector<uint8_t>> headers;
+  headers.reserve(arrays.size()); // the entries point into them until zip_close
+  const time_t mtime = dosEpoch();
+  for (const Array &a : arrays) {
+    headers.push_back(npyHeader(a, descrOf(a.dtype)));
+    message = addStoredNpy(zip.get(), a, headers.back(), mtime);
+    if (!message.empty())
+      return message;
+  }
+  if (zip_close(zip.get()) != 0)
+    return describe(zip_get_error(zip.get()));
+  zip.release(); // zip_close freed it
+  out = std::move(memory);
+  return {};
+}
+
+// Copies the bytes of `source` to `f`.
+std::string writeSource(zip_source_t *source, FILE *f) {
+  if (zip_source_open(source) != 0)
+    return describe(zip_source_error(source));
+  std::vector<uint8_t> chunk(1 << 20);
+  std::string error;
+  for (;;) {
+    const zip_int64_t n = zip_source_read(source, chunk.data(), chunk.size());
+    if (n < 0) {
+      error = describe(zip_source_error(source));
+      break;
+    }
+    if (n == 0)
+      break;
+    if (std::fwrite(chunk.data(), 1, size_t(n), f) != size_t(n)) {
+      error = std::string("write error: ") + std::strerror(errno);
+      break;
+    }
+  }
+  zip_source_close(source);
+  return error;
+}
+
+// The end of central directory record of an archive with no entries (libzip
+// writes no file at all for one).
+const uint8_t kEmptyZip[kEmptyZipSize] = {0x50, 0x4b, 0x05, 0x06};
+
 } // namespace
 
 std::string writeNpz(const std::string &path,
@@ -909,20 +800,16 @@ std::string writeNpz(const std::string &path,
     if (!error.empty())
       return path + ": " + error;
   }
+  if (arrays.empty())
+    return writeFile(path, kEmptyZip, sizeof kEmptyZip);
+  ZipSource archive;
+  std::string error = buildArchive(arrays, archive);
+  if (!error.empty())
+    return path + ": " + error;
   FILE *f = std::fopen(path.c_str(), "wb");
   if (!f)
     return path + ": cannot open for writing: " + std::strerror(errno);
-  ZipWriter zip(f);
-  std::string error;
-  for (const Array &a : arrays) {
-    const std::vector<uint8_t> header = npyHeader(a, descrOf(a.dtype));
-    error = zip.addStored(a.name + ".npy", {{header.data(), header.size()},
-                                            {a.data.data(), a.data.size()}});
-    if (!error.empty())
-      break;
-  }
-  if (error.empty())
-    error = zip.finish();
+  error = writeSource(archive.get(), f);
   if (std::fclose(f) != 0 && error.empty())
     error = std::string("write error: ") + std::strerror(errno);
   if (!error.empty()) {

@@ -19,17 +19,13 @@ statistics seeded random; BatchNormalization stays in the graph
 (do_constant_folding=False, TrainingMode.PRESERVE). Run with /usr/bin/python3
 (Debian's torch, onnx, numpy).
 """
-import argparse
-import collections
 import os
 
-import numpy as np
-import onnx
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from common import randomize_bn
+from common import format_ops, generate, require_ops, seeded_model
 
 NUM_CLASSES = 4
 ANCHORS = [  # (w, h) in pixels per anchor, YOLOv5s' P3 and P4 anchors
@@ -94,53 +90,19 @@ class DetectNet(nn.Module):
 
 
 def build_model(seed: int) -> nn.Module:
-    torch.manual_seed(seed)
-    model = DetectNet()
-    gen = torch.Generator().manual_seed(seed + 1)
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            randomize_bn(m, gen)
-        elif isinstance(m, nn.Conv2d):
-            with torch.no_grad():  # He-normal: activations keep their scale
-                m.weight.normal_(0, (2.0 / m.weight[0].numel()) ** 0.5, generator=gen)
+    model = seeded_model(DetectNet, seed, he_normal=True)
     with torch.no_grad():  # head outputs of std ~1: the sigmoids work in
         for conv in model.detect.convs:  # their non-linear range
             conv.weight.mul_(2.0)
-    return model.eval()
+    return model
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)  # the same summation order on every machine
-
-    model = build_model(args.seed)
-    x = torch.randn(1, 3, INPUT_HW, INPUT_HW,
-                    generator=torch.Generator().manual_seed(args.seed + 2))
-    with torch.no_grad():
-        detections, p3, p4 = model(x)
-
-    onnx_path = os.path.join(args.out, "model.onnx")
-    # PRESERVE keeps BatchNormalization (EVAL would fold it into the convs).
-    torch.onnx.export(model, x, onnx_path, opset_version=13, do_constant_folding=False,
-                      training=torch.onnx.TrainingMode.PRESERVE, input_names=["input"],
-                      output_names=["detections", "p3", "p4"])
-    np.savez(os.path.join(args.out, "input.npz"), input=x.numpy())
-    np.savez(os.path.join(args.out, "reference.npz"), detections=detections.numpy(),
-             p3=p3.numpy(), p4=p4.numpy())
-
-    graph = onnx.load(onnx_path)
-    onnx.checker.check_model(graph)
-    ops = collections.Counter(node.op_type for node in graph.graph.node)
-    for needed in ("BatchNormalization", "Sigmoid", "Reshape", "Transpose", "Concat", "Slice",
-                   "Pow", "Resize"):
-        if not ops[needed]:
-            raise SystemExit("detect_head: the export has no %s node" % needed)
-    print("detect_head: %s ops: %s" % (onnx_path, " ".join("%s=%d" % kv for kv in sorted(ops.items()))))
+    args, (detections, p3, p4), graph = generate(__doc__, build_model, (1, 3, INPUT_HW, INPUT_HW),
+                                                 ["detections", "p3", "p4"])
+    ops = require_ops(graph, "detect_head", ("BatchNormalization", "Sigmoid", "Reshape",
+                                             "Transpose", "Concat", "Slice", "Pow", "Resize"))
+    print("detect_head: %s ops: %s" % (os.path.join(args.out, "model.onnx"), format_ops(ops)))
     print("detect_head: outputs detections %s, p3 %s, p4 %s" % (
         list(detections.shape), list(p3.shape), list(p4.shape)))
 

@@ -11,16 +11,12 @@ are seeded random values; the BatchNormalization nodes are kept in the graph
 (do_constant_folding=False, TrainingMode.PRESERVE) so they do real work. Run
 with /usr/bin/python3, which sees Debian's torch, onnx and numpy.
 """
-import argparse
-import collections
 import os
 
-import numpy as np
-import onnx
 import torch
 from torch import nn
 
-from common import randomize_bn
+from common import format_ops, generate, require_ops, seeded_model
 
 
 def conv_bn(cin: int, cout: int, kernel: int, stride: int = 1, groups: int = 1,
@@ -74,56 +70,21 @@ class MobileNetV2Style(nn.Module):
 
 
 def build_model(seed: int) -> nn.Module:
-    torch.manual_seed(seed)
-    model = MobileNetV2Style()
-    gen = torch.Generator().manual_seed(seed + 1)
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            randomize_bn(m, gen)
-        elif isinstance(m, nn.Conv2d):
-            # He-normal: activations keep their scale through the blocks, so
-            # ReLU6's upper bound clips a few percent of every layer's values
-            # (PyTorch's default init would leave Clip's max unused).
-            with torch.no_grad():
-                m.weight.normal_(0, (2.0 / m.weight[0].numel()) ** 0.5, generator=gen)
-    return model.eval()
+    # He-normal convs: activations keep their scale through the blocks, so
+    # ReLU6's upper bound clips a few percent of every layer's values
+    # (PyTorch's default init would leave Clip's max unused).
+    return seeded_model(MobileNetV2Style, seed, he_normal=True)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)  # the same summation order on every machine
-
-    model = build_model(args.seed)
-    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(args.seed + 2))
-    with torch.no_grad():
-        logits = model(x)
-
-    onnx_path = os.path.join(args.out, "model.onnx")
-    # TrainingMode.EVAL would fuse BN into the convs (torch's eval peephole);
-    # PRESERVE exports the eval-mode model as is, BatchNormalization included.
-    torch.onnx.export(model, x, onnx_path, opset_version=13, do_constant_folding=False,
-                      training=torch.onnx.TrainingMode.PRESERVE,
-                      input_names=["input"], output_names=["logits"])
-    np.savez(os.path.join(args.out, "input.npz"), input=x.numpy())
-    np.savez(os.path.join(args.out, "reference.npz"), logits=logits.numpy())
-
-    graph = onnx.load(onnx_path)
-    onnx.checker.check_model(graph)
-    ops = collections.Counter(node.op_type for node in graph.graph.node)
-    for needed in ("BatchNormalization", "Clip", "Conv"):
-        if not ops[needed]:
-            raise SystemExit("mobilenet_v2: the export has no %s node" % needed)
+    args, _, graph = generate(__doc__, build_model, (1, 3, 224, 224), ["logits"])
+    ops = require_ops(graph, "mobilenet_v2", ("BatchNormalization", "Clip", "Conv"))
     depthwise = sum(1 for n in graph.graph.node if n.op_type == "Conv" and any(
         a.name == "group" and a.i > 1 for a in n.attribute))
     if not depthwise:
         raise SystemExit("mobilenet_v2: the export has no depthwise Conv")
     print("mobilenet_v2: %s ops: %s (depthwise convs %d)" % (
-        onnx_path, " ".join("%s=%d" % kv for kv in sorted(ops.items())), depthwise))
+        os.path.join(args.out, "model.onnx"), format_ops(ops), depthwise))
 
 
 if __name__ == "__main__":

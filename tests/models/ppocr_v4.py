@@ -47,14 +47,13 @@ as BatchNormalization (kiln folds it). Random weights (He-scaled), seeded
 random BatchNorm statistics and affine-block scalars, so that every node does
 real work. Run with /usr/bin/python3 (Debian's torch, onnx, numpy).
 """
-import argparse
 import math
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from common import export_with_batchnorm, randomize_batchnorm
+from common import deterministic, export_with_batchnorm, parse_args, randomize_batchnorm
 
 # (kernel, in_c, out_c, stride, use_se) per stage: rec_lcnetv3.py.
 NET_CONFIG_DET = {
@@ -352,11 +351,9 @@ def randomize(model: nn.Module, gen: torch.Generator) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--arch", required=True, choices=("det", "rec"))
-    parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parse_args(__doc__, lambda p: p.add_argument("--arch", required=True,
+                                                         choices=("det", "rec")))
+    deterministic()
     torch.manual_seed(args.seed)
     gen = torch.Generator().manual_seed(args.seed + 1)
     if args.arch == "det":

@@ -15,18 +15,14 @@ QuantizeLinear -> DequantizeLinear and a QDQ pair on every quantized
 activation; the reference is the fake-quantized PyTorch output, i.e. the
 QDQ model's own float semantics. Run with /usr/bin/python3.
 """
-import argparse
-import collections
 import os
 
-import numpy as np
-import onnx
 import torch
 from torch import nn
 from torch.ao import quantization as tq
 from torch.nn.utils.fusion import fuse_conv_bn_eval
 
-from common import randomize_bn
+from common import format_ops, generate, op_counts, seeded_model
 
 
 def weight_fq() -> tq.FakeQuantize:
@@ -101,13 +97,7 @@ class QdqNet(nn.Module):
 
 
 def build_model(seed: int) -> nn.Module:
-    torch.manual_seed(seed)
-    model = QdqNet()
-    gen = torch.Generator().manual_seed(seed + 1)
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            randomize_bn(m, gen)
-    model.eval()
+    model = seeded_model(QdqNet, seed)
     for m in model.modules():
         if isinstance(m, QConv):
             m.fold_bn()
@@ -124,28 +114,11 @@ def build_model(seed: int) -> nn.Module:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-
-    model = build_model(args.seed)
-    x = torch.randn(1, 3, 64, 64, generator=torch.Generator().manual_seed(args.seed + 2))
-    with torch.no_grad():
-        logits = model(x)
-
-    onnx_path = os.path.join(args.out, "model.onnx")
     # Without constant folding the weights stay float initializers feeding
-    # QuantizeLinear, as QAT exports them.
-    torch.onnx.export(model, x, onnx_path, opset_version=13, do_constant_folding=False,
-                      input_names=["input"], output_names=["logits"])
-    np.savez(os.path.join(args.out, "input.npz"), input=x.numpy())
-    np.savez(os.path.join(args.out, "reference.npz"), logits=logits.numpy())
-
-    graph = onnx.load(onnx_path)
-    onnx.checker.check_model(graph)
-    ops = collections.Counter(node.op_type for node in graph.graph.node)
+    # QuantizeLinear, as QAT exports them. (The BatchNorms are folded already.)
+    args, _, graph = generate(__doc__, build_model, (1, 3, 64, 64), ["logits"],
+                              keep_batchnorm=False)
+    ops = op_counts(graph)
     inits = {t.name for t in graph.graph.initializer}
     consts = {o for n in graph.graph.node if n.op_type == "Constant" for o in n.output}
     weight_q = sum(1 for n in graph.graph.node
@@ -158,8 +131,8 @@ def main() -> None:
                          "%d weight + %d activation QuantizeLinear, %d DequantizeLinear"
                          % (weight_q, act_q, ops["DequantizeLinear"]))
     print("qdq_net: %s ops: %s (QuantizeLinear: %d on weights, %d per-axis, %d on "
-          "activations)" % (onnx_path, " ".join("%s=%d" % kv for kv in sorted(ops.items())),
-                            weight_q, per_axis, act_q))
+          "activations)" % (os.path.join(args.out, "model.onnx"), format_ops(ops), weight_q,
+                            per_axis, act_q))
 
 
 if __name__ == "__main__":

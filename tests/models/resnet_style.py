@@ -8,16 +8,12 @@ seeded random values, so the BatchNormalization nodes (kept in the graph by
 do_constant_folding=False) do real work. Run with /usr/bin/python3, which
 sees Debian's torch, onnx and numpy.
 """
-import argparse
-import collections
 import os
 
-import numpy as np
-import onnx
 import torch
 from torch import nn
 
-from common import randomize_bn
+from common import format_ops, generate, require_ops, seeded_model
 
 
 class BasicBlock(nn.Module):
@@ -60,43 +56,13 @@ class ResNetStyle(nn.Module):
 
 
 def build_model(seed: int) -> nn.Module:
-    torch.manual_seed(seed)
-    model = ResNetStyle()
-    gen = torch.Generator().manual_seed(seed + 1)
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            randomize_bn(m, gen)
-    return model.eval()
+    return seeded_model(ResNetStyle, seed)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-
-    model = build_model(args.seed)
-    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(args.seed + 2))
-    with torch.no_grad():
-        logits = model(x)
-
-    onnx_path = os.path.join(args.out, "model.onnx")
-    # TrainingMode.EVAL would fuse BN into the convs (torch's eval peephole);
-    # PRESERVE exports the eval-mode model as is, BatchNormalization included.
-    torch.onnx.export(model, x, onnx_path, opset_version=13, do_constant_folding=False,
-                      training=torch.onnx.TrainingMode.PRESERVE,
-                      input_names=["input"], output_names=["logits"])
-    np.savez(os.path.join(args.out, "input.npz"), input=x.numpy())
-    np.savez(os.path.join(args.out, "reference.npz"), logits=logits.numpy())
-
-    graph = onnx.load(onnx_path)
-    onnx.checker.check_model(graph)
-    ops = collections.Counter(node.op_type for node in graph.graph.node)
-    if not ops["BatchNormalization"]:
-        raise SystemExit("resnet_style: export fused BatchNormalization away")
-    print("resnet_style: %s ops: %s" % (
-        onnx_path, " ".join("%s=%d" % kv for kv in sorted(ops.items()))))
+    args, _, graph = generate(__doc__, build_model, (1, 3, 224, 224), ["logits"])
+    ops = require_ops(graph, "resnet_style", ["BatchNormalization"])
+    print("resnet_style: %s ops: %s" % (os.path.join(args.out, "model.onnx"), format_ops(ops)))
 
 
 if __name__ == "__main__":

@@ -11,15 +11,12 @@ on the cmodel takes well under a millisecond:
               linear layer) whose LMEM overlaps, so every inference reloads.
 Run with /usr/bin/python3, which sees Debian's torch, onnx and numpy.
 """
-import argparse
 import os
 
-import numpy as np
-import onnx
 import torch
 from torch import nn
 
-from common import randomize_batchnorm
+from common import deterministic, export, parse_args, randomize_batchnorm, seeded_input
 
 
 class TinyConv(nn.Module):
@@ -52,33 +49,20 @@ class TinyMulti(nn.Module):
         return self.fc(torch.flatten(torch.cat([a, b], dim=1), 1))
 
 
-def export(name: str, model: nn.Module, out: str, seed: int) -> None:
+def export_tiny(name: str, model: nn.Module, out: str, seed: int) -> None:
     directory = os.path.join(out, name)
-    os.makedirs(directory, exist_ok=True)
     randomize_batchnorm(model, torch.Generator().manual_seed(seed + 1))
-    model.eval()
-    x = torch.randn(1, 3, 8, 8, generator=torch.Generator().manual_seed(seed + 2))
-    with torch.no_grad():
-        y = model(x)
-    path = os.path.join(directory, "model.onnx")
-    # PRESERVE keeps BatchNormalization in the graph (kiln folds it itself).
-    torch.onnx.export(model, x, path, opset_version=13, do_constant_folding=False,
-                      training=torch.onnx.TrainingMode.PRESERVE,
-                      input_names=["input"], output_names=["output"])
-    onnx.checker.check_model(onnx.load(path))
-    np.savez(os.path.join(directory, "input.npz"), input=x.numpy())
-    np.savez(os.path.join(directory, "reference.npz"), output=y.numpy())
-    print("%s: %s, output %s" % (name, path, tuple(y.shape)))
+    x = seeded_input((1, 3, 8, 8), seed + 2)
+    (y,), _ = export(model.eval(), x, directory, ["output"])
+    print("%s: %s, output %s" % (name, os.path.join(directory, "model.onnx"), tuple(y.shape)))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parse_args(__doc__)
+    deterministic()
     torch.manual_seed(args.seed)
-    export("tiny_conv", TinyConv(), args.out, args.seed)
-    export("tiny_multi", TinyMulti(), args.out, args.seed + 10)
+    export_tiny("tiny_conv", TinyConv(), args.out, args.seed)
+    export_tiny("tiny_multi", TinyMulti(), args.out, args.seed + 10)
 
 
 if __name__ == "__main__":

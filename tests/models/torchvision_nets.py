@@ -7,16 +7,14 @@ MobileNetV2 (inverted residuals, depthwise convs, ReLU6 as Clip) and
 MobileNetV3-Small (squeeze-and-excitation, Hardswish/Hardsigmoid), from
 Debian's python3-torchvision. Random initialization (weights=None: no
 download, torchvision's own init) seeded by --seed, and seeded random
-BatchNorm statistics (common.randomize_batchnorm), so the BatchNormalization
+BatchNorm statistics (common.seeded_model), so the BatchNormalization
 nodes, kept in the graph, do real work. Dropout is dropped by eval mode. Run
 with /usr/bin/python3, which sees Debian's torch, torchvision, onnx and numpy.
 """
-import argparse
-
 import torch
 import torchvision
 
-from common import export_with_batchnorm, randomize_batchnorm
+from common import deterministic, export_with_batchnorm, parse_args, seeded_input, seeded_model
 
 ARCHS = {
     "resnet18": torchvision.models.resnet18,
@@ -27,20 +25,15 @@ ARCHS = {
 
 
 def build_model(arch: str, seed: int) -> torch.nn.Module:
-    torch.manual_seed(seed)
-    model = ARCHS[arch](weights=None)
-    randomize_batchnorm(model, torch.Generator().manual_seed(seed + 1))
-    return model.eval()
+    return seeded_model(lambda: ARCHS[arch](weights=None), seed)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--arch", required=True, choices=sorted(ARCHS))
-    parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parse_args(__doc__, lambda p: p.add_argument("--arch", required=True,
+                                                         choices=sorted(ARCHS)))
+    deterministic()
     model = build_model(args.arch, args.seed)
-    x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(args.seed + 2))
+    x = seeded_input((1, 3, 224, 224), args.seed + 2)
     export_with_batchnorm(model, x, args.out, "tv_" + args.arch)
 
 

@@ -18,17 +18,14 @@ BatchNormalization nodes stay in the graph (do_constant_folding=False,
 TrainingMode.PRESERVE). Run with /usr/bin/python3 (Debian's torch, onnx,
 numpy).
 """
-import argparse
-import collections
 import os
 
-import numpy as np
 import onnx
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from common import randomize_bn
+from common import format_ops, generate, require_ops, seeded_model
 
 NUM_CLASSES = 6
 
@@ -70,59 +67,19 @@ class UNetSeg(nn.Module):
 
 
 def build_model(seed: int) -> nn.Module:
-    torch.manual_seed(seed)
-    model = UNetSeg()
-    gen = torch.Generator().manual_seed(seed + 1)
-    for m in model.modules():
-        if isinstance(m, nn.BatchNorm2d):
-            randomize_bn(m, gen)
-        elif isinstance(m, nn.Conv2d):
-            with torch.no_grad():  # He-normal: activations keep their scale
-                m.weight.normal_(0, (2.0 / m.weight[0].numel()) ** 0.5, generator=gen)
-        elif isinstance(m, nn.ConvTranspose2d):
-            # weight [cin, cout, kh, kw]: each output sums cin*kh*kw/stride^2 taps
-            fan_in = m.weight.shape[0] * m.weight[0, 0].numel() / (m.stride[0] * m.stride[1])
-            with torch.no_grad():
-                m.weight.normal_(0, (2.0 / fan_in) ** 0.5, generator=gen)
-                m.bias.copy_(torch.randn(m.bias.shape, generator=gen) * 0.1)
-    return model.eval()
+    return seeded_model(UNetSeg, seed, he_normal=True)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True, help="output directory")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    torch.use_deterministic_algorithms(True)
-    torch.set_num_threads(1)  # the same summation order on every machine
-
-    model = build_model(args.seed)
-    x = torch.randn(1, 3, 128, 128, generator=torch.Generator().manual_seed(args.seed + 2))
-    with torch.no_grad():
-        logits, aux = model(x)
-
-    onnx_path = os.path.join(args.out, "model.onnx")
-    # PRESERVE keeps BatchNormalization (EVAL would fold it into the convs).
-    torch.onnx.export(model, x, onnx_path, opset_version=13, do_constant_folding=False,
-                      training=torch.onnx.TrainingMode.PRESERVE,
-                      input_names=["input"], output_names=["logits", "aux_logits"])
-    np.savez(os.path.join(args.out, "input.npz"), input=x.numpy())
-    np.savez(os.path.join(args.out, "reference.npz"), logits=logits.numpy(),
-             aux_logits=aux.numpy())
-
-    graph = onnx.load(onnx_path)
-    onnx.checker.check_model(graph)
-    ops = collections.Counter(node.op_type for node in graph.graph.node)
-    for needed in ("BatchNormalization", "ConvTranspose", "Resize", "Concat"):
-        if not ops[needed]:
-            raise SystemExit("unet_seg: the export has no %s node" % needed)
+    args, _, graph = generate(__doc__, build_model, (1, 3, 128, 128), ["logits", "aux_logits"])
+    ops = require_ops(graph, "unet_seg", ("BatchNormalization", "ConvTranspose", "Resize",
+                                          "Concat"))
     for n in graph.graph.node:
         if n.op_type == "Resize":
             attrs = {a.name: a.s.decode() for a in n.attribute if a.type == onnx.AttributeProto.STRING}
             if attrs.get("mode") != "linear":
                 raise SystemExit("unet_seg: Resize %s is not linear: %s" % (n.name, attrs))
-    print("unet_seg: %s ops: %s" % (onnx_path, " ".join("%s=%d" % kv for kv in sorted(ops.items()))))
+    print("unet_seg: %s ops: %s" % (os.path.join(args.out, "model.onnx"), format_ops(ops)))
 
 
 if __name__ == "__main__":

@@ -9,14 +9,14 @@ Flatten before the classifier; an ONNX Identity is inserted after the stem,
 as exporters leave them. Writes OUT/model.onnx, input.npz and reference.npz
 (PyTorch's outputs). Run with /usr/bin/python3 (Debian's torch and onnx).
 """
-import argparse
 import os
 
-import numpy as np
 import onnx
 import torch
 from onnx import helper
 from torch import nn
+
+from common import format_ops, generate, op_counts
 
 
 class ViewsNet(nn.Module):
@@ -59,28 +59,17 @@ def insert_identity(path: str) -> None:
     onnx.save(model, path)
 
 
+def build_model(seed: int) -> nn.Module:
+    torch.manual_seed(seed)
+    return ViewsNet().eval()
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", required=True)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-    torch.manual_seed(args.seed)
-    model = ViewsNet().eval()
-    x = torch.randn(1, 3, 16, 16, generator=torch.Generator().manual_seed(args.seed + 1))
-    with torch.no_grad():
-        features, logits = model(x)
-    os.makedirs(args.out, exist_ok=True)
+    args, _, _ = generate(__doc__, build_model, (1, 3, 16, 16), ["features", "logits"],
+                          input_seed=1, keep_batchnorm=False, fold_constants=True)
     path = os.path.join(args.out, "model.onnx")
-    torch.onnx.export(model, x, path, opset_version=13, input_names=["input"],
-                      output_names=["features", "logits"])
     insert_identity(path)
-    np.savez(os.path.join(args.out, "input.npz"), input=x.numpy())
-    np.savez(os.path.join(args.out, "reference.npz"), features=features.numpy(),
-             logits=logits.numpy())
-    ops = {}
-    for node in onnx.load(path).graph.node:
-        ops[node.op_type] = ops.get(node.op_type, 0) + 1
-    print("views_net: %s ops: %s" % (path, " ".join("%s=%d" % kv for kv in sorted(ops.items()))))
+    print("views_net: %s ops: %s" % (path, format_ops(op_counts(onnx.load(path)))))
 
 
 if __name__ == "__main__":

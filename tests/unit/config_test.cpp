@@ -2,6 +2,8 @@
 // its exact file:line:col.
 #include "kiln/Config/Config.h"
 
+#include "temp_dir_test.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -13,13 +15,10 @@ using namespace kiln::config;
 
 namespace {
 
-class ConfigTest : public ::testing::Test {
+class ConfigTest : public kiln::test::TempDirTest {
 protected:
   void SetUp() override {
-    std::string pattern =
-        (fs::temp_directory_path() / "kiln_config_test.XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
+    TempDirTest::SetUp();
     fs::create_directories(dir_ / "models");
     fs::create_directories(dir_ / "calib");
     touch("models/net.onnx");
@@ -27,14 +26,9 @@ protected:
     touch("calib/a.npz");
     touch("calib/b.npz");
   }
-  void TearDown() override { fs::remove_all(dir_); }
-
   void touch(const std::string &name) { std::ofstream(dir_ / name) << "x"; }
 
   std::string configPath() const { return (dir_ / "deploy.yaml").string(); }
-  std::string path(const std::string &name) const {
-    return (dir_ / name).string();
-  }
 
   // Writes `yaml` as deploy.yaml and loads it.
   std::string load(const std::string &yaml, DeployConfig &config) {
@@ -50,8 +44,6 @@ protected:
     return configPath() + ":" + std::to_string(line) + ":" +
            std::to_string(col) + ": error: " + message;
   }
-
-  fs::path dir_;
 };
 
 TEST_F(ConfigTest, LoadsFullConfig) {

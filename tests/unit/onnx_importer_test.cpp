@@ -6,6 +6,7 @@
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Frontend/Onnx/OnnxModel.h"
+#include "import_test.h"
 #include "onnx_model_builder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -35,70 +36,7 @@ using kiln::test::rampData;
 
 namespace {
 
-/// "file:line:col" or a NameLoc's name, as a driver would print them.
-std::string locStr(Location loc) {
-  if (auto file = dyn_cast<FileLineColLoc>(loc))
-    return (file.getFilename().str() + ":" + std::to_string(file.getLine()) +
-            ":" + std::to_string(file.getColumn()));
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << loc;
-  return s;
-}
-
-class OnnxImporterTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    std::string pattern =
-        (fs::temp_directory_path() / "kiln_onnx_test.XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir = pattern;
-    // Collect diagnostics instead of printing them.
-    handler = std::make_unique<ScopedDiagnosticHandler>(
-        &ctx, [this](Diagnostic &diag) {
-          std::string text;
-          llvm::raw_string_ostream os(text);
-          os << locStr(diag.getLocation()) << ": " << diag;
-          for (const Diagnostic &note : diag.getNotes())
-            os << "\n  note: " << note;
-          (diag.getSeverity() == DiagnosticSeverity::Error ? errors : warnings)
-              .push_back(text);
-          return success();
-        });
-  }
-  void TearDown() override {
-    if (std::getenv("KILN_TEST_DUMP"))
-      for (const std::string &d : errors)
-        llvm::errs() << "[diag] " << d << "\n";
-    handler.reset();
-    fs::remove_all(dir);
-  }
-
-  std::string path(const std::string &name) const {
-    return (dir / name).string();
-  }
-
-  OwningOpRef<ModuleOp> import(const OnnxModelBuilder &b,
-                               const kiln::ImportOptions &opts = {}) {
-    std::string file = path("model.onnx");
-    EXPECT_TRUE(b.save(file));
-    return kiln::importOnnx(ctx, file, opts);
-  }
-
-  std::string allErrors() const {
-    std::string s;
-    for (const std::string &e : errors)
-      s += e + "\n";
-    return s;
-  }
-
-  MLIRContext ctx;
-  fs::path dir;
-  std::unique_ptr<ScopedDiagnosticHandler> handler;
-  std::vector<std::string> errors, warnings;
-};
+class OnnxImporterTest : public kiln::test::ImportTest {};
 
 func::FuncOp mainFunc(ModuleOp module) {
   return module.lookupSymbol<func::FuncOp>("main");

@@ -8,6 +8,7 @@
 #include "kiln/Dialect/Top/Transforms/Passes.h"
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
 #include "kiln/Interpreter/TopInterpreter.h"
+#include "import_test.h"
 #include "onnx_model_builder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -45,54 +46,7 @@ float quantize(float x, float scale, int zp, int lo, int hi) {
 }
 float dequantize(float q, float scale, int zp) { return (q - zp) * scale; }
 
-class OnnxQdqTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    std::string pattern =
-        (fs::temp_directory_path() / "kiln_qdq_test.XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir = pattern;
-    handler = std::make_unique<ScopedDiagnosticHandler>(
-        &ctx, [this](Diagnostic &diag) {
-          std::string text;
-          llvm::raw_string_ostream os(text);
-          os << diag;
-          for (const Diagnostic &note : diag.getNotes())
-            os << "\n  note: " << note;
-          if (diag.getSeverity() == DiagnosticSeverity::Error)
-            errors.push_back(text);
-          return success();
-        });
-  }
-  void TearDown() override {
-    if (std::getenv("KILN_TEST_DUMP"))
-      for (const std::string &e : errors)
-        llvm::errs() << "[diag] " << e << "\n";
-    handler.reset();
-    fs::remove_all(dir);
-  }
-
-  OwningOpRef<ModuleOp> import(const OnnxModelBuilder &b) {
-    std::string file = (dir / "model.onnx").string();
-    EXPECT_TRUE(b.save(file));
-    auto module = kiln::importOnnx(ctx, file, {});
-    if (module && std::getenv("KILN_TEST_DUMP"))
-      module->print(llvm::errs());
-    return module;
-  }
-
-  std::string allErrors() const {
-    std::string s;
-    for (const std::string &e : errors)
-      s += e + "\n";
-    return s;
-  }
-
-  MLIRContext ctx;
-  fs::path dir;
-  std::unique_ptr<ScopedDiagnosticHandler> handler;
-  std::vector<std::string> errors;
-};
+class OnnxQdqTest : public kiln::test::ImportTest {};
 
 func::FuncOp mainFunc(ModuleOp module) {
   return module.lookupSymbol<func::FuncOp>("main");

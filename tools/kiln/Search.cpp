@@ -8,7 +8,8 @@
 #include "Search.h"
 
 #include "Commands.h"
-#include "Precision.h"
+#include "ConfigModel.h"
+#include "Ranges.h"
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Interpreter/TpuInterpreter.h"

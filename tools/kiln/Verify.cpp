@@ -1,10 +1,11 @@
 #include "Verify.h"
 
 #include "NetIo.h"
-#include "Precision.h"
+#include "ConfigFiles.h"
 
 #include "kiln/Interpreter/TopInterpreter.h"
 #include "kiln/Interpreter/TpuInterpreter.h"
+#include "kiln/Support/Names.h"
 #include "kiln/cmodel/device.h"
 #include "kiln/host/compare.h"
 #include "kiln/host/npz.h"
@@ -56,8 +57,8 @@ std::vector<host::Array> toArrays(const interp::TensorMap &map) {
 std::vector<std::string> programOrder(ModuleOp module) {
   std::vector<std::string> names;
   module.walk([&](Operation *op) {
-    if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-      names.push_back(loc.getName().str());
+    if (std::string name = opName(op); !name.empty())
+      names.push_back(name);
   });
   return names;
 }

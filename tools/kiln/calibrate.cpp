@@ -11,7 +11,9 @@
 // says (compile reads it there), and the sensitivity search (Search.h) writes
 // a qtable file: -o names it (default <config dir>/out/<name>.qtable.yaml).
 #include "Commands.h"
-#include "Precision.h"
+#include "ConfigFiles.h"
+#include "ConfigModel.h"
+#include "Ranges.h"
 #include "Search.h"
 
 #include "kiln/Calibration/CalibrationTable.h"
@@ -21,6 +23,7 @@
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
 #include "kiln/Interpreter/TopInterpreter.h"
 #include "kiln/Support/IRChecks.h"
+#include "kiln/Support/Names.h"
 #include "kiln/Support/Pipeline.h"
 #include "kiln/host/npz.h"
 
@@ -44,13 +47,6 @@ llvm::cl::SubCommand kiln::cli::calibrateCommand(
     "calibrate", "Compute an INT8 calibration table from a config's calibration samples");
 
 namespace {
-
-std::string shapeString(const std::vector<int64_t> &shape) {
-  std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i)
-    s += (i ? ", " : "") + std::to_string(shape[i]);
-  return s + "]";
-}
 
 /// `calibrate [########........] 8/16 samples`: redrawn in place on a
 /// terminal; a log or a pipe gets only the final line.
@@ -125,23 +121,6 @@ cl::opt<std::string> keepDtype("keep-dtype",
 
 } // namespace
 
-std::string cli::calibrationSamples(const config::DeployConfig &cfg, size_t most,
-                                    std::vector<std::string> &samples) {
-  const config::Calibration &calibration = cfg.calibration;
-  if (calibration.samples.empty())
-    return cfg.config_path + ": no calibration samples: add 'calibration: "
-                             "{samples: path/*.npz}' to the config";
-  samples = globSorted(calibration.samples);
-  if (samples.empty())
-    return "no calibration samples match '" + calibration.samples + "'";
-  if (most > samples.size())
-    return "--samples " + std::to_string(most) + " but only " + std::to_string(samples.size()) +
-           " files match '" + calibration.samples + "'";
-  if (most)
-    samples.resize(most);
-  return "";
-}
-
 int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
                    const std::vector<std::string> &samples, const std::string &table,
                    size_t keep, std::vector<interp::TensorMap> *kept) {
@@ -184,8 +163,8 @@ int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
       }
       if (found->shape != in.shape) {
         error = path + ": array '" + in.name + "' has shape " +
-                shapeString(found->shape) + ", the model input needs " +
-                shapeString(in.shape);
+                host::shapeString(found->shape) + ", the model input needs " +
+                host::shapeString(in.shape);
         return false;
       }
       inputs[in.name] = interp::Tensor{found->shape, found->toF32()};
@@ -219,10 +198,10 @@ int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
       // `values` is keyed by name: follow the function body so the table
       // lists the tensors in the order the network computes them.
       func.walk([&](Operation *op) {
-        auto loc = op->getLoc()->findInstanceOf<NameLoc>();
-        if (!loc)
+        std::string name = opName(op);
+        if (name.empty())
           return;
-        auto it = values.find(loc.getName().str());
+        auto it = values.find(name);
         if (it == values.end())
           return;
         calibrator.observe(pass, it->first, it->second.data.data(),

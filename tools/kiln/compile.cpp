@@ -4,7 +4,8 @@
 // (tools/kiln/Verify.h) unless --no-verify.
 #include "Commands.h"
 
-#include "Precision.h"
+#include "ConfigModel.h"
+#include "Ranges.h"
 #include "Verify.h"
 
 #include "kiln/Calibration/CalibrationTable.h"

@@ -6,6 +6,7 @@
 #include "kiln/Dialect/Tpu/Analysis/DdrLiveness.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
+#include "kiln/Support/Names.h"
 #include "kiln/Support/Precision.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cost.h"
@@ -16,9 +17,7 @@ using namespace kiln;
 using namespace kiln::codegen;
 
 std::string codegen::nameOf(Operation *op) {
-  if (auto named = dyn_cast<NameLoc>(op->getLoc()))
-    return named.getName().str();
-  return op->getName().getStringRef().str();
+  return opName(op, op->getName().getStringRef());
 }
 
 std::string codegen::nameOf(Value v) {

@@ -3,6 +3,7 @@
 #include "kiln/Interpreter/TopInterpreter.h"
 
 #include "Kernels.h"
+#include "kiln/Support/Names.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"
@@ -141,6 +142,30 @@ FailureOr<Tensor> Interpreter::evaluate(Operation *op) {
   return evaluateOp(op, operands);
 }
 
+bool kiln::interp::readsOnlyWeights(Operation *op) {
+  return op->getNumOperands() > 0 && llvm::all_of(op->getOperands(), [](Value v) {
+           return v.getDefiningOp<top::WeightOp>() || v.getDefiningOp<top::NoneOp>();
+         });
+}
+
+FailureOr<Tensor> kiln::interp::evaluateOnWeights(Operation *op) {
+  std::vector<Tensor> tensors;
+  tensors.reserve(op->getNumOperands()); // the pointers below stay valid
+  SmallVector<const Tensor *> operands;
+  for (Value v : op->getOperands()) {
+    if (v.getDefiningOp<top::NoneOp>()) {
+      operands.push_back(nullptr);
+      continue;
+    }
+    FailureOr<Tensor> t = evaluateOp(v.getDefiningOp(), {});
+    if (failed(t))
+      return failure();
+    tensors.push_back(std::move(*t));
+    operands.push_back(&tensors.back());
+  }
+  return evaluateOp(op, operands);
+}
+
 FailureOr<Tensor> kiln::interp::evaluateOp(Operation *op,
                                            ArrayRef<const Tensor *> operands) {
   using Result = FailureOr<Tensor>;
@@ -210,8 +235,8 @@ LogicalResult Interpreter::execute(Operation *op, TensorMap *allValues) {
            << result->shape << "] but its result type is " << out.getType();
   // Weights are constants, not layer outputs: leave them out of the dump.
   if (allValues && !isa<top::WeightOp>(op))
-    if (auto name = op->getLoc()->findInstanceOf<NameLoc>())
-      (*allValues)[name.getName().str()] = *result;
+    if (std::string name = opName(op); !name.empty())
+      (*allValues)[name] = *result;
   values[out] = std::move(*result);
   releaseDeadOperands(op);
   return success();

@@ -7,6 +7,7 @@
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/LayerGroup/Schedule.h"
+#include "kiln/Support/Names.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/quant.h"
 #include "kiln/cmodel/tiu_kernels.h"
@@ -444,8 +445,8 @@ LogicalResult Interpreter::execute(Operation *op, std::map<std::string, RawTenso
   if (failed(result))
     return failure();
   if (allValues && !isa<top::WeightOp>(op))
-    if (auto name = op->getLoc()->findInstanceOf<NameLoc>())
-      (*allValues)[name.getName().str()] = *result;
+    if (std::string name = opName(op); !name.empty())
+      (*allValues)[name] = *result;
   values[op->getResult(0)] = std::move(*result);
   releaseDeadOperands(op);
   return success();

@@ -23,12 +23,6 @@ uint32_t kiln::precisionDtype(llvm::StringRef name) {
 
 double kiln::Range::absMax() const { return std::max(std::fabs(min), std::fabs(max)); }
 
-std::string kiln::opName(Operation *op) {
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-    return loc.getName().str();
-  return "";
-}
-
 std::optional<kiln::Range> kiln::calibratedRange(Operation *op) {
   auto attr = op->getAttrOfType<DenseF64ArrayAttr>(kCalibAttr);
   if (!attr || attr.size() != 3)

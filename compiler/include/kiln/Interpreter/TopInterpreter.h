@@ -48,6 +48,15 @@ mlir::LogicalResult runTop(mlir::func::FuncOp func, const TensorMap &inputs,
 mlir::FailureOr<Tensor> evaluateOp(mlir::Operation *op,
                                    llvm::ArrayRef<const Tensor *> operands);
 
+/// Whether `op` has operands and each is a top.weight or a top.none (an
+/// absent optional operand): its result is a constant to fold.
+bool readsOnlyWeights(mlir::Operation *op);
+
+/// The value of an op that readsOnlyWeights, by evaluateOp on its weights'
+/// data: what constant folding (at import and in top-fold-constants) turns
+/// into a weight.
+mlir::FailureOr<Tensor> evaluateOnWeights(mlir::Operation *op);
+
 } // namespace kiln::interp
 
 #endif // KILN_INTERPRETER_TOPINTERPRETER_H

@@ -8,6 +8,8 @@
 #ifndef KILN_SUPPORT_PRECISION_H
 #define KILN_SUPPORT_PRECISION_H
 
+#include "kiln/Support/Names.h" // opName: annotations are keyed by ONNX name
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
@@ -51,9 +53,6 @@ struct Range {
   double threshold = 0, min = 0, max = 0;
   double absMax() const;
 };
-
-/// The ONNX name of an op's result (its NameLoc), or "" if it has none.
-std::string opName(mlir::Operation *op);
 
 /// `kiln.calib` of an op, if set.
 std::optional<Range> calibratedRange(mlir::Operation *op);

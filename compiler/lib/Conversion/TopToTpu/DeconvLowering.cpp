@@ -32,9 +32,8 @@ struct DeconvLowering : public OpRewritePattern<top::DeconvOp> {
             for (int64_t t = 0; t < k; ++t)
               dst[((gi * ocg + o) * icg + i) * k + t] =
                   src[((gi * icg + i) * ocg + o) * k + t];
-      std::string name = "deconv_filter";
-      if (auto named = dyn_cast<NameLoc>(weight.getLoc()))
-        name = named.getName().str() + "_oihw";
+      std::string name = locName(weight.getLoc());
+      name = name.empty() ? "deconv_filter" : name + "_oihw";
       filter = top::createWeight(rewriter, weight.getLoc(),
                                  {g * ocg, icg, shape[2], shape[3]}, dst, name);
     }

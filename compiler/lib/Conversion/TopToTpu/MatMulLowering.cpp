@@ -207,9 +207,7 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
       for (int64_t j = 0; j < k; ++j)
         filter[i * k + j] = op.getRightTranspose() ? w[i * k + j] : w[j * n + i];
     Location loc = op.getLoc();
-    std::string name = "matmul";
-    if (auto named = dyn_cast<NameLoc>(loc))
-      name = named.getName().str();
+    std::string name = locName(loc, "matmul");
     Value filterW = top::createWeight(rewriter, right.getLoc(), {n, k, 1, 1}, filter,
                                       name + "_filter");
     auto outType = cast<RankedTensorType>(op.getType());

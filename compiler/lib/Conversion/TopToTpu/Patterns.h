@@ -3,6 +3,7 @@
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
+#include "kiln/Support/Names.h"
 #include "kiln/abi/commands.h"
 #include "mlir/IR/PatternMatch.h"
 

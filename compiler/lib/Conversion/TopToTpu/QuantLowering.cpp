@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "QuantHelpers.h"
+#include "kiln/Support/Names.h"
 
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 
@@ -123,9 +124,7 @@ struct LowerDequantize : public OpRewritePattern<top::DequantizeLinearOp> {
                                       scale.size(), i);
         data[i] = top::dequantizeValue(data[i], scale[c], zp[c]);
       }
-      std::string name = "dequantized";
-      if (auto loc = op->getLoc()->findInstanceOf<NameLoc>())
-        name = loc.getName().str();
+      std::string name = opName(op, "dequantized");
       auto weight = top::createWeight(rewriter, op.getLoc(), type.getShape(),
                                       data, name);
       rewriter.replaceOp(op, weight.getOutput());

@@ -21,9 +21,8 @@ Value tpu::reshapeTo(PatternRewriter &rewriter, Location loc, Value v,
   if (auto weight = v.getDefiningOp<top::WeightOp>()) {
     // Weights are reshaped at compile time, not on the chip.
     auto data = top::readWeight(weight);
-    std::string name = "reshaped";
-    if (auto named = dyn_cast<NameLoc>(weight.getLoc()))
-      name = named.getName().str() + "_reshaped";
+    std::string name = locName(weight.getLoc());
+    name = name.empty() ? "reshaped" : name + "_reshaped";
     return top::createWeight(rewriter, weight.getLoc(), shape, data, name);
   }
   return rewriter.create<tpu::ReshapeOp>(loc, newType, v);

@@ -16,6 +16,7 @@
 #include "Importer.h"
 
 #include "kiln/Interpreter/TopInterpreter.h"
+#include "kiln/Support/Names.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Verifier.h"
@@ -359,15 +360,6 @@ Value Importer::none() {
   return noneValue;
 }
 
-/// Whether every operand is a weight (or an absent optional operand).
-static bool hasConstantOperands(Operation *op) {
-  return op->getNumOperands() > 0 &&
-         llvm::all_of(op->getOperands(), [](Value v) {
-           return v.getDefiningOp<top::WeightOp>() ||
-                  v.getDefiningOp<top::NoneOp>();
-         });
-}
-
 Value Importer::complete(const Node &node, Operation *op) {
   // Op-level diagnostics name the Top op; add which ONNX node it came from.
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
@@ -380,31 +372,14 @@ Value Importer::complete(const Node &node, Operation *op) {
   if (auto shaped = dyn_cast<top::ShapeInference>(op))
     if (failed(shaped.inferShapes()))
       return {};
-  if (!hasConstantOperands(op))
+  if (!interp::readsOnlyWeights(op))
     return op->getResult(0);
 
   // All operands are known: run the reference kernel now.
-  std::vector<interp::Tensor> tensors;
-  tensors.reserve(op->getNumOperands()); // keeps the pointers below stable
-  SmallVector<const interp::Tensor *> operands;
-  for (Value v : op->getOperands()) {
-    if (v.getDefiningOp<top::NoneOp>()) {
-      operands.push_back(nullptr);
-      continue;
-    }
-    FailureOr<interp::Tensor> t = interp::evaluateOp(v.getDefiningOp(), {});
-    if (failed(t))
-      return {};
-    tensors.push_back(std::move(*t));
-    operands.push_back(&tensors.back());
-  }
-  FailureOr<interp::Tensor> result = interp::evaluateOp(op, operands);
+  FailureOr<interp::Tensor> result = interp::evaluateOnWeights(op);
   if (failed(result))
     return {};
-  std::string name = "folded";
-  if (auto loc = dyn_cast<NameLoc>(op->getLoc()))
-    name = loc.getName().str();
-  Value folded = derivedWeight(result->shape, result->data, name);
+  Value folded = derivedWeight(result->shape, result->data, kiln::opName(op, "folded"));
   op->erase();
   return folded;
 }

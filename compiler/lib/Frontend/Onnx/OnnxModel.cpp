@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Frontend/Onnx/OnnxModel.h"
+#include "kiln/abi/quant.h"
 
 #include <onnx/checker.h>
 #include <onnx/defs/schema.h>
@@ -106,35 +107,6 @@ std::string shapeString(const std::vector<int64_t> &shape) {
   return s + "]";
 }
 
-float halfToFloat(uint16_t h) {
-  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-  uint32_t bits;
-  if (exp == 0x1f) { // inf / nan
-    bits = sign | 0x7f800000u | (man << 13);
-  } else if (exp != 0) { // normal
-    bits = sign | ((exp + 112) << 23) | (man << 13);
-  } else if (man == 0) { // zero
-    bits = sign;
-  } else { // subnormal: renormalize
-    exp = 113;
-    while (!(man & 0x400)) {
-      man <<= 1;
-      --exp;
-    }
-    bits = sign | (exp << 23) | ((man & 0x3ff) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-float bf16ToFloat(uint16_t h) {
-  uint32_t bits = uint32_t(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 size_t elemSize(int32_t elemType) {
   switch (elemType) {
   case kFloat:
@@ -186,10 +158,10 @@ void decodeRaw(const std::string &bytes, int64_t n, TensorData &out) {
       out.f32[i] = static_cast<float>(load<double>(p));
       break;
     case kFloat16:
-      out.f32[i] = halfToFloat(load<uint16_t>(p));
+      out.f32[i] = kiln_f16_to_f32(load<uint16_t>(p));
       break;
     case kBFloat16:
-      out.f32[i] = bf16ToFloat(load<uint16_t>(p));
+      out.f32[i] = kiln_bf16_to_f32(load<uint16_t>(p));
       break;
     case kInt8:
       out.i64[i] = load<int8_t>(p);
@@ -312,8 +284,8 @@ TensorData convertTensor(const onnx::TensorProto &t, const fs::path &modelDir) {
     // 16-bit floats are stored as their bit patterns in int32_data.
     checkCount(t.int32_data(), n, out);
     for (int32_t bits : t.int32_data())
-      out.f32.push_back(out.elemType == kFloat16 ? halfToFloat(bits)
-                                                 : bf16ToFloat(bits));
+      out.f32.push_back(out.elemType == kFloat16 ? kiln_f16_to_f32(bits)
+                                                 : kiln_bf16_to_f32(bits));
     break;
   case kInt64:
     checkCount(t.int64_data(), n, out);

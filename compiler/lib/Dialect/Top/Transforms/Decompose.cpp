@@ -1,6 +1,7 @@
 //===- Decompose.cpp - Composite Top ops into simpler ones ----------------===//
 
 #include "kiln/Dialect/Top/Transforms/Passes.h"
+#include "kiln/Support/Names.h"
 #include "kiln/Support/Precision.h"
 
 #include "mlir/IR/Builders.h"
@@ -17,10 +18,7 @@ namespace {
 
 /// NameLoc "<op's name><suffix>" for a helper op of a decomposition.
 Location helperLoc(Operation *op, StringRef suffix, StringRef fallback = "softmax") {
-  std::string base = fallback.str();
-  if (auto loc = op->getLoc()->findInstanceOf<NameLoc>())
-    base = loc.getName().str();
-  return NameLoc::get(StringAttr::get(op->getContext(), base + suffix.str()));
+  return kiln::derivedLoc(op, suffix, fallback);
 }
 
 /// softmax = e / sum(e), log-softmax = (x - max) - log(sum(e)), with

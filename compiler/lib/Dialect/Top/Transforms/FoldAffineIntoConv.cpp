@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Top/Transforms/Passes.h"
+#include "kiln/Support/Names.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -83,9 +84,7 @@ std::optional<Affine> asAffine(Operation *op, int64_t channels) {
 }
 
 std::string nameOf(Operation *op, StringRef suffix) {
-  if (auto named = dyn_cast<NameLoc>(op->getLoc()))
-    return (named.getName().strref() + suffix).str();
-  return ("conv" + suffix).str();
+  return kiln::opName(op, "conv") + suffix.str();
 }
 
 /// The conv's filter and bias when both are weights (a missing bias is 0).

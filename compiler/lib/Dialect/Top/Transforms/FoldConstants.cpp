@@ -2,6 +2,7 @@
 
 #include "kiln/Dialect/Top/Transforms/Passes.h"
 #include "kiln/Interpreter/TopInterpreter.h"
+#include "kiln/Support/Names.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
@@ -28,28 +29,12 @@ bool isFoldable(Operation *op) {
   // F32 lowering dequantizes at compile time).
   if (isa<QuantizeLinearOp, DequantizeLinearOp>(op))
     return false;
-  return llvm::all_of(op->getOperands(), [](Value v) {
-    return v.getDefiningOp<WeightOp>() || v.getDefiningOp<NoneOp>();
-  });
+  return interp::readsOnlyWeights(op);
 }
 
 /// Evaluates `op` with the reference interpreter; replaces it by a weight.
 LogicalResult fold(Operation *op) {
-  std::vector<interp::Tensor> tensors;
-  tensors.reserve(op->getNumOperands()); // the pointers below stay valid
-  SmallVector<const interp::Tensor *> operands;
-  for (Value v : op->getOperands()) {
-    if (v.getDefiningOp<NoneOp>()) {
-      operands.push_back(nullptr);
-      continue;
-    }
-    FailureOr<interp::Tensor> t = interp::evaluateOp(v.getDefiningOp(), {});
-    if (failed(t))
-      return failure();
-    tensors.push_back(std::move(*t));
-    operands.push_back(&tensors.back());
-  }
-  FailureOr<interp::Tensor> result = interp::evaluateOp(op, operands);
+  FailureOr<interp::Tensor> result = interp::evaluateOnWeights(op);
   if (failed(result))
     return failure();
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
@@ -57,9 +42,7 @@ LogicalResult fold(Operation *op) {
     return op->emitOpError("folds to shape [")
            << result->shape << "] but its result type is " << type;
 
-  std::string name = "folded";
-  if (auto loc = op->getLoc()->findInstanceOf<NameLoc>())
-    name = loc.getName().str();
+  std::string name = kiln::opName(op, "folded");
   OpBuilder b(op);
   WeightOp weight =
       createWeight(b, op->getLoc(), result->shape, result->data, name);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "kiln/Dialect/Top/Transforms/Passes.h"
+#include "kiln/Support/Names.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -45,9 +46,7 @@ struct FoldQuantizeOfWeight : public OpRewritePattern<QuantizeLinearOp> {
       q[i] = static_cast<int64_t>(
           quantizeValue(data[i], scale[c], zp[c], isUnsigned));
     }
-    std::string name = "quantized";
-    if (auto loc = op->getLoc()->findInstanceOf<NameLoc>())
-      name = loc.getName().str();
+    std::string name = kiln::opName(op, "quantized");
     WeightOp folded = createInt8Weight(rewriter, op.getLoc(), type.getShape(),
                                        q, isUnsigned, name);
     rewriter.replaceOp(op, folded.getOutput());

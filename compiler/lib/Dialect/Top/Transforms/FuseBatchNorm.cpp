@@ -1,4 +1,5 @@
 #include "kiln/Dialect/Top/Transforms/Passes.h"
+#include "kiln/Support/Names.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -41,9 +42,7 @@ static std::optional<BatchNormParams> readParams(BatchNormOp bn) {
 }
 
 static std::string nameOf(Location loc, StringRef suffix) {
-  if (auto named = dyn_cast<NameLoc>(loc))
-    return (named.getName().strref() + suffix).str();
-  return ("bn" + suffix).str();
+  return kiln::locName(loc, "bn") + suffix.str();
 }
 
 /// conv -> bn with weight filter and bias: scale the filter and bias.

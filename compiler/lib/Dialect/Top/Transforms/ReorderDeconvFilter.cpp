@@ -1,6 +1,7 @@
 //===- ReorderDeconvFilter.cpp - Computed deconv filters to OIHW ----------===//
 
 #include "kiln/Dialect/Top/Transforms/Passes.h"
+#include "kiln/Support/Names.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -15,10 +16,7 @@ using namespace kiln::top;
 namespace {
 
 Location derivedLoc(Operation *op, StringRef suffix) {
-  std::string base = "deconv";
-  if (auto loc = op->getLoc()->findInstanceOf<NameLoc>())
-    base = loc.getName().str();
-  return NameLoc::get(StringAttr::get(op->getContext(), base + suffix.str()));
+  return kiln::derivedLoc(op, suffix, "deconv");
 }
 
 bool isSwapOfFirstTwo(TransposeOp t) {

@@ -23,6 +23,7 @@
 #include "kiln/Dialect/Tpu/IR/DmaProgram.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/LayerGroup/Schedule.h"
+#include "kiln/Support/Names.h"
 #include "kiln/abi/cost.h"
 #include "mlir/IR/Builders.h"
 
@@ -129,10 +130,7 @@ bool foldRows(tpu::Conv2DOp conv) {
   }
 
   OpBuilder b(conv);
-  std::string name = "conv";
-  if (auto named = dyn_cast<NameLoc>(conv.getLoc()))
-    name = named.getName().str();
-  Location rowsLoc = NameLoc::get(b.getStringAttr(name + "_folded_rows"));
+  Location rowsLoc = kiln::derivedLoc(conv, "_folded_rows", "conv");
   auto rowsType = RankedTensorType::get({n, rows, oh, w}, inType.getElementType());
   auto gather = b.create<tpu::DmaOp>(rowsLoc, rowsType, ValueRange{conv.getInput()},
                                      b.getDenseI64ArrayAttr(program.records()));

@@ -2,9 +2,10 @@
 // references.
 //
 // Reads what np.savez and np.savez_compressed write (stored and deflated zip
-// entries, .npy format versions 1.0, 2.0 and 3.0, Fortran-order arrays are
-// converted to C order) and writes stored zips that numpy and `unzip -t`
-// accept.
+// entries, zip64 included, .npy format versions 1.0, 2.0 and 3.0,
+// Fortran-order arrays are converted to C order) and writes stored zips that
+// numpy and `unzip -t` accept, the same bytes for the same arrays. The zip
+// container is libzip's; the .npy parser and writer are kiln's.
 #ifndef KILN_HOST_NPZ_H
 #define KILN_HOST_NPZ_H
 
@@ -22,6 +23,7 @@ enum class DType { F32, F16, BF16, I8, U8, I16, U16, I32, I64, F64, Bool };
 
 const char *toString(DType dtype); // "f32", "f16", ..., "bool"
 size_t dtypeBytes(DType dtype);
+std::string shapeString(const std::vector<int64_t> &shape); // "[2, 3]"
 
 struct Array {
   std::string name;

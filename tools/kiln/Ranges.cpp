@@ -1,21 +1,14 @@
-#include "Precision.h"
+#include "Ranges.h"
 
 #include "Commands.h"
+#include "ConfigFiles.h"
 
 #include "kiln/Calibration/CalibrationTable.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
-#include "kiln/Dialect/Tpu/IR/TpuOps.h"
-#include "kiln/Interpreter/TopInterpreter.h"
-#include "kiln/Support/IRChecks.h"
 #include "kiln/host/npz.h"
 
-#include "llvm/ADT/SmallString.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-
-#include "mlir/Pass/PassManager.h"
-
-#include <glob.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,66 +16,6 @@
 
 using namespace mlir;
 using namespace kiln;
-
-std::string cli::calibrationTablePath(const config::DeployConfig &cfg) {
-  if (!cfg.calibration.table.empty())
-    return cfg.calibration.table;
-  llvm::SmallString<256> path(llvm::sys::path::parent_path(cfg.config_path));
-  llvm::sys::path::append(path, "out", cfg.name + ".calib");
-  return std::string(path.str());
-}
-
-OwningOpRef<ModuleOp> cli::importConfigModel(MLIRContext &ctx,
-                                             const config::DeployConfig &cfg) {
-  ctx.loadDialect<func::FuncDialect, top::TopDialect, tpu::TpuDialect>();
-  return importOnnx(ctx, cfg.model, importOptionsOf(cfg));
-}
-
-ImportOptions cli::importOptionsOf(const config::DeployConfig &cfg) {
-  ImportOptions options;
-  for (const auto &in : cfg.inputs)
-    options.inputShapes[in.name] = in.shape;
-  options.randomSeed = cfg.random_seed;
-  switch (cfg.random_ops) {
-  case config::RandomOps::Reject: options.randomOps = RandomOps::Reject; break;
-  case config::RandomOps::Const: options.randomOps = RandomOps::Const; break;
-  case config::RandomOps::Input: options.randomOps = RandomOps::Input; break;
-  }
-  return options;
-}
-
-std::vector<std::string> cli::globSorted(const std::string &pattern) {
-  std::vector<std::string> files;
-  glob_t matches{};
-  if (glob(pattern.c_str(), 0, nullptr, &matches) == 0)
-    for (size_t i = 0; i < matches.gl_pathc; ++i)
-      files.push_back(matches.gl_pathv[i]); // glob sorts without GLOB_NOSORT
-  globfree(&matches);
-  return files;
-}
-
-std::string cli::verifyInputPath(const config::DeployConfig &cfg) {
-  llvm::SmallString<256> dir(llvm::sys::path::parent_path(cfg.verify.reference));
-  for (const char *file : {"input_with_noise.npz", "input.npz"}) {
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, file);
-    if (llvm::sys::fs::exists(path))
-      return std::string(path.str());
-  }
-  return "";
-}
-
-std::vector<std::string> cli::observationInputs(const config::DeployConfig &cfg, size_t most) {
-  std::vector<std::string> files;
-  if (!cfg.calibration.samples.empty())
-    files = globSorted(cfg.calibration.samples);
-  if (files.empty() && cfg.verify.enabled)
-    if (std::string input = verifyInputPath(cfg); !input.empty())
-      files.push_back(input);
-  if (files.size() > most)
-    files.resize(most);
-  return files;
-}
 
 std::optional<std::map<std::string, Range>>
 cli::observeRanges(const config::DeployConfig &cfg, ModuleOp module) {
@@ -135,18 +68,6 @@ cli::observeRanges(const config::DeployConfig &cfg, ModuleOp module) {
   return ranges;
 }
 
-PipelineOptions cli::pipelineOptionsOf(const config::DeployConfig &cfg) {
-  PipelineOptions p;
-  p.layerGroups = cfg.layer_group_enabled;
-  p.precision = config::toString(cfg.quantize);
-  for (const auto &[name, dtype] : cfg.qtable)
-    p.qtable.push_back(name + "=" + config::toString(dtype));
-  p.asymmetric = cfg.calibration.asymmetric;
-  p.keepTensors = cfg.keep_tensors;
-  p.modulatedConv = config::toString(cfg.modulated_conv);
-  return p;
-}
-
 static bool hasQdq(ModuleOp module) {
   bool found = false;
   module.walk([&](top::QuantizeLinearOp) { found = true; });
@@ -189,12 +110,4 @@ int cli::annotateModule(const config::DeployConfig &cfg, ModuleOp module,
   }
   module.walk([&](func::FuncOp func) { kiln::annotateRanges(func, ranges); });
   return 0;
-}
-
-LogicalResult cli::lowerToTpuIR(ModuleOp module, const PipelineOptions &pipeline) {
-  PassManager lower(module.getContext());
-  addIRChecks(lower);
-  addPrecisionPipeline(lower, pipeline);
-  addTpuLoweringPipeline(lower, pipeline);
-  return lower.run(module);
 }

@@ -113,24 +113,36 @@ class RepLayer(nn.Module):
         return self.act_lab(hardswish(x)) if self.act else x
 
 
-class BackboneSE(nn.Module):
-    """rec_lcnetv3.SELayer: HardSigmoid with Paddle's default slope 1/6."""
+class SqueezeExcite(nn.Module):
+    """Squeeze-and-excitation: x * gate(conv2(relu(conv1(avgpool(x))))), the
+    gate a HardSigmoid in one of its two export forms."""
 
-    def __init__(self, c):
+    def __init__(self, c, gate):
         super().__init__()
         self.conv1 = nn.Conv2d(c, c // 4, 1)
         self.conv2 = nn.Conv2d(c // 4, c, 1)
+        self.gate = gate
 
     def forward(self, x):
         s = F.adaptive_avg_pool2d(x, 1)
-        return x * F.hardsigmoid(self.conv2(F.relu(self.conv1(s))))
+        return x * self.gate(self.conv2(F.relu(self.conv1(s))))
+
+
+def backbone_gate(s):
+    """rec_lcnetv3.SELayer: Paddle's Hardsigmoid (slope 1/6), the ONNX op."""
+    return F.hardsigmoid(s)
+
+
+def neck_gate(s):
+    """db_fpn.SEModule: hardsigmoid(slope 0.2, offset 0.5), decomposed."""
+    return torch.clamp(s * 0.2 + 0.5, 0.0, 1.0)
 
 
 class LCNetV3Block(nn.Module):
     def __init__(self, cin, cout, stride, k, use_se):
         super().__init__()
         self.dw = RepLayer(cin, cin, k, stride, groups=cin)
-        self.se = BackboneSE(cin) if use_se else None
+        self.se = SqueezeExcite(cin, backbone_gate) if use_se else None
         self.pw = RepLayer(cin, cout, 1, 1)
 
     def forward(self, x):
@@ -172,24 +184,11 @@ class PPLCNetV3(nn.Module):
         return F.avg_pool2d(x, [3, 2])
 
 
-class NeckSE(nn.Module):
-    """db_fpn.SEModule: HardSigmoid slope 0.2, offset 0.5, decomposed."""
-
-    def __init__(self, c):
-        super().__init__()
-        self.conv1 = nn.Conv2d(c, c // 4, 1)
-        self.conv2 = nn.Conv2d(c // 4, c, 1)
-
-    def forward(self, x):
-        s = self.conv2(F.relu(self.conv1(F.adaptive_avg_pool2d(x, 1))))
-        return x * torch.clamp(s * 0.2 + 0.5, 0.0, 1.0)
-
-
 class RSELayer(nn.Module):
     def __init__(self, cin, cout, k):
         super().__init__()
         self.in_conv = nn.Conv2d(cin, cout, k, padding=k // 2, bias=False)
-        self.se = NeckSE(cout)
+        self.se = SqueezeExcite(cout, neck_gate)
 
     def forward(self, x):
         x = self.in_conv(x)

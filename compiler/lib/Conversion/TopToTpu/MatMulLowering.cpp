@@ -1,28 +1,29 @@
 //===- MatMulLowering.cpp - Gemm and MatMul -------------------------------===//
 //
-// A matmul is a 1x1 conv, in one of two forms.
+// A matmul is a 1x1 conv, in one of two forms, whichever the cycle model
+// says is faster.
 //
-// Rows on lanes: out[b] = left[b] x right[b] is a conv whose
-// filter is the left operand, [B*m, k, 1, 1] with row i of a batch on lane
-// i, and whose input is the right operand, [1, B*k, 1, n]; the batches are
-// conv groups, and a weight right operand (shared by all
-// batches) folds them into the rows. Every operand and the result keep their
-// row-major DDR layout: no transpose except right^T when the matmul reads
-// right transposed, each lane stores a whole output row (runs of n elements,
-// not one), and the result [1, B*m, 1, n] has the layout elementwise ops
-// give a [.., m, n] tensor (EltwiseLowering), so a bias add or a Softmax
-// joins the matmul's layer group. A right operand too large to hold whole
-// has its columns on H ([1, B*k, n, 1]) instead, which layer groups slice.
+// Rows on lanes: out[b] = left[b] x right[b] is a conv whose filter is the
+// left operand, [B*m, k, 1, 1] with row i of a batch on lane i, and whose
+// input is the right operand, [1, B*k, 1, n]; the batches are conv groups,
+// and a weight right operand (shared by all batches) folds them into the
+// rows. Every operand and the result keep their row-major DDR layout: no
+// transpose except right^T when the matmul reads right transposed, each
+// lane stores a whole output row (runs of n elements, not one), and the
+// result [1, B*m, 1, n] has the layout elementwise ops give a [.., m, n]
+// tensor (EltwiseLowering), so a bias add or a Softmax joins the matmul's
+// layer group. A right operand too large to hold whole has its columns on H
+// ([1, B*k, n, 1]) instead, which layer groups slice.
 //
 // Columns on lanes (one-row classifiers, left operands too large to hold):
-// the filter is right^T. With a weight right operand: input [.., m, k] is [M, k, 1, 1]
-// and the filter [n, k, 1, 1] (transposed at compile time). With a computed
-// right operand (batched, broadcast): the batches become conv groups: the
-// input moves to [1, B*k, m, 1], the filter to [B*n, k, 1, 1] and the result
-// [1, B*n, m, 1] back to [B, m, n], all by tpu.dma transposes. In INT8 only
-// this form quantizes (per output channel, the weight's column); rows on
-// lanes has a computed filter, which runs in F16, and is chosen where that
-// is still faster.
+// the filter is right^T. With a weight right operand: input [.., m, k] is
+// [M, k, 1, 1] and the filter [n, k, 1, 1] (transposed at compile time).
+// With a computed right operand (batched, broadcast): the batches become
+// conv groups: the input moves to [1, B*k, m, 1], the filter to
+// [B*n, k, 1, 1] and the result [1, B*n, m, 1] back to [B, m, n], all by
+// tpu.dma transposes. In INT8 only this form quantizes (per output channel,
+// the weight's column); rows on lanes has a computed filter, which runs in
+// F16, and is chosen where that is still faster.
 //
 //===----------------------------------------------------------------------===//
 

@@ -152,7 +152,7 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
     bool rightWeight = isa_and_nonnull<top::WeightOp>(op.getRight().getDefiningOp());
     // In INT8 a conv whose filter is computed runs in F16 (tpu-apply-precision).
     uint32_t colsDtype = precisionDtype(dtype ? dtype.getValue() : "f32");
-    uint32_t rowsDtype = colsDtype == KILN_DTYPE_INT8 ? KILN_DTYPE_F16 : colsDtype;
+    uint32_t rowsDtype = colsDtype == KILN_DTYPE_INT8 ? uint32_t{KILN_DTYPE_F16} : colsDtype;
     if (rowsOnLanesCycles(b, rows, k, n, rowsDtype, op.getRightTranspose() && !rightWeight) >=
         columnsOnLanesCycles(b, rows, k, n, colsDtype, sharedRight && rightWeight))
       return failure();

@@ -1,14 +1,15 @@
-// Replays files (or every file in directories) through the fuzz harness, for
+// Replays files (or every file in directories) through a fuzz harness, for
 // builds without libFuzzer and for reproducing a crash:
-//   bmodel_fuzz_replay PATH...
+//   bmodel_fuzz_replay PATH...   (onnx_import_fuzz_replay, config_fuzz_replay)
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
-
-#include "run_harness.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -28,6 +29,11 @@ void collect(const std::string &path, std::vector<std::string> *files) {
   }
 }
 
+std::vector<uint8_t> readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -35,11 +41,11 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i)
     collect(argv[i], &files);
   if (files.empty()) {
-    fprintf(stderr, "usage: bmodel_fuzz_replay PATH...  (no files found)\n");
+    fprintf(stderr, "usage: %s PATH...  (no files found)\n", argv[0]);
     return 2;
   }
   for (const std::string &path : files) {
-    std::vector<uint8_t> data = kiln::fuzz::readFile(path);
+    std::vector<uint8_t> data = readFile(path);
     LLVMFuzzerTestOneInput(data.data(), data.size());
   }
   printf("replayed %zu inputs\n", files.size());

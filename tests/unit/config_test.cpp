@@ -358,4 +358,25 @@ TEST_F(ConfigTest, YamlSyntaxErrors) {
             at(3, 1, "a config holds a single YAML document"));
 }
 
+// Found by tests/fuzz/config_fuzzer.cpp: text from the config goes into
+// errors escaped, so an error stays one line of printable text.
+TEST_F(ConfigTest, ErrorsEscapeControlCharacters) {
+  EXPECT_EQ(loadError("\"bad\\nkey\\x1b[31m\": 1\nmodel: models/net.onnx\n"),
+            at(1, 1,
+               "unknown key 'bad\\nkey\\x1b[31m' (expected one of: model, name, "
+               "chip, inputs, quantize, qtable, qtable_file, calibration, "
+               "random_ops, random_seed, layer_group, optimize, debug, verify, "
+               "output)"));
+  // A long value is cut at 60 bytes.
+  EXPECT_EQ(loadError("|\n  a literal block\n  where a mapping belongs\n"),
+            at(1, 1,
+               "the config must be a mapping, not 'a literal block\\nwhere a "
+               "mapping belongs\\n'"));
+  EXPECT_EQ(loadError("model: models/net.onnx\nname: [" + std::string(100, 'x') + "]\n"),
+            at(2, 7, "expected a string for 'name', got a list"));
+  EXPECT_EQ(loadError("model: models/net.onnx\nquantize: " + std::string(100, 'x') + "\n"),
+            at(2, 11, "invalid value '" + std::string(60, 'x') +
+                          "...' for 'quantize' (allowed: f32, f16, bf16, int8)"));
+}
+
 } // namespace

@@ -1181,4 +1181,161 @@ TEST_F(OnnxImporterTest, UnsupportedAttributeValuesNameTheAttribute) {
   }
 }
 
+// Models that crashed, hung or exhausted memory under
+// tests/fuzz/onnx_import_fuzzer.cpp (their inputs are in
+// tests/fuzz/regressions/onnx_import), each refused with a clear error.
+TEST_F(OnnxImporterTest, HostileModelsFailCleanly) {
+  std::ofstream(path("weights.bin"), std::ios::binary) << std::string(32, '\0');
+  fs::create_directories(dir / "sub");
+  struct Case {
+    std::string expected;
+    std::function<void(OnnxModelBuilder &)> build;
+    int64_t opset = 13;
+    std::string file = "model.onnx";
+  };
+  auto addWithX = [](OnnxModelBuilder &b, const std::string &w) {
+    b.addInput("x", {8});
+    b.addNode("Add", "add", {"x", w}, {"y"});
+    b.addOutput("y", {8});
+  };
+  std::vector<Case> cases = {
+      // External data must stay in the model's directory (/dev/zero was read
+      // until memory ran out) and be a regular file, and its offset and
+      // length are checked against the file before anything is allocated.
+      {"tensor 'w' has external data at '../weights.bin', which is not a "
+       "relative path inside the model's directory",
+       [&](OnnxModelBuilder &b) {
+         b.addExternalInitializer("w", {8}, "../weights.bin", 0, 32);
+         addWithX(b, "w");
+       },
+       13, "sub/model.onnx"},
+      {"external data '" + path(".") + "' of tensor 'w' is not a regular file",
+       [&](OnnxModelBuilder &b) {
+         b.addExternalInitializer("w", {8}, ".", 0, 32);
+         addWithX(b, "w");
+       }},
+      {"external data '" + path("weights.bin") +
+           "' of tensor 'w' ends before offset 0 + length 1000000000000000",
+       [&](OnnxModelBuilder &b) {
+         b.addExternalInitializer("w", {8}, "weights.bin", 0, 1000000000000000);
+         addWithX(b, "w");
+       }},
+      // Counts that overflowed int64.
+      {"tensor 'w' has shape [4294967296, 4294967296], more than kiln "
+       "supports (2^40 elements)",
+       [&](OnnxModelBuilder &b) {
+         b.addInitializerRaw("w", {int64_t(1) << 32, int64_t(1) << 32}, 1, "");
+         addWithX(b, "w");
+       }},
+      {"node 'r' (Reshape): cannot reshape [2, 3] to [9, 8026258960904359940]",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {2, 3});
+         b.addInitializerI64("s", {2}, {9, 8026258960904359940});
+         b.addNode("Reshape", "r", {"x", "s"}, {"y"});
+         b.addOutput("y", {-1, -1});
+       }},
+      {"node 'm' (Mul): cannot evaluate 4611686018427387904 and 4 on integers",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {2});
+         b.addInitializerI64("a", {1}, {int64_t(1) << 62});
+         b.addInitializerI64("four", {1}, {4});
+         b.addNode("Mul", "m", {"a", "four"}, {"s"});
+         b.addNode("Reshape", "r", {"x", "s"}, {"y"});
+         b.addOutput("y", {-1});
+       }},
+      // A few bytes must not make the importer allocate gigabytes.
+      {"node 'c' (ConstantOfShape): its constant result [1048576, 1048576] "
+       "would hold more elements than its inputs and the 2^25 kiln computes "
+       "at import",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {2});
+         b.addInitializerI64("s", {2}, {1 << 20, 1 << 20});
+         b.addNode("ConstantOfShape", "c", {"s"}, {"k"});
+         b.addNode("Add", "add", {"x", "k"}, {"y"});
+         b.addOutput("y", {-1, -1});
+       }},
+      {"node 'rg' (Range): the range would hold more than the 2^25 elements "
+       "kiln computes at import",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {2});
+         b.addInitializerI64("start", {}, {0});
+         b.addInitializerI64("limit", {}, {1000000000000000000});
+         b.addInitializerI64("delta", {}, {1});
+         b.addNode("Range", "rg", {"start", "limit", "delta"}, {"k"});
+         b.addNode("Reshape", "r", {"x", "k"}, {"y"});
+         b.addOutput("y", {-1});
+       }},
+      // libonnx 1.12's opset converter dereferenced null on an output
+      // nothing produces, and Gemm-6's shape inference and the Gemm 6->7
+      // adapter read dimension 1 of a 1-D B.
+      {"graph output 'ghost' is not produced by any node, input or "
+       "initializer",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {2});
+         b.addNode("Relu", "r", {"x"}, {"y"});
+         b.addOutput("y", {2});
+         b.addOutput("ghost", {2});
+       },
+       6},
+      {"node 'g' (Gemm): input B ('b') has rank 1; Gemm multiplies 2-D "
+       "matrices",
+       [](OnnxModelBuilder &b) {
+         b.addInput("a", {2, 3});
+         b.addInitializer("b", {4}, {1, 2, 3, 4});
+         b.addNode("Gemm", "g", {"a", "b", "b"}, {"y"},
+                   {attrFloat("alpha", 1), attrFloat("beta", 1)});
+         b.addOutput("y", {2, 4});
+       },
+       6},
+      // Gemm's inference dereferenced null on a sparse input.
+      {"graph input 'a' is not a dense tensor (a sparse tensor), which kiln "
+       "does not compile",
+       [](OnnxModelBuilder &b) {
+         b.addSparseInput("a", {2, 3});
+         b.addInitializer("b", {3, 4}, rampData(12));
+         b.addInitializer("c", {4}, {1, 2, 3, 4});
+         b.addNode("Gemm", "g", {"a", "b", "c"}, {"y"});
+         b.addOutput("y", {2, 4});
+       },
+       6},
+      // ConvTranspose's inference dereferenced null on an X and a W of
+      // different ranks.
+      {"node 'ct' (ConvTranspose): ",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {1, 1});
+         b.addInitializer("w", {1, 2, 3}, rampData(6));
+         b.addNode("ConvTranspose", "ct", {"x", "w"}, {"y"});
+         b.addOutput("y", {-1, -1, -1});
+       },
+       11},
+  };
+  for (const Case &c : cases) {
+    errors.clear();
+    OnnxModelBuilder b(c.opset);
+    c.build(b);
+    std::string file = path(c.file);
+    ASSERT_TRUE(b.save(file));
+    EXPECT_FALSE(kiln::importOnnx(ctx, file, {})) << c.expected;
+    EXPECT_NE(allErrors().find(c.expected), std::string::npos)
+        << "expected: " << c.expected << "\ngot: " << allErrors();
+  }
+}
+
+// Range counts integer elements exactly, even where a double would round
+// (2^60 + 10 is 2^60 in double); the count decides the output's shape.
+TEST_F(OnnxImporterTest, IntegerRangeCountsExactly) {
+  OnnxModelBuilder b;
+  b.addInput("x", {2, 2});
+  b.addInitializerI64("start", {}, {int64_t(1) << 60});
+  b.addInitializerI64("limit", {}, {(int64_t(1) << 60) + 10});
+  b.addInitializerI64("delta", {}, {3});
+  b.addNode("Range", "rg", {"start", "limit", "delta"}, {"k"});
+  b.addNode("Shape", "sh", {"k"}, {"n"});
+  b.addNode("Reshape", "r", {"x", "n"}, {"y"});
+  b.addOutput("y", {-1});
+  auto module = import(b);
+  ASSERT_TRUE(module) << allErrors();
+  EXPECT_EQ(typeStr(mainFunc(*module).getResultTypes()[0]), "tensor<4xf32>");
+}
+
 } // namespace

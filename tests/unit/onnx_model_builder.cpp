@@ -48,6 +48,16 @@ void OnnxModelBuilder::addInput(const std::string &name,
   setType(*impl->graph()->add_input(), name, shape, elemType);
 }
 
+void OnnxModelBuilder::addSparseInput(const std::string &name,
+                                      const std::vector<int64_t> &shape) {
+  onnx::ValueInfoProto &v = *impl->graph()->add_input();
+  v.set_name(name);
+  auto *t = v.mutable_type()->mutable_sparse_tensor_type();
+  t->set_elem_type(onnx::TensorProto::FLOAT);
+  for (int64_t d : shape)
+    t->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
 void OnnxModelBuilder::addOutput(const std::string &name,
                                  const std::vector<int64_t> &shape,
                                  int32_t elemType) {

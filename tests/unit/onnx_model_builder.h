@@ -74,6 +74,9 @@ public:
   /// A float input; a negative dimension becomes the symbolic dim "N".
   void addInput(const std::string &name, const std::vector<int64_t> &shape,
                 int32_t elemType = 1);
+  /// A float sparse-tensor input (kiln refuses those).
+  void addSparseInput(const std::string &name,
+                      const std::vector<int64_t> &shape);
   /// A float output; the checker wants a shape on graph outputs. A negative
   /// dimension becomes the symbolic dim "N".
   void addOutput(const std::string &name, const std::vector<int64_t> &shape,

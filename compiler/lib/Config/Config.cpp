@@ -85,6 +85,29 @@ std::string resolvePath(const fs::path &configDir, const std::string &p) {
   return (configDir / p).lexically_normal().string();
 }
 
+// Keys, values and paths from the config go into errors as they are, but
+// one may hold line breaks or other control characters: an error stays one
+// line of printable text.
+std::string escapeControls(const std::string &s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 std::string fileProblem(const std::string &path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0)
@@ -177,7 +200,7 @@ private:
 
   bool failAt(size_t line, size_t column, const std::string &message) {
     error_ = path_ + ":" + std::to_string(line) + ":" + std::to_string(column) +
-             ": error: " + message;
+             ": error: " + escapeControls(message);
     return false;
   }
   bool fail(const yaml_node_t *node, const std::string &message) {
@@ -210,8 +233,19 @@ private:
     case YAML_SEQUENCE_NODE:
       return "a list";
     default:
-      return "'" + text(node) + "'";
+      return "'" + excerpt(text(node)) + "'";
     }
+  }
+  // The start of a long value (a block scalar where a key belongs), cut at a
+  // UTF-8 character boundary.
+  static std::string excerpt(const std::string &t) {
+    constexpr size_t kMaxBytes = 60;
+    if (t.size() <= kMaxBytes)
+      return t;
+    size_t end = kMaxBytes;
+    while (end > 0 && (static_cast<unsigned char>(t[end]) & 0xc0) == 0x80)
+      --end;
+    return t.substr(0, end) + "...";
   }
   yaml_node_t *nodeAt(int id) { return yaml_document_get_node(&doc_, id); }
 
@@ -612,7 +646,8 @@ std::string syntaxError(const std::string &path, const yaml_parser_t &parser) {
                std::to_string(parser.context_mark.line + 1) + ":" +
                std::to_string(parser.context_mark.column + 1) + ")";
   return path + ":" + std::to_string(parser.problem_mark.line + 1) + ":" +
-         std::to_string(parser.problem_mark.column + 1) + ": error: " + message;
+         std::to_string(parser.problem_mark.column + 1) +
+         ": error: " + escapeControls(message);
 }
 
 // Reads `path` as YAML and calls use(parser, document) with its first

@@ -22,13 +22,6 @@ namespace kiln::onnx_frontend {
 //===----------------------------------------------------------------------===//
 
 namespace {
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t p = 1;
-  for (int64_t d : dims)
-    p *= d;
-  return p;
-}
-
 SmallVector<int64_t> rowMajorStrides(ArrayRef<int64_t> shape) {
   SmallVector<int64_t> strides(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;)
@@ -43,7 +36,7 @@ std::vector<int64_t>
 sourceIndices(ArrayRef<int64_t> inShape, ArrayRef<int64_t> outShape,
               function_ref<int64_t(ArrayRef<int64_t>, size_t)> source) {
   SmallVector<int64_t> inStrides = rowMajorStrides(inShape);
-  int64_t count = product(outShape);
+  int64_t count = elementCount(outShape);
   std::vector<int64_t> result;
   result.reserve(count);
   SmallVector<int64_t> index(outShape.size(), 0);
@@ -122,8 +115,8 @@ TensorData constfold::slice(const TensorData &in, ArrayRef<int64_t> starts,
 TensorData constfold::gather(const TensorData &in, int64_t axis,
                              ArrayRef<int64_t> indices,
                              ArrayRef<int64_t> indicesShape) {
-  int64_t outer = product(ArrayRef<int64_t>(in.shape).take_front(axis));
-  int64_t inner = product(ArrayRef<int64_t>(in.shape).drop_front(axis + 1));
+  int64_t outer = elementCount(ArrayRef<int64_t>(in.shape).take_front(axis));
+  int64_t inner = elementCount(ArrayRef<int64_t>(in.shape).drop_front(axis + 1));
   SmallVector<int64_t> shape(in.shape.begin(), in.shape.begin() + axis);
   shape.append(indicesShape.begin(), indicesShape.end());
   shape.append(in.shape.begin() + axis + 1, in.shape.end());
@@ -160,10 +153,10 @@ TensorData constfold::concat(ArrayRef<const TensorData *> inputs,
   for (const TensorData *t : inputs)
     out.shape[axis] += t->shape[axis];
   // Row-major: each input contributes one contiguous run per outer index.
-  int64_t outer = product(ArrayRef<int64_t>(first.shape).take_front(axis));
+  int64_t outer = elementCount(ArrayRef<int64_t>(first.shape).take_front(axis));
   for (int64_t o = 0; o < outer; ++o)
     for (const TensorData *t : inputs) {
-      int64_t run = product(ArrayRef<int64_t>(t->shape).drop_front(axis));
+      int64_t run = elementCount(ArrayRef<int64_t>(t->shape).drop_front(axis));
       if (out.isFloat())
         out.f32.insert(out.f32.end(), t->f32.begin() + o * run,
                        t->f32.begin() + (o + 1) * run);
@@ -217,7 +210,7 @@ LogicalResult Importer::importConstant(const Node &node) {
 
 LogicalResult Importer::importConstantOfShape(const Node &node) {
   FailureOr<SmallVector<int64_t>> shape = intsInput(node, 0, "input");
-  if (failed(shape))
+  if (failed(shape) || failed(checkConstantShape(node, *shape)))
     return failure();
   TensorData t;
   t.shape.assign(shape->begin(), shape->end());
@@ -225,8 +218,9 @@ LogicalResult Importer::importConstantOfShape(const Node &node) {
   float f = 0;
   int64_t i = 0;
   if (const OnnxAttr *value = node.attr("value")) {
-    if (value->kind != OnnxAttr::Tensor || value->t.numElements() != 1)
-      return unsupportedAttr(node, *value, "(expects one element)");
+    if (value->kind != OnnxAttr::Tensor || value->t.numElements() != 1 ||
+        !value->t.hasValues())
+      return unsupportedAttr(node, *value, "(expects one number)");
     t.elemType = value->t.elemType;
     if (value->t.isFloat())
       f = value->t.f32.at(0);
@@ -268,23 +262,43 @@ LogicalResult Importer::importRange(const Node &node) {
   const TensorData *start = constant(node, 0), *limit = constant(node, 1),
                    *delta = constant(node, 2);
   for (const TensorData *t : {start, limit, delta})
-    if (!t || t->numElements() != 1)
+    if (!t || t->numElements() != 1 || !t->hasValues())
       return nodeError(node) << "start, limit and delta must be scalars";
-  TensorData t;
-  t.elemType = start->elemType;
+  if (start->isFloat() != limit->isFloat() ||
+      start->isFloat() != delta->isFloat())
+    return nodeError(node) << "start, limit and delta must have one type";
+  // The element count first, so that a huge or endless range is refused
+  // before anything is allocated; for integers exactly, in uint64.
+  if (delta->isFloat() ? delta->f32[0] == 0 : delta->i64[0] == 0)
+    return nodeError(node) << "delta is 0";
+  double n;
   if (start->isFloat()) {
     double s = start->f32[0], l = limit->f32[0], d = delta->f32[0];
-    int64_t n = std::max<int64_t>(0, int64_t(std::ceil((l - s) / d)));
-    for (int64_t i = 0; i < n; ++i)
-      t.f32.push_back(float(s + i * d));
+    n = std::ceil((l - s) / d);
+    n = n < 0 ? 0 : n; // NaN stays NaN, refused below
   } else {
     int64_t s = start->i64[0], l = limit->i64[0], d = delta->i64[0];
-    if (d == 0)
-      return nodeError(node) << "delta is 0";
-    for (int64_t v = s; d > 0 ? v < l : v > l; v += d)
-      t.i64.push_back(v);
+    uint64_t span = d > 0 ? uint64_t(l) - uint64_t(s) : uint64_t(s) - uint64_t(l);
+    uint64_t step = d > 0 ? uint64_t(d) : uint64_t(0) - uint64_t(d);
+    bool empty = d > 0 ? l <= s : l >= s;
+    n = empty ? 0 : double(span / step + (span % step != 0));
   }
-  t.shape = {std::max<int64_t>(t.f32.size(), t.i64.size())};
+  if (!(n <= double(kMaxFoldedElements)))
+    return nodeError(node) << "the range would hold more than the 2^25 "
+                           << "elements kiln computes at import";
+  TensorData t;
+  t.elemType = start->elemType;
+  t.shape = {int64_t(n)};
+  for (int64_t i = 0; i < t.shape[0]; ++i) {
+    if (start->isFloat()) {
+      t.f32.push_back(float(start->f32[0] + i * double(delta->f32[0])));
+    } else {
+      // Every element lies between start and limit; wrapping arithmetic
+      // reaches it without overflowing on the way.
+      t.i64.push_back(int64_t(uint64_t(start->i64[0]) +
+                              uint64_t(i) * uint64_t(delta->i64[0])));
+    }
+  }
   return setConstant(node, 0, std::move(t));
 }
 
@@ -296,10 +310,12 @@ static std::vector<int64_t> positions(const TensorData &t,
 
 LogicalResult Importer::importWhere(const Node &node) {
   const TensorData *cond = constant(node, 0);
+  if (!hasInput(node, 0))
+    return nodeError(node) << "input 'condition' is missing";
   if (!cond)
     return nodeError(node) << "input 'condition' ('" << node.inputs[0]
                            << "') must be a constant; it is computed";
-  if (cond->isFloat())
+  if (cond->isFloat() || !cond->hasValues())
     return nodeError(node) << "input 'condition' must be boolean";
   SmallVector<SmallVector<int64_t>, 3> shapes;
   for (size_t i = 0; i < 3; ++i) {
@@ -314,11 +330,14 @@ LogicalResult Importer::importWhere(const Node &node) {
     return nodeError(node) << "inputs " << shapeStr(shapes[0]) << ", "
                            << shapeStr(shapes[1]) << " and "
                            << shapeStr(shapes[2]) << " do not broadcast";
+  // The selection is computed here, even for computed branches.
+  if (failed(checkConstantShape(node, *shape)))
+    return failure();
   std::vector<int64_t> pc = positions(*cond, *shape);
 
   if (allInputsConstant(node)) {
     const TensorData *x = constant(node, 1), *y = constant(node, 2);
-    if (x->isFloat() != y->isFloat())
+    if (x->isFloat() != y->isFloat() || !x->hasValues() || !y->hasValues())
       return nodeError(node) << "X and Y differ in type";
     std::vector<int64_t> px = positions(*x, *shape), py = positions(*y, *shape);
     TensorData t;

@@ -17,17 +17,19 @@ namespace kiln::onnx_frontend {
 // Binary and variadic elementwise
 //===----------------------------------------------------------------------===//
 
-/// Integer arithmetic on constants (shape computations), exact in int64.
+/// Integer arithmetic on constants (shape computations), exact in int64;
+/// nullopt where the result is undefined or does not fit.
 static std::optional<int64_t> intBinary(StringRef opType, int64_t a,
                                         int64_t b) {
+  int64_t r;
   if (opType == "Add" || opType == "Sum")
-    return a + b;
+    return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional(r);
   if (opType == "Sub")
-    return a - b;
+    return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional(r);
   if (opType == "Mul")
-    return a * b;
+    return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional(r);
   if (opType == "Div") {
-    if (b == 0)
+    if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1))
       return std::nullopt;
     return a / b; // truncates, as ONNX Runtime's integer Div
   }
@@ -36,9 +38,15 @@ static std::optional<int64_t> intBinary(StringRef opType, int64_t a,
   if (opType == "Min")
     return std::min(a, b);
   if (opType == "Pow" && b >= 0) {
-    int64_t r = 1;
+    // -1, 0 and 1 in closed form: any other base overflows within 63 steps.
+    if (a == 0 || a == 1)
+      return b == 0 ? 1 : a;
+    if (a == -1)
+      return b % 2 ? -1 : 1;
+    r = 1;
     for (int64_t i = 0; i < b; ++i)
-      r *= a;
+      if (__builtin_mul_overflow(r, a, &r))
+        return std::nullopt;
     return r;
   }
   return std::nullopt;
@@ -60,6 +68,10 @@ LogicalResult Importer::importBinary(const Node &node) {
     return t && !t->isFloat();
   });
   if (allInputsConstant(node) && anyInt) {
+    for (size_t i = 0; i < count; ++i)
+      if (!hasInput(node, i) || !constant(node, i)->hasValues())
+        return nodeError(node) << "input " << i << " is missing or not a "
+                               << "number tensor";
     TensorData acc = *constant(node, 0);
     for (size_t i = 1; i < count; ++i) {
       const TensorData &rhs = *constant(node, i);
@@ -68,6 +80,8 @@ LogicalResult Importer::importBinary(const Node &node) {
       if (failed(shape) || acc.isFloat() || rhs.isFloat())
         return nodeError(node) << "integer inputs do not broadcast or mix "
                                << "with float ones";
+      if (failed(checkConstantShape(node, *shape)))
+        return failure();
       std::vector<int64_t> pa = constfold::broadcastIndices(acc.shape, *shape);
       std::vector<int64_t> pb = constfold::broadcastIndices(rhs.shape, *shape);
       TensorData out;
@@ -245,9 +259,8 @@ LogicalResult Importer::importSoftmax(const Node &node) {
     return setValue(node, 0,
                     create<top::SoftmaxOp>(node, nodeLoc(node), input,
                                            uint64_t(axis), log));
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < rank; ++i)
-    (i < axis ? outer : inner) *= shape[i];
+  int64_t outer = elementCount(shape.take_front(axis));
+  int64_t inner = elementCount(shape.drop_front(axis));
   SmallVector<int64_t> shape2D = {outer, inner};
   Value flat = reshape(node, subLoc(node, "2d"), input, shape2D);
   if (!flat)

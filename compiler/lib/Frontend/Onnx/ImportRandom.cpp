@@ -43,6 +43,10 @@ LogicalResult Importer::importRandom(const Node &node) {
   } else {
     shape = getInts(node, "shape", {});
   }
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }) ||
+      elementCount(shape) > kMaxElements)
+    return nodeError(node) << "shape " << shapeStr(shape)
+                           << " is not a tensor shape kiln compiles";
   int64_t dtype = getInt(node, "dtype", kFloat);
   if (dtype != kFloat)
     return unsupportedAttr(node, "dtype", std::to_string(dtype),
@@ -60,13 +64,13 @@ LogicalResult Importer::importRandom(const Node &node) {
   // RandomOps::Const: one reproducible sample. A node's own seed wins; else
   // the config's seed mixed with the output name, so nodes differ.
   uint64_t seed = options.randomSeed ^ llvm::hash_value(node.outputs[0]);
-  if (const OnnxAttr *s = node.attr("seed"))
+  // ONNX's seed is a float; one out of uint64's range keeps the default.
+  if (const OnnxAttr *s = node.attr("seed"); s && s->f >= 0 && s->f < 0x1p64f)
     seed = static_cast<uint64_t>(s->f);
   std::mt19937_64 engine(seed);
-  int64_t count = 1;
-  for (int64_t d : shape)
-    count *= d;
-  std::vector<float> data(count);
+  if (failed(checkConstantShape(node, shape)))
+    return failure();
+  std::vector<float> data(elementCount(shape));
   bool normal = StringRef(node.opType).starts_with("RandomNormal");
   if (normal) {
     std::normal_distribution<float> dist(getFloat(node, "mean", 0.f),

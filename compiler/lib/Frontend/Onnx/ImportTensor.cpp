@@ -38,9 +38,7 @@ LogicalResult Importer::importReshape(const Node &node) {
   // ONNX Reshape: 0 copies the input's dimension (unless allowzero), one -1
   // takes what is left.
   SmallVector<int64_t> resolved;
-  int64_t known = 1, inferred = -1, total = 1;
-  for (int64_t d : *in)
-    total *= d;
+  int64_t known = 1, inferred = -1, total = elementCount(*in);
   for (auto [i, d] : llvm::enumerate(*shape)) {
     if (d == 0 && !allowZero && i < in->size())
       d = (*in)[i];
@@ -54,15 +52,12 @@ LogicalResult Importer::importReshape(const Node &node) {
       return nodeError(node)
              << "shape " << shapeStr(*shape) << " is not supported for input "
              << shapeStr(*in) << " (empty or invalid)";
-    known *= d;
+    known = mulCount(known, d);
     resolved.push_back(d);
   }
   if (inferred >= 0 && known > 0)
     resolved[inferred] = total / known;
-  int64_t count = 1;
-  for (int64_t d : resolved)
-    count *= d;
-  if (count != total)
+  if (total > kMaxElements || elementCount(resolved) != total)
     return nodeError(node) << "cannot reshape " << shapeStr(*in) << " to "
                            << shapeStr(*shape);
   if (const TensorData *data = constant(node, 0))
@@ -87,9 +82,8 @@ LogicalResult Importer::importFlatten(const Node &node) {
     return unsupportedAttr(
         node, "axis", std::to_string(getInt(node, "axis", 1)),
         "(out of range for rank " + std::to_string(rank) + ")");
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < rank; ++i)
-    (i < axis ? outer : inner) *= (*in)[i];
+  int64_t outer = elementCount(ArrayRef<int64_t>(*in).take_front(axis));
+  int64_t inner = elementCount(ArrayRef<int64_t>(*in).drop_front(axis));
   if (const TensorData *data = constant(node, 0))
     return setConstant(node, 0, constfold::reshape(*data, {outer, inner}));
   Value input = operand(node, 0);
@@ -426,9 +420,15 @@ LogicalResult Importer::importGather(const Node &node) {
     if (index < 0)
       index += extent;
   }
-  if (const TensorData *data = constant(node, 0))
+  if (const TensorData *data = constant(node, 0)) {
+    SmallVector<int64_t> shape(ArrayRef<int64_t>(*in).take_front(axis));
+    llvm::append_range(shape, indicesShape);
+    llvm::append_range(shape, ArrayRef<int64_t>(*in).drop_front(axis + 1));
+    if (failed(checkConstantShape(node, shape)))
+      return failure();
     return setConstant(node, 0,
                        constfold::gather(*data, axis, *indices, indicesShape));
+  }
   if (indices->empty())
     return nodeError(node) << "the result is empty, which is not supported";
   Value input = operand(node, 0);
@@ -448,11 +448,14 @@ LogicalResult Importer::importExpand(const Node &node) {
   if (failed(shape))
     return failure();
   FailureOr<SmallVector<int64_t>> out = broadcastShapes({*in, *shape});
-  if (failed(out))
+  if (failed(out) || elementCount(*out) > kMaxElements)
     return nodeError(node) << "cannot expand " << shapeStr(*in) << " to "
                            << shapeStr(*shape);
-  if (const TensorData *data = constant(node, 0))
+  if (const TensorData *data = constant(node, 0)) {
+    if (failed(checkConstantShape(node, *out)))
+      return failure();
     return setConstant(node, 0, constfold::expand(*data, *out));
+  }
   if (*out == *in)
     return alias(node, 0, 0);
   Value input = operand(node, 0);
@@ -475,13 +478,19 @@ LogicalResult Importer::importTile(const Node &node) {
     return nodeError(node) << "repeats " << shapeStr(*repeats)
                            << " must be positive, one per dimension of "
                            << shapeStr(*in);
-  if (const TensorData *data = constant(node, 0))
-    return setConstant(node, 0, constfold::tile(*data, *repeats));
-  if (llvm::all_of(*repeats, [](int64_t r) { return r == 1; }))
-    return alias(node, 0, 0);
   SmallVector<int64_t> shape;
   for (auto [d, r] : llvm::zip(*in, *repeats))
-    shape.push_back(d * r);
+    shape.push_back(mulCount(d, r));
+  if (elementCount(shape) > kMaxElements)
+    return nodeError(node) << "repeats " << shapeStr(*repeats)
+                           << " make a tensor too large to compile";
+  if (const TensorData *data = constant(node, 0)) {
+    if (failed(checkConstantShape(node, shape)))
+      return failure();
+    return setConstant(node, 0, constfold::tile(*data, *repeats));
+  }
+  if (llvm::all_of(*repeats, [](int64_t r) { return r == 1; }))
+    return alias(node, 0, 0);
   Value input = operand(node, 0);
   if (!input)
     return failure();

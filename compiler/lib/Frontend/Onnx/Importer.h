@@ -40,6 +40,12 @@ std::string shapeStr(llvm::ArrayRef<int64_t> shape);
 /// An attribute value as it appears in "attribute 'X' = VALUE" messages.
 std::string attrValueStr(const OnnxAttr &a);
 
+/// a * b for element counts (a, b >= 0), saturating at kMaxElements + 1:
+/// sizes come from the model and must not overflow.
+int64_t mulCount(int64_t a, int64_t b);
+/// The element count of `shape` (dimensions >= 0), saturating as mulCount.
+int64_t elementCount(llvm::ArrayRef<int64_t> shape);
+
 /// The numpy broadcast of `shapes`, or failure when they do not broadcast.
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes);
@@ -144,6 +150,11 @@ private:
 
   /// Binds output `i` to a constant (folded at import).
   mlir::LogicalResult setConstant(const Node &node, size_t i, TensorData data);
+  /// Fails with a diagnostic unless a constant of `shape` may be computed at
+  /// import: no negative dimension, at most kMaxFoldedElements or no more
+  /// elements than the node's largest input.
+  mlir::LogicalResult checkConstantShape(const Node &node,
+                                         llvm::ArrayRef<int64_t> shape);
   /// Binds output `i` to a computed value (or, when the value folded to a
   /// top.weight, to that constant). Warns when ONNX inferred another shape.
   mlir::LogicalResult setValue(const Node &node, size_t i, mlir::Value v);

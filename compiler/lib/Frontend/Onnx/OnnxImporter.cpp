@@ -80,6 +80,20 @@ std::string attrValueStr(const OnnxAttr &a) {
   return s;
 }
 
+int64_t mulCount(int64_t a, int64_t b) {
+  constexpr int64_t kOver = kMaxElements + 1;
+  if (a == 0 || b == 0)
+    return 0;
+  return a > kOver / b ? kOver : std::min(a * b, kOver);
+}
+
+int64_t elementCount(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n = mulCount(n, d);
+  return n;
+}
+
 FailureOr<SmallVector<int64_t>>
 broadcastShapes(ArrayRef<ArrayRef<int64_t>> shapes) {
   size_t rank = 0;
@@ -256,6 +270,30 @@ LogicalResult Importer::setConstant(const Node &node, size_t i,
   return success();
 }
 
+LogicalResult Importer::checkConstantShape(const Node &node,
+                                           ArrayRef<int64_t> shape) {
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
+    return nodeError(node) << "shape " << shapeStr(shape)
+                           << " has a negative dimension";
+  int64_t count = elementCount(shape);
+  if (count <= kMaxFoldedElements)
+    return success();
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    if (!hasInput(node, i))
+      continue;
+    int64_t input = 0;
+    if (const TensorData *data = constant(node, i))
+      input = elementCount(data->shape);
+    else if (Value v = values.lookup(node.inputs[i]))
+      input = elementCount(cast<ShapedType>(v.getType()).getShape());
+    if (count <= input)
+      return success();
+  }
+  return nodeError(node) << "its constant result " << shapeStr(shape)
+                         << " would hold more elements than its inputs and "
+                         << "the 2^25 kiln computes at import";
+}
+
 LogicalResult Importer::setValue(const Node &node, size_t i, Value v) {
   if (!v)
     return failure();
@@ -374,6 +412,10 @@ Value Importer::complete(const Node &node, Operation *op) {
       return {};
   if (!interp::readsOnlyWeights(op))
     return op->getResult(0);
+  for (Type type : op->getResultTypes())
+    if (auto shaped = dyn_cast<ShapedType>(type))
+      if (failed(checkConstantShape(node, shaped.getShape())))
+        return {};
 
   // All operands are known: run the reference kernel now.
   FailureOr<interp::Tensor> result = interp::evaluateOnWeights(op);
@@ -517,6 +559,12 @@ OwningOpRef<ModuleOp> Importer::run() {
                          << "shape in the deployment config's `inputs`";
       return {};
     }
+    if (elementCount(input.shape) > kMaxElements) {
+      emitError(fileLoc) << "graph input '" << input.name << "' has shape "
+                         << shapeStr(input.shape)
+                         << ", more than kiln supports (2^40 elements)";
+      return {};
+    }
     argTypes.push_back(RankedTensorType::get(input.shape, f32));
   }
 
@@ -577,8 +625,12 @@ OwningOpRef<ModuleOp> kiln::importOnnx(MLIRContext &ctx, StringRef path,
                                        const ImportOptions &opts) {
   ctx.loadDialect<top::TopDialect, func::FuncDialect>();
   onnx_frontend::Model model;
-  std::string error =
-      onnx_frontend::loadModel(path.str(), opts.inputShapes, model);
+  // Operators it cannot import are reported by Importer::run, before libonnx
+  // converts or infers anything about them.
+  std::string error = onnx_frontend::loadModel(
+      path.str(), opts.inputShapes, model, [](const std::string &opType) {
+        return onnx_frontend::Importer::lookupImporter(opType) != nullptr;
+      });
   if (!error.empty()) {
     // loadModel prefixes "<path>: error: "; the location already says both.
     StringRef message(error);

@@ -15,6 +15,7 @@
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -219,22 +221,39 @@ std::string readExternal(const onnx::TensorProto &t, const fs::path &modelDir) {
   }
   if (location.empty())
     fail("tensor '", t.name(), "' is external but has no location");
-  fs::path file = modelDir / location;
+  // As ONNX's own checker from 1.13 on (Debian's 1.12 does not): a file in
+  // the model's directory or below, so a model cannot read /dev/zero or
+  // another user's files.
+  fs::path relative(location);
+  bool escapes = relative.is_absolute() || relative.has_root_name();
+  for (const fs::path &part : relative)
+    escapes |= part == "..";
+  if (escapes)
+    fail("tensor '", t.name(), "' has external data at '", location,
+         "', which is not a relative path inside the model's directory");
+  fs::path file = modelDir / relative;
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec))
+    fail("external data '", file.string(), "' of tensor '", t.name(),
+         "' is ", ec || !fs::exists(file, ec) ? "missing" : "not a regular file");
+  // Sizes come from the model: check them against the file before
+  // allocating.
+  auto size = static_cast<int64_t>(fs::file_size(file, ec));
+  if (ec || offset > size || (length >= 0 && length > size - offset))
+    fail("external data '", file.string(), "' of tensor '", t.name(),
+         "' ends before offset ", offset, " + length ", length < 0 ? 0 : length);
+  if (length < 0)
+    length = size - offset;
   std::ifstream in(file, std::ios::binary);
   if (!in)
     fail("cannot open external data '", file.string(), "' of tensor '",
          t.name(), "': ", std::strerror(errno));
   in.seekg(offset);
-  std::string bytes;
-  if (length >= 0) {
-    bytes.resize(length);
-    in.read(bytes.data(), length);
-    if (in.gcount() != length)
-      fail("external data '", file.string(), "' of tensor '", t.name(),
-           "' ends before offset ", offset, " + length ", length);
-  } else {
-    bytes.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string bytes(length, '\0');
+  in.read(bytes.data(), length);
+  if (in.gcount() != length)
+    fail("cannot read external data '", file.string(), "' of tensor '",
+         t.name(), "'");
   return bytes;
 }
 
@@ -249,9 +268,15 @@ TensorData convertTensor(const onnx::TensorProto &t, const fs::path &modelDir) {
   TensorData out;
   out.name = t.name();
   out.elemType = t.data_type();
+  // Every count after this (numElements, bytes) fits in int64.
+  int64_t count = 1;
   for (int64_t d : t.dims()) {
     if (d < 0)
       fail("tensor '", t.name(), "' has a negative dimension");
+    if (__builtin_mul_overflow(count, d, &count) || count > kMaxElements)
+      fail("tensor '", t.name(), "' has shape ",
+           shapeString(std::vector<int64_t>(t.dims().begin(), t.dims().end())),
+           ", more than kiln supports (2^40 elements)");
     out.shape.push_back(d);
   }
   if (t.has_segment())
@@ -369,6 +394,54 @@ bool hasExternalData(const onnx::GraphProto &g) {
   return false;
 }
 
+/// Debian's libonnx 1.12 checker accepts a graph output that nothing
+/// produces, on which its opset converter dereferences null.
+void checkOutputsDefined(const onnx::GraphProto &g) {
+  std::set<std::string> defined;
+  for (const auto &in : g.input())
+    defined.insert(in.name());
+  for (const auto &t : g.initializer())
+    defined.insert(t.name());
+  for (const auto &node : g.node())
+    defined.insert(node.output().begin(), node.output().end());
+  for (const auto &out : g.output())
+    if (!defined.count(out.name()))
+      fail("graph output '", out.name(),
+           "' is not produced by any node, input or initializer");
+}
+
+/// Kiln compiles dense tensors only, and libonnx's inference functions (Gemm,
+/// for one) dereference null on a sparse tensor where they expect a dense
+/// one: refuse every other kind of value before inference sees it.
+void checkDenseTensors(const onnx::GraphProto &g) {
+  auto check = [](const onnx::ValueInfoProto &v, const char *what) {
+    if (v.has_type() && !v.type().has_tensor_type())
+      fail(what, " '", v.name(), "' is not a dense tensor (",
+           v.type().has_sparse_tensor_type() ? "a sparse tensor"
+           : v.type().has_sequence_type()    ? "a sequence"
+           : v.type().has_map_type()         ? "a map"
+           : v.type().has_optional_type()    ? "an optional"
+                                             : "an unknown type",
+           "), which kiln does not compile");
+  };
+  for (const auto &v : g.input())
+    check(v, "graph input");
+  for (const auto &v : g.output())
+    check(v, "graph output");
+  for (const auto &v : g.value_info())
+    check(v, "value");
+  if (g.sparse_initializer_size())
+    fail("initializer '", g.sparse_initializer(0).values().name(),
+         "' is a sparse tensor, which kiln does not compile");
+  for (const auto &node : g.node())
+    for (const auto &a : node.attribute())
+      if (a.type() == onnx::AttributeProto::SPARSE_TENSOR ||
+          a.type() == onnx::AttributeProto::SPARSE_TENSORS || a.has_sparse_tensor())
+        fail("node '", node.name().empty() && node.output_size() ? node.output(0) : node.name(),
+             "' (", node.op_type(), "): attribute '", a.name(),
+             "' holds a sparse tensor, which kiln does not compile");
+}
+
 int64_t defaultOpset(const onnx::ModelProto &model) {
   for (const auto &opset : model.opset_import())
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
@@ -391,6 +464,108 @@ void spellOutConverterDefaults(onnx::ModelProto &model) {
       a->set_name("value");
       a->set_type(onnx::AttributeProto::FLOAT);
       a->set_f(0.0f);
+    }
+  }
+}
+
+/// The rank of input `i` as inference knows it, or -1.
+int knownRank(const onnx::InferenceContext &ctx, size_t i) {
+  const onnx::TypeProto *type = i < ctx.getNumInputs() ? ctx.getInputType(i) : nullptr;
+  return type && type->tensor_type().has_shape()
+             ? type->tensor_type().shape().dim_size()
+             : -1;
+}
+
+/// Fails inference unless inputs 0 to n-1 have a type (the producer of one
+/// may have failed inference itself).
+void requireTypes(const onnx::InferenceContext &ctx, size_t n, const char *op) {
+  for (size_t i = 0; i < n; ++i)
+    if (i >= ctx.getNumInputs() || !ctx.getInputType(i))
+      fail_shape_inference(op, " input ", i, " has no type");
+}
+
+/// libonnx's schemas for shape inference, but some of Debian's libonnx 1.12
+/// inference functions index dimensions without checking ranks, or types
+/// without checking they exist, and read out of bounds or through null:
+/// Gemm-6 reads dimension 1 of a 1-D A or B and the type of an untyped C,
+/// ConvTranspose crashes on an X and a W of different ranks. Those schemas
+/// come wrapped in the checks later ONNX versions make; a failed check is
+/// an inference error like any other (non-strict inference leaves the
+/// output untyped, and the importer says what is wrong with the node).
+class GuardedSchemas final : public onnx::ISchemaRegistry {
+public:
+  const onnx::OpSchema *GetSchema(const std::string &key,
+                                  const int maxInclusiveVersion,
+                                  const std::string &domain) const override {
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Schema(key, maxInclusiveVersion, domain);
+    void (*check)(onnx::InferenceContext &, int since) = nullptr;
+    if (key == "Gemm")
+      check = checkGemm;
+    else if (key == "Conv" || key == "ConvTranspose")
+      check = checkConv;
+    if (!schema || !check || !(domain.empty() || domain == "ai.onnx"))
+      return schema;
+    std::unique_ptr<onnx::OpSchema> &guarded = wrapped[schema];
+    if (!guarded) {
+      guarded = std::make_unique<onnx::OpSchema>(*schema);
+      auto infer = schema->GetTypeAndShapeInferenceFunction();
+      int since = schema->SinceVersion();
+      guarded->TypeAndShapeInferenceFunction(
+          [infer, check, since](onnx::InferenceContext &ctx) {
+            check(ctx, since);
+            if (infer)
+              infer(ctx);
+          });
+    }
+    return guarded.get();
+  }
+
+private:
+  static void checkGemm(onnx::InferenceContext &ctx, int since) {
+    // C is optional from opset 11 on.
+    requireTypes(ctx, since < 11 ? 3 : 2, "Gemm");
+    for (size_t i = 0; i < 2; ++i)
+      if (int rank = knownRank(ctx, i); rank >= 0 && rank != 2)
+        fail_shape_inference("Gemm input ", i, " has rank ", rank, ", not 2");
+  }
+  static void checkConv(onnx::InferenceContext &ctx, int) {
+    requireTypes(ctx, 2, "Conv");
+    int x = knownRank(ctx, 0), w = knownRank(ctx, 1);
+    if ((x >= 0 && x < 3) || (w >= 0 && w < 3) || (x >= 0 && w >= 0 && x != w))
+      fail_shape_inference("X has rank ", x, " and W rank ", w,
+                           "; both need the same rank, at least 3");
+  }
+
+  mutable std::map<const onnx::OpSchema *, std::unique_ptr<onnx::OpSchema>>
+      wrapped;
+};
+
+/// libonnx's Gemm 6->7 adapter reads the first two dimensions of A and B
+/// without checking their rank (out of bounds on a 1-D B): refuse such a
+/// Gemm before converting. Ranks are the ones inference found.
+void checkGemmRanks(const onnx::ModelProto &model) {
+  const onnx::GraphProto &g = model.graph();
+  std::map<std::string, int> ranks;
+  auto note = [&](const onnx::ValueInfoProto &v) {
+    if (v.type().tensor_type().has_shape())
+      ranks[v.name()] = v.type().tensor_type().shape().dim_size();
+  };
+  for (const auto &v : g.input())
+    note(v);
+  for (const auto &v : g.value_info())
+    note(v);
+  for (const auto &t : g.initializer())
+    ranks[t.name()] = t.dims_size();
+  for (const auto &node : g.node()) {
+    if (node.op_type() != "Gemm" || !(node.domain().empty() || node.domain() == "ai.onnx"))
+      continue;
+    for (int i = 0; i < std::min(node.input_size(), 2); ++i) {
+      auto it = ranks.find(node.input(i));
+      if (it != ranks.end() && it->second != 2)
+        fail("node '", node.name().empty() && node.output_size() ? node.output(0) : node.name(),
+             "' (Gemm): input ", i == 0 ? "A" : "B", " ('", node.input(i),
+             "') has rank ", it->second, "; Gemm multiplies 2-D matrices");
     }
   }
 }
@@ -461,7 +636,8 @@ void applyInputShapes(
 
 void load(const std::string &path,
           const std::map<std::string, std::vector<int64_t>> &inputShapes,
-          Model &out) {
+          Model &out,
+          const std::function<bool(const std::string &opType)> &imports) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     fail("cannot open file: no such file");
@@ -493,6 +669,8 @@ void load(const std::string &path,
   } catch (const std::exception &e) {
     fail("invalid ONNX model: ", e.what());
   }
+  checkOutputsDefined(model.graph());
+  checkDenseTensors(model.graph());
 
   int64_t opset = defaultOpset(model);
   if (opset == 0)
@@ -503,15 +681,24 @@ void load(const std::string &path,
   if (!inputShapes.empty())
     applyInputShapes(model, inputShapes);
 
+  bool foreign =
+      imports && std::any_of(model.graph().node().begin(),
+                             model.graph().node().end(), [&](const auto &node) {
+                               return !(node.domain().empty() ||
+                                        node.domain() == "ai.onnx") ||
+                                      !imports(node.op_type());
+                             });
+  GuardedSchemas schemas;
   int64_t sourceOpset = opset;
-  if (opset < kMinOpset) {
+  if (opset < kMinOpset && !foreign) {
     // Some adapters (broadcasting ones) need the shapes of their inputs; a
     // model the converter cannot type still fails below with its message.
     try {
-      onnx::shape_inference::InferShapes(model);
+      onnx::shape_inference::InferShapes(model, &schemas);
     } catch (const std::exception &) {
     }
     spellOutConverterDefaults(model);
+    checkGemmRanks(model);
     try {
       model = onnx::version_conversion::ConvertVersion(model, kMinOpset);
     } catch (const std::exception &e) {
@@ -528,8 +715,8 @@ void load(const std::string &path,
     onnx::ShapeInferenceOptions options(/*check_type=*/false,
                                         /*strict_mode=*/0,
                                         /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(
-        model, onnx::OpSchemaRegistry::Instance(), options);
+    if (!foreign)
+      onnx::shape_inference::InferShapes(model, &schemas, options);
   } catch (const std::exception &e) {
     fail("ONNX shape inference failed: ", e.what());
   }
@@ -589,9 +776,10 @@ std::string loadTensor(const std::string &path, TensorData &out) {
 std::string
 loadModel(const std::string &path,
           const std::map<std::string, std::vector<int64_t>> &inputShapes,
-          Model &out) {
+          Model &out,
+          const std::function<bool(const std::string &opType)> &imports) {
   try {
-    load(path, inputShapes, out);
+    load(path, inputShapes, out, imports);
     return "";
   } catch (const std::exception &e) {
     return path + ": error: " + e.what();

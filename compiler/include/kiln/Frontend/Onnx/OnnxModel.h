@@ -11,6 +11,7 @@
 #define KILN_FRONTEND_ONNX_ONNXMODEL_H
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -54,6 +55,11 @@ struct TensorData {
 
   bool isFloat() const { return isFloatElemType(elemType); }
   int64_t numElements() const;
+  /// Whether it holds its values (not so for strings and other types kiln
+  /// does not read).
+  bool hasValues() const {
+    return int64_t(isFloat() ? f32.size() : i64.size()) == numElements();
+  }
 };
 
 struct Attribute {
@@ -104,6 +110,17 @@ struct Model {
   std::map<std::string, ValueInfo> valueInfo;
 };
 
+/// Sizes in a model are checked before any arithmetic on them: a tensor or
+/// shape over this many elements is refused (far more than any real tensor,
+/// far from overflowing int64 counts of bytes).
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+/// A constant the importer computes (ConstantOfShape, Expand, Tile, Range,
+/// folded ops) holds at most this many elements, or no more than its
+/// largest input: a few bytes of a model must not make the compiler
+/// allocate gigabytes, while moving a large weight (a Transpose) stays
+/// possible.
+constexpr int64_t kMaxFoldedElements = int64_t(1) << 25;
+
 /// Oldest and newest default-domain opsets the importer accepts. Older models
 /// are converted up to kMinOpset.
 constexpr int64_t kMinOpset = 11;
@@ -113,10 +130,17 @@ constexpr int64_t kMaxOpset = 17;
 /// applies `inputShapes` (graph input name -> full shape), runs ONNX shape
 /// inference (non-strict, with data propagation) and fills `out`. Returns ""
 /// on success, otherwise "<path>: error: <message>". Never throws.
+///
+/// With `imports` (which default-domain operators the caller imports), a
+/// model with any other operator is filled in as parsed and checked, with
+/// neither conversion nor inference: libonnx's converter and inference
+/// functions, which have crashed on hostile models, only see operators the
+/// caller goes on to import, and the caller reports the others.
 std::string
 loadModel(const std::string &path,
           const std::map<std::string, std::vector<int64_t>> &inputShapes,
-          Model &out);
+          Model &out,
+          const std::function<bool(const std::string &opType)> &imports = {});
 
 /// Reads a serialized TensorProto file (as the ONNX backend test data stores
 /// inputs and outputs) into `out`. Returns "" on success, otherwise

@@ -1186,7 +1186,7 @@ TEST_F(OnnxImporterTest, UnsupportedAttributeValuesNameTheAttribute) {
 // tests/fuzz/regressions/onnx_import), each refused with a clear error.
 TEST_F(OnnxImporterTest, HostileModelsFailCleanly) {
   std::ofstream(path("weights.bin"), std::ios::binary) << std::string(32, '\0');
-  fs::create_directories(dir / "sub");
+  fs::create_directories(path("sub"));
   struct Case {
     std::string expected;
     std::function<void(OnnxModelBuilder &)> build;

@@ -83,8 +83,11 @@ WeightOp kiln::top::createWeight(OpBuilder &b, Location loc,
                                  ArrayRef<int64_t> shape, ArrayRef<float> data,
                                  StringRef name) {
   auto type = RankedTensorType::get(shape, b.getF32Type());
-  ArrayRef<char> bytes(reinterpret_cast<const char *>(data.data()),
-                       data.size() * sizeof(float));
+  // MLIR memcpy's from the data even when it is empty: never from null.
+  static const float kNoData = 0;
+  ArrayRef<char> bytes(
+      reinterpret_cast<const char *>(data.empty() ? &kNoData : data.data()),
+      data.size() * sizeof(float));
   auto blob =
       HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, alignof(float));
   auto attr =
@@ -104,7 +107,9 @@ WeightOp kiln::top::createInt8Weight(OpBuilder &b, Location loc,
   bytes.reserve(data.size());
   for (int64_t v : data)
     bytes.push_back(static_cast<char>(static_cast<uint8_t>(v)));
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, 1);
+  static const char kNoData = 0;
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(bytes.empty() ? &kNoData : bytes.data(), bytes.size()), 1);
   auto attr =
       DenseResourceElementsAttr::get(type, resourceKey(name), std::move(blob));
   return b.create<WeightOp>(loc, type, attr);

@@ -19,7 +19,9 @@ public:
   static Side lmem(uint8_t *lmem, const kiln_gdma_cmd &cmd, uint64_t addr) {
     uint32_t dsize = kiln_dtype_bytes(cmd.dtype);
     uint32_t plane_rows = cmd.lmem_plane_h ? cmd.lmem_plane_h : cmd.h;
-    return Side(lmem, LmemLayout(addr, cmd.c, plane_rows, cmd.w, dsize), nullptr, dsize);
+    return Side(lmem,
+                LmemLayout(addr, kiln_gdma_lmem_channels(&cmd), plane_rows, cmd.w, dsize),
+                nullptr, dsize, cmd.lmem_lane);
   }
   static Side ddr(uint8_t *window, const kiln_gdma_cmd &cmd, uint64_t addr,
                   const uint32_t *stride) {
@@ -28,7 +30,7 @@ public:
 
   uint8_t *row(uint64_t n, uint64_t c, uint64_t h) const {
     if (layout_)
-      return base_ + layout_->offset(n, c, h, 0);
+      return base_ + layout_->offset(n, c + lane_, h, 0);
     return base_ + (n * stride_[0] + c * stride_[1] + h * stride_[2]) * dsize_;
   }
   uint64_t step() const { return layout_ ? dsize_ : uint64_t{stride_[3]} * dsize_; }
@@ -37,13 +39,15 @@ public:
   uint64_t rowPitch(uint32_t w) const { return layout_ ? w * dsize_ : uint64_t{stride_[2]} * dsize_; }
 
 private:
-  Side(uint8_t *base, std::optional<LmemLayout> layout, const uint32_t *stride, uint32_t dsize)
-      : base_(base), layout_(layout), stride_(stride), dsize_(dsize) {}
+  Side(uint8_t *base, std::optional<LmemLayout> layout, const uint32_t *stride, uint32_t dsize,
+       uint32_t lane = 0)
+      : base_(base), layout_(layout), stride_(stride), dsize_(dsize), lane_(lane) {}
 
   uint8_t *base_;
   std::optional<LmemLayout> layout_;
   const uint32_t *stride_;
   uint64_t dsize_;
+  uint32_t lane_; // LMEM: the lane of the block's first channel
 };
 
 Side makeSide(bool is_lmem, const kiln_gdma_cmd &cmd, uint64_t addr, const uint32_t *stride,

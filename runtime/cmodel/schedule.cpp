@@ -49,7 +49,7 @@ LmemUses gdmaUses(const kiln_gdma_cmd &cmd) {
   LmemUses u;
   const uint32_t dsize = kiln_dtype_bytes(cmd.dtype);
   auto side = [&](uint64_t addr, bool write) {
-    u.add(addr, kiln_lmem_end(addr, cmd.n, cmd.c, cmd.h, cmd.w, cmd.lmem_plane_h, dsize), write);
+    u.add(addr, kiln_lmem_end(addr, cmd.n, kiln_gdma_lmem_channels(&cmd), cmd.h, cmd.w, cmd.lmem_plane_h, dsize), write);
   };
   if (kiln_gdma_src_is_lmem(cmd.dir) && !(cmd.flags & KILN_GDMA_FLAG_FILL))
     side(cmd.src_addr, false);

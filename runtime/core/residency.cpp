@@ -40,7 +40,7 @@ Span tiuOutSpan(const kiln_tiu_cmd &cmd) {
 }
 
 Span gdmaDstSpan(const kiln_gdma_cmd &cmd) {
-  return lmemSpan(cmd.dst_addr, cmd.n, cmd.c, cmd.h, cmd.w, cmd.lmem_plane_h,
+  return lmemSpan(cmd.dst_addr, cmd.n, kiln_gdma_lmem_channels(&cmd), cmd.h, cmd.w, cmd.lmem_plane_h,
                   kiln_dtype_bytes(cmd.dtype));
 }
 

@@ -291,6 +291,8 @@ __attribute__((cold)) const char *gdmaReason(const kiln_gdma_cmd &c, uint64_t wi
     return "unknown GDMA flags or fill pattern";
   if (!c.n || !c.c || !c.h || !c.w || (c.lmem_plane_h && c.lmem_plane_h < c.h))
     return "GDMA dims zero or row window short";
+  if (!kiln_gdma_lane_ok(&c))
+    return "GDMA lane offset past the lanes or on a side that is not LMEM";
   const bool src_lmem = kiln_gdma_src_is_lmem(c.dir), dst_lmem = kiln_gdma_dst_is_lmem(c.dir);
   if (!fill && kiln_gdma_side_check(&c, src_lmem, c.src_addr, c.src_stride, window) != KILN_OK)
     return src_lmem ? "source outside LMEM" : "source outside the net's DDR window";

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "cmodel_harness.h"
+#include "kiln/abi/cmd_check.h"
 #include "kiln/abi/regs.h"
 
 namespace kiln::test {
@@ -339,6 +340,42 @@ TEST(GdmaTest, StridedRoundTrip) {
   EXPECT_EQ(dev.stats().ddr_read_bytes, 2 * bytes);
   EXPECT_EQ(dev.stats().ddr_write_bytes, 2 * bytes);
   EXPECT_EQ(dev.stats().gdma_commands, 4u);
+}
+
+// A lane-offset load (ABI 1.6) puts a [1, 3, 2, 5] block into channels 6-8 of
+// a [1, 9, 2, 5] LMEM tensor; a lane-offset fill zeroes channels 3-5; the
+// whole tensor then reads back with the block and the zeros where they
+// belong. A block past lane 63 faults.
+TEST(GdmaTest, LaneOffsetLoadAndFill) {
+  Device dev(kDeviceDdrBytes);
+  const Shape block{1, 3, 2, 5}, whole{1, 9, 2, 5};
+  auto src = randomFloats(block.count(), 22);
+  putDdr(dev, kWindowOffset, src);
+  kiln_gdma_cmd clear = gdmaCmd(1, 0, KILN_GDMA_DDR_TO_LMEM, whole, 0, 1024);
+  clear.flags = KILN_GDMA_FLAG_FILL;
+  clear.src_addr = 0x3f800000u; // 1.0f everywhere first
+  kiln_gdma_cmd load = gdmaCmd(2, 0, KILN_GDMA_DDR_TO_LMEM, block, 0, 1024);
+  load.lmem_lane = 6;
+  kiln_gdma_cmd zero = gdmaCmd(3, 0, KILN_GDMA_DDR_TO_LMEM, block, 0, 1024);
+  zero.flags = KILN_GDMA_FLAG_FILL;
+  zero.src_addr = 0;
+  zero.lmem_lane = 3;
+  ASSERT_EQ(runQueues(dev, {}, {clear, load, zero}), KILN_OK) << dev.faultReason();
+
+  std::vector<float> expect(whole.count(), 1.0f);
+  for (uint32_t c = 0; c < 3; ++c)
+    for (uint32_t i = 0; i < block.h * block.w; ++i) {
+      expect[(3 + c) * block.h * block.w + i] = 0.0f;
+      expect[(6 + c) * block.h * block.w + i] = src[c * block.h * block.w + i];
+    }
+  EXPECT_EQ(getLmem(dev, 1024, whole), expect);
+
+  kiln_gdma_cmd past = gdmaCmd(1, 0, KILN_GDMA_DDR_TO_LMEM, block, 0, 1024);
+  past.lmem_lane = KILN_NPU_NUM - 2;
+  EXPECT_NE(runQueues(dev, {}, {past}), KILN_OK);
+  kiln_gdma_cmd ddrOnly = gdmaCmd(1, 0, KILN_GDMA_DDR_TO_DDR, block, 0, 4096);
+  ddrOnly.lmem_lane = 1;
+  EXPECT_EQ(kiln_gdma_cmd_check(&ddrOnly, 1 << 20), KILN_ERR_BAD_COMMAND);
 }
 
 // ---- row windows ------------------------------------------------------------------

@@ -577,6 +577,10 @@ TEST_F(RuntimeCoreTest, Commands) {
   EXPECT_EQ(loadEdited([&](ModelSpec &m) { tiu(m).flags = 0x80; }), KILN_ERR_BAD_COMMAND);
   EXPECT_EQ(loadEdited([&](ModelSpec &m) { tiu(m).in1.c = 2; }), KILN_ERR_BAD_COMMAND);
   EXPECT_EQ(loadEdited([&](ModelSpec &m) { gdma(m, 1, 0).h = 0; }), KILN_ERR_BAD_COMMAND);
+  // A lane offset must keep the block within the 64 lanes, on an LMEM side.
+  EXPECT_EQ(loadEdited([&](ModelSpec &m) { gdma(m, 0, 0).lmem_lane = KILN_NPU_NUM - 1; }),
+            KILN_ERR_BAD_COMMAND);
+  EXPECT_EQ(loadEdited([&](ModelSpec &m) { gdma(m, 0, 0).lmem_lane = 1; }), KILN_OK);
 }
 
 TEST_F(RuntimeCoreTest, RowWindows) {
@@ -853,6 +857,8 @@ TEST_F(ErrorDetailTest, GdmaCommands) {
                  GDMA_CMD, 0, 1, "dtype");
   EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { gdma(m, 1, 0).flags = 0x40; }), BAD_COMMAND,
                  GDMA_CMD, 1, 0, "flags");
+  EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { gdma(m, 0, 1).lmem_lane = KILN_NPU_NUM - 1; }),
+                 BAD_COMMAND, GDMA_CMD, 0, 1, "lane offset");
   EXPECT_REFUSAL(refusalEdited([&](ModelSpec &m) { gdma(m, 1, 0).h = 0; }), BAD_COMMAND, GDMA_CMD,
                  1, 0, "dims");
 }

@@ -183,10 +183,10 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
       net.groups.push_back(generateConcat(concat, net.groups.size()));
     } else if (auto dma = dyn_cast<tpu::DmaOp>(op)) {
       net.groups.push_back(generateDma(dma, net.groups.size()));
-    } else if (isa<tpu::ReshapeOp, tpu::ViewOp, tpu::ConcatOp, top::WeightOp, top::NoneOp,
-                   func::ReturnOp>(op)) {
-      // Reshapes, views and in-place concats alias memory; weights are in
-      // the coefficient blob.
+    } else if (isa<tpu::ReshapeOp, tpu::ViewOp, tpu::FoldRowsOp, tpu::ConcatOp, top::WeightOp,
+                   top::NoneOp, func::ReturnOp>(op)) {
+      // Reshapes, views and in-place concats alias memory; folded rows are
+      // read by their group's loads; weights are in the coefficient blob.
     } else {
       op.emitError("codegen cannot encode this op");
       return failure();

@@ -232,6 +232,7 @@ private:
   FailureOr<RawTensor> evaluate(Operation *op);
   FailureOr<RawTensor> runTiu(Operation *op);
   FailureOr<RawTensor> runDma(tpu::DmaOp op);
+  RawTensor runFoldRows(tpu::FoldRowsOp op);
   FailureOr<RawTensor> runConcat(tpu::ConcatOp op);
   void releaseDeadOperands(Operation *op);
 
@@ -306,6 +307,33 @@ FailureOr<RawTensor> Interpreter::runTiu(Operation *op) {
     return op->emitError("Tpu interpreter: the cmodel rejects the record: ") << fault;
   moveLmem(cmd.out, result.bytes.data(), lmem.data(), laneBytes, false);
   return result;
+}
+
+RawTensor Interpreter::runFoldRows(tpu::FoldRowsOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  ArrayRef<int64_t> in = cast<RankedTensorType>(op.getInput().getType()).getShape();
+  const std::vector<uint8_t> &src = get(op.getInput()).bytes;
+  int64_t n = in[0], c = in[1], h = in[2], rows = type.getDimSize(2);
+  uint64_t rowBytes = in[3] * tpu::elementBytes(type);
+  // Rows outside the input are zero (the zero point of a quantized type).
+  RawTensor out{type, std::vector<uint8_t>(tpu::tensorBytes(type), 0)};
+  std::vector<uint8_t> zeroRow(rowBytes, 0);
+  if (tpu::isQuantType(type.getElementType()))
+    std::fill(zeroRow.begin(), zeroRow.end(),
+              uint8_t(tpu::quantParamsOf(type.getElementType()).zeroPoint));
+  int64_t kh = op.getKernelH();
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t ky = 0; ky < kh; ++ky)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t y = 0; y < rows; ++y) {
+          int64_t from = op.sourceRow(y, ky);
+          uint8_t *to = &out.bytes[(((b * kh + ky) * c + ch) * rows + y) * rowBytes];
+          const uint8_t *row = from >= 0 && from < h
+                                   ? &src[((b * c + ch) * h + from) * rowBytes]
+                                   : zeroRow.data();
+          std::memcpy(to, row, rowBytes);
+        }
+  return out;
 }
 
 FailureOr<RawTensor> Interpreter::runDma(tpu::DmaOp op) {
@@ -422,6 +450,8 @@ FailureOr<RawTensor> Interpreter::evaluate(Operation *op) {
       return op->emitError("Tpu interpreter: reshape changes the byte size");
     return out;
   }
+  if (auto fold = dyn_cast<tpu::FoldRowsOp>(op))
+    return runFoldRows(fold);
   if (auto view = dyn_cast<tpu::ViewOp>(op)) {
     auto type = cast<RankedTensorType>(view.getType());
     const std::vector<uint8_t> &in = get(view.getInput()).bytes;

@@ -149,12 +149,75 @@ struct Scheduler {
   /// Loads value v for slice ordinal k (held values: once, k unused).
   void emitLoad(int v, size_t k) {
     Slice rows = held[v] ? heldRows(v) : s.hold[v][q.slices[k]];
-    kiln_gdma_cmd c = transfer(v, bufferAddr(v, k), rows, rows, true);
-    // The buffer's previous value must have been read.
-    c.wait_tiu_id = lastRead[v][bufferOf(v, k)];
-    q.gdma.push_back(c);
-    q.gdmaValue.push_back(v);
+    std::vector<kiln_gdma_cmd> cmds;
+    if (g.vals[v].foldRows)
+      cmds = foldedRowsLoad(v, bufferAddr(v, k), rows);
+    else
+      cmds.push_back(transfer(v, bufferAddr(v, k), rows, rows, true));
+    for (kiln_gdma_cmd &c : cmds) {
+      c.cmd_id = q.gdma.size() + 1;
+      // The buffer's previous value must have been read.
+      c.wait_tiu_id = lastRead[v][bufferOf(v, k)];
+      q.gdma.push_back(c);
+      q.gdmaValue.push_back(v);
+    }
     (held[v] ? heldLoad[v] : loaded[k][v]) = q.gdma.size();
+  }
+
+  /// Rows `rows` of a tpu.fold_rows result v into LMEM at `base`: per kernel
+  /// row ky, the input rows its output rows read go to lanes
+  /// [ky * C, ky * C + C) (lane-offset loads); rows outside the input are
+  /// filled with zero. place.ddr[v] is the input's address (fold_rows is a
+  /// view in the DDR plan).
+  std::vector<kiln_gdma_cmd> foldedRowsLoad(int v, uint32_t base, Slice rows) const {
+    auto fold = cast<tpu::FoldRowsOp>(g.vals[v].foldRows);
+    auto in = cast<RankedTensorType>(fold.getInput().getType()).getShape();
+    int64_t c = in[1], h = in[2], w = in[3];
+    Type element = cast<RankedTensorType>(fold.getType()).getElementType();
+    uint32_t zero = tpu::isQuantType(element) ? uint8_t(tpu::quantParamsOf(element).zeroPoint) : 0;
+    std::vector<kiln_gdma_cmd> cmds;
+    auto block = [&](int64_t ky, int64_t y, int64_t len) {
+      kiln_gdma_cmd cmd{};
+      cmd.dir = KILN_GDMA_DDR_TO_LMEM;
+      cmd.dtype = tpu::dtypeOrF32(g.vals[v].value);
+      cmd.n = rows.n.len;
+      cmd.c = c;
+      cmd.h = len;
+      cmd.w = w;
+      cmd.lmem_plane_h = rows.h.len;
+      cmd.lmem_lane = ky * c;
+      cmd.dst_addr = rowsAddr(v, base, rows, Slice{rows.n, rows.c, {y, len}});
+      return cmd;
+    };
+    for (int64_t ky = 0; ky < int64_t(fold.getKernelH()); ++ky) {
+      // Rows [lo, hi) of the slice read input rows; the others are padding.
+      int64_t lo = rows.h.idx, hi = rows.h.end();
+      while (lo < hi && fold.sourceRow(lo, ky) < 0)
+        ++lo;
+      hi = std::max(lo, hi);
+      while (hi > lo && fold.sourceRow(hi - 1, ky) >= h)
+        --hi;
+      auto fill = [&](int64_t y, int64_t len) {
+        if (len <= 0)
+          return;
+        kiln_gdma_cmd cmd = block(ky, y, len);
+        cmd.flags = KILN_GDMA_FLAG_FILL;
+        cmd.src_addr = zero;
+        cmds.push_back(cmd);
+      };
+      fill(rows.h.idx, lo - rows.h.idx);
+      if (hi > lo) {
+        kiln_gdma_cmd cmd = block(ky, lo, hi - lo);
+        cmd.src_addr =
+            place.ddr[v] + ((rows.n.idx * c) * h + fold.sourceRow(lo, ky)) * w * dsize(v);
+        uint32_t strides[4] = {(uint32_t)(c * h * w), (uint32_t)(h * w),
+                               (uint32_t)(fold.getStrideH() * w), 1};
+        std::memcpy(cmd.src_stride, strides, sizeof(strides));
+        cmds.push_back(cmd);
+      }
+      fill(hi, rows.h.end() - hi);
+    }
+    return cmds;
   }
 
   /// Held values are loaded once, in the prologue.

@@ -113,6 +113,13 @@ GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
     val.external = external;
     val.lmemShape = lmemShapeFor(v, members, val.wholeOnly);
     val.dsize = tpu::elementBytes(v.getType());
+    if (external) {
+      // Inside a materialized group, what its load reads.
+      Value source = v;
+      if (auto load = v.getDefiningOp<tpu::LoadOp>())
+        source = load.getInput();
+      val.foldRows = source.getDefiningOp<tpu::FoldRowsOp>();
+    }
     for (Operation *user : v.getUsers())
       if (!members.contains(user))
         val.escaping = !external;

@@ -79,3 +79,27 @@ func.func @prefetch_from_nowhere(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf
   }
   return %0 : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+func.func @fold_rows_channels(%arg0: tensor<1x3x8x8xf16>) -> tensor<1x6x8x8xf16> {
+  // expected-error @+1 {{'tpu.fold_rows' op result must be [N, C * kernel_h, rows, W] of the input's N, C, W}}
+  %0 = tpu.fold_rows %arg0 {dilation_h = 1 : i64, kernel_h = 3 : i64, pad_top = 1 : i64, stride_h = 1 : i64} : (tensor<1x3x8x8xf16>) -> tensor<1x6x8x8xf16>
+  return %0 : tensor<1x6x8x8xf16>
+}
+
+// -----
+
+func.func @fold_rows_lanes(%arg0: tensor<1x16x8x8xf16>) -> tensor<1x80x8x8xf16> {
+  // expected-error @+1 {{'tpu.fold_rows' op folds 80 channels; its loads place at most 64 (one lane each)}}
+  %0 = tpu.fold_rows %arg0 {dilation_h = 1 : i64, kernel_h = 5 : i64, pad_top = 2 : i64, stride_h = 1 : i64} : (tensor<1x16x8x8xf16>) -> tensor<1x80x8x8xf16>
+  return %0 : tensor<1x80x8x8xf16>
+}
+
+// -----
+
+func.func @fold_rows_stride(%arg0: tensor<1x3x8x8xf16>) -> tensor<1x9x8x8xf16> {
+  // expected-error @+1 {{'tpu.fold_rows' op needs kernel_h, stride_h and dilation_h >= 1 and pad_top >= 0}}
+  %0 = tpu.fold_rows %arg0 {dilation_h = 1 : i64, kernel_h = 3 : i64, pad_top = 1 : i64, stride_h = 0 : i64} : (tensor<1x3x8x8xf16>) -> tensor<1x9x8x8xf16>
+  return %0 : tensor<1x9x8x8xf16>
+}

@@ -52,6 +52,8 @@ struct GroupGraph {
     bool escaping = false;            ///< stored to DDR
     bool wholeOnly = false;           ///< filter/bias/table: always loaded whole
     uint32_t dsize = 4;               ///< bytes per element (its dtype)
+    /// A tpu.fold_rows result: loaded from its input, a lane block per kernel row.
+    mlir::Operation *foldRows = nullptr;
   };
   struct Node {
     mlir::Operation *op;

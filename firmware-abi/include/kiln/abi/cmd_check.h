@@ -380,12 +380,21 @@ static inline kiln_status kiln_gdma_side_check(const kiln_gdma_cmd *cmd, int lme
                                                uint64_t ddr_size) {
   uint64_t end;
   if (lmem)
-    return kiln_lmem_fits(addr, cmd->n, cmd->c, cmd->h, cmd->w, cmd->lmem_plane_h,
+    return kiln_lmem_fits(addr, cmd->n, kiln_gdma_lmem_channels(cmd), cmd->h, cmd->w,
+                          cmd->lmem_plane_h,
                           kiln_dtype_bytes(cmd->dtype))
                ? KILN_OK
                : KILN_ERR_OUT_OF_RANGE;
   return kiln_gdma_ddr_end(cmd, addr, stride, &end) && end <= ddr_size ? KILN_OK
                                                                        : KILN_ERR_OUT_OF_RANGE;
+}
+
+/* A lane offset needs exactly one LMEM side and stays within the lanes. */
+static inline int kiln_gdma_lane_ok(const kiln_gdma_cmd *cmd) {
+  if (cmd->lmem_lane == 0u)
+    return 1;
+  return (cmd->dir == KILN_GDMA_DDR_TO_LMEM || cmd->dir == KILN_GDMA_LMEM_TO_DDR) &&
+         cmd->lmem_lane < KILN_NPU_NUM && cmd->c <= KILN_NPU_NUM - cmd->lmem_lane;
 }
 
 /* A copy into DDR moves at most ddr_size bytes; this bounds the work of a
@@ -401,7 +410,7 @@ static inline kiln_status kiln_gdma_cmd_check(const kiln_gdma_cmd *cmd, uint64_t
       (cmd->flags & ~KILN_GDMA_FLAG_FILL) || (fill && (cmd->src_addr >> 32)))
     return KILN_ERR_BAD_COMMAND;
   if (!cmd->n || !cmd->c || !cmd->h || !cmd->w ||
-      (cmd->lmem_plane_h && cmd->lmem_plane_h < cmd->h))
+      (cmd->lmem_plane_h && cmd->lmem_plane_h < cmd->h) || !kiln_gdma_lane_ok(cmd))
     return KILN_ERR_BAD_COMMAND;
   if (!fill)
     st = kiln_gdma_side_check(cmd, src_lmem, cmd->src_addr, cmd->src_stride, ddr_size);

@@ -253,7 +253,14 @@ typedef enum kiln_gdma_dir {
  * LMEM layout of an [n, c, h, w] tensor at its address and ignores its
  * strides. With KILN_GDMA_FLAG_FILL the source is not read: every destination
  * element is set to the 32-bit pattern in the low half of src_addr (the high
- * half 0; a narrower dtype takes the pattern's low bytes). */
+ * half 0; a narrower dtype takes the pattern's low bytes).
+ *
+ * lmem_lane (ABI 1.6): the LMEM side's channel i sits on lane lmem_lane + i
+ * (lmem_lane + c <= 64 when lmem_lane is not 0), at the per-lane addresses
+ * of channel lmem_lane + i of an [n, lmem_lane + c, h, w] tensor at its
+ * address: a load into channels [lmem_lane, lmem_lane + c) of a tensor
+ * (TPU-MLIR's lane-offset loads, how a folded stem's kernel rows reach
+ * channels of their own). */
 #define KILN_GDMA_FLAG_FILL 0x1u
 typedef struct kiln_gdma_cmd {
   uint32_t cmd_id;
@@ -267,8 +274,16 @@ typedef struct kiln_gdma_cmd {
   uint64_t dst_addr;
   uint32_t src_stride[4];
   uint32_t dst_stride[4];
-  uint32_t reserved1[4];
+  uint32_t lmem_lane; /* LMEM side: lane of its first channel (ABI 1.6), see above */
+  uint32_t reserved1[3];
 } kiln_gdma_cmd;
+
+/* Channels an LMEM side spans counted from lane 0: what its extent in each
+ * lane is computed from. */
+static inline uint32_t kiln_gdma_lmem_channels(const kiln_gdma_cmd *cmd) {
+  uint32_t c;
+  return __builtin_add_overflow(cmd->c, cmd->lmem_lane, &c) ? UINT32_MAX : c;
+}
 
 KILN_STATIC_ASSERT(sizeof(kiln_gdma_cmd) == 96, gdma_cmd_size);
 KILN_STATIC_ASSERT(offsetof(kiln_gdma_cmd, src_addr) == 32, gdma_src_offset);

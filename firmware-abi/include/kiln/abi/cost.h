@@ -265,11 +265,11 @@ static inline uint32_t kiln_tiu_banks(const kiln_tiu_cmd *cmd) {
 static inline uint32_t kiln_gdma_banks(const kiln_gdma_cmd *cmd) {
   uint32_t dsize = kiln_dtype_bytes(cmd->dtype), banks = 0u;
   if (kiln_gdma_src_is_lmem(cmd->dir))
-    banks |= kiln_lmem_bank_mask(cmd->src_addr, kiln_lmem_end(cmd->src_addr, cmd->n, cmd->c,
+    banks |= kiln_lmem_bank_mask(cmd->src_addr, kiln_lmem_end(cmd->src_addr, cmd->n, kiln_gdma_lmem_channels(cmd),
                                                                cmd->h, cmd->w,
                                                                cmd->lmem_plane_h, dsize));
   if (kiln_gdma_dst_is_lmem(cmd->dir))
-    banks |= kiln_lmem_bank_mask(cmd->dst_addr, kiln_lmem_end(cmd->dst_addr, cmd->n, cmd->c,
+    banks |= kiln_lmem_bank_mask(cmd->dst_addr, kiln_lmem_end(cmd->dst_addr, cmd->n, kiln_gdma_lmem_channels(cmd),
                                                                cmd->h, cmd->w,
                                                                cmd->lmem_plane_h, dsize));
   return banks;

@@ -5,7 +5,7 @@
 /* ABI of the command records and the register map (commands.h, regs.h).
  * Major changes break old firmware; minor changes only append. */
 #define KILN_ABI_VERSION_MAJOR 1
-#define KILN_ABI_VERSION_MINOR 5
+#define KILN_ABI_VERSION_MINOR 6
 
 /* bmodel container format (bmodel.h + schemas/bmodel.fbs). A reader accepts
  * the same major and any minor up to its own. */

@@ -75,6 +75,28 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
+LogicalResult FoldRowsOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (in.getElementType() != out.getElementType())
+    return emitOpError("moves its input's elements: element types ")
+           << in.getElementType() << " and " << out.getElementType() << " differ";
+  if (in.getRank() != 4 || out.getRank() != 4 || !in.hasStaticShape() || !out.hasStaticShape())
+    return emitOpError("needs static 4-D shapes");
+  auto kernel = int64_t(getKernelH()), stride = int64_t(getStrideH()),
+       dilation = int64_t(getDilationH()), padTop = int64_t(getPadTop());
+  if (kernel < 1 || stride < 1 || dilation < 1 || padTop < 0)
+    return emitOpError("needs kernel_h, stride_h and dilation_h >= 1 and pad_top >= 0");
+  int64_t channels = in.getDimSize(1) * kernel;
+  if (out.getDimSize(0) != in.getDimSize(0) || out.getDimSize(1) != channels ||
+      out.getDimSize(3) != in.getDimSize(3))
+    return emitOpError("result must be [N, C * kernel_h, rows, W] of the input's N, C, W");
+  if (channels > KILN_NPU_NUM)
+    return emitOpError("folds ") << channels << " channels; its loads place at most "
+                                 << KILN_NPU_NUM << " (one lane each)";
+  return success();
+}
+
 LogicalResult GroupOp::verify() {
   for (Operation &op : getBody().front())
     if (!isa<StoreOp, YieldOp>(op) && !op.hasAttr(TpuDialect::lmemAttrName()))

@@ -3,16 +3,19 @@
 // The MAC array consumes 32 (F16/BF16) or 64 (INT8) input channels per cycle
 // and lane; an RGB stem conv fills 3 of those slots. Folding its kernel rows
 // into channels,
-//   X'[n, c*KH + ky, oy, x] = X[n, c, oy*sh + ky*dh - pad_top, x]  (0 outside)
-//   W'[oc, c*KH + ky, 0, kx] = W[oc, c, ky, kx]                    (a reshape)
+//   X'[n, ky*C + c, oy, x] = X[n, c, oy*sh + ky*dh - pad_top, x]  (0 outside)
+//   W'[oc, ky*C + c, 0, kx] = W[oc, c, ky, kx]
 // gives a conv with KH times the channels and a one-row kernel: the same
-// MACs in KH times fewer passes when C*KH still fits the slots. Only convs
-// that read the net's input (the stem) are folded. A tpu.dma
-// gathers the rows (one strided copy per kernel row, fills for the padding
-// rows); the rewrite is kept only when the chip's cost model says the dma plus
-// the new conv run faster than the conv (TPU-MLIR folds the stem the same way
-// with lane-offset loads). The sums are the same products in the same
-// (c, ky, kx) order, so INT8 results are identical.
+// MACs in KH times fewer passes when C*KH still fits the slots. X' is a
+// tpu.fold_rows of the net's input: it has no memory of its own, the conv's
+// layer group loads each kernel row's block of channels straight from the
+// input into lanes [ky*C, ky*C + C) (lane-offset loads, as TPU-MLIR loads a
+// folded stem), so C*KH is at most 64. A cast of the input to the compute
+// dtype moves after the fold and stays in the group. Only convs that read
+// the net's input fold (a conv deeper in the net would have to store its
+// input for the loads), and only when the chip's cost model says the group
+// runs faster. INT8 sums are exact, so INT8 results are identical; float
+// sums add the same products in (ky, c, kx) order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,12 +23,13 @@
 
 #include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
-#include "kiln/Dialect/Tpu/IR/DmaProgram.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/LayerGroup/Schedule.h"
 #include "kiln/Support/Names.h"
 #include "kiln/abi/cost.h"
 #include "mlir/IR/Builders.h"
+
+#include <cstring>
 
 namespace kiln::tpu {
 #define GEN_PASS_DEF_TPUFOLDSTEMROWS
@@ -56,23 +60,31 @@ std::optional<uint64_t> groupCycles(ArrayRef<Operation *> ops) {
   return plan->cycles;
 }
 
-/// Zero in the element type: the zero point of a quantized type.
-uint32_t zeroBits(Type element) {
-  if (tpu::isQuantType(element))
-    return uint8_t(tpu::quantParamsOf(element).zeroPoint);
-  return 0;
-}
-
-/// Whether the conv reads the net's input (or its cast to the compute dtype):
-/// that comes from DDR in any grouping, so the gather costs no layer group
-/// its LMEM residency. A narrow conv deeper in the net would lose its group
-/// to the gather's DDR round trip (folding it in LMEM needs lane-offset
-/// loads, planned).
-bool readsNetInput(tpu::Conv2DOp conv) {
+/// The net input a conv reads, directly or through a cast to its compute
+/// dtype; null otherwise. It is in DDR in any grouping, so loading it folded
+/// costs no layer group its LMEM residency.
+Value netInputOf(tpu::Conv2DOp conv) {
   Value in = conv.getInput();
   if (auto cast = in.getDefiningOp<tpu::CastOp>())
     in = cast.getInput();
-  return isa<BlockArgument>(in);
+  return isa<BlockArgument>(in) ? in : Value();
+}
+
+/// W'[oc, ky*C + c, 0, kx] = W[oc, c, ky, kx].
+DenseElementsAttr foldFilter(DenseElementsAttr data, ArrayRef<int64_t> shape) {
+  int64_t oc = shape[0], c = shape[1], kh = shape[2], kw = shape[3];
+  auto type = cast<ShapedType>(data.getType()).clone({oc, kh * c, 1, kw});
+  if (data.isSplat())
+    return data.reshape(type);
+  ArrayRef<char> raw = data.getRawData();
+  size_t bytes = raw.size() / data.getNumElements();
+  std::vector<char> out(raw.size());
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t ci = 0; ci < c; ++ci)
+      for (int64_t ky = 0; ky < kh; ++ky)
+        std::memcpy(&out[(((o * kh + ky) * c + ci) * kw) * bytes],
+                    &raw[(((o * c + ci) * kh + ky) * kw) * bytes], kw * bytes);
+  return DenseElementsAttr::getFromRawBuffer(type, out);
 }
 
 /// Rewrites `conv` if that is faster; true if it did.
@@ -80,66 +92,48 @@ bool foldRows(tpu::Conv2DOp conv) {
   auto inType = dyn_cast<RankedTensorType>(conv.getInput().getType());
   auto outType = dyn_cast<RankedTensorType>(conv.getType());
   auto filterOp = conv.getFilter().getDefiningOp<top::WeightOp>();
+  Value source = netInputOf(conv);
   if (!inType || !outType || !filterOp || inType.getRank() != 4 || !inType.hasStaticShape() ||
-      conv.getGroup() != 1 || !readsNetInput(conv))
+      conv.getGroup() != 1 || !source)
     return false;
   auto data = dyn_cast<DenseElementsAttr>(filterOp.getValue());
   auto filterType = cast<RankedTensorType>(conv.getFilter().getType());
-  int64_t n = inType.getDimSize(0), c = inType.getDimSize(1), h = inType.getDimSize(2),
-          w = inType.getDimSize(3);
-  int64_t oc = outType.getDimSize(1), oh = outType.getDimSize(2);
+  int64_t n = inType.getDimSize(0), c = inType.getDimSize(1), w = inType.getDimSize(3);
+  int64_t oh = outType.getDimSize(2);
   ArrayRef<int64_t> k = conv.getKernelShape(), st = conv.getStrides(),
                     pads = conv.getPads(), dil = conv.getDilations();
-  if (!data || k[0] < 2)
+  if (!data || k[0] < 2 || c * k[0] > KILN_NPU_NUM)
     return false;
   // Only when the folded channels take fewer passes over the channel slots.
   uint32_t pix, icp;
   kiln_conv_tiling(tpu::dtypeOrF32(inType), &pix, &icp);
   if (ceilDiv(c * k[0], icp) >= ceilDiv(c, icp) * k[0])
     return false;
-  // A cast of the net's input to the compute dtype joins the unfolded conv's
-  // layer group; folded, it is a group of its own, storing what the gather
-  // then reads.
   auto inputCast = conv.getInput().getDefiningOp<tpu::CastOp>();
   std::optional<uint64_t> before =
       inputCast ? groupCycles({inputCast, conv}) : groupCycles({conv.getOperation()});
-  std::optional<uint64_t> castAlone = inputCast ? groupCycles({inputCast.getOperation()}) : 0;
-  if (!before || !castAlone)
+  if (!before)
     return false;
-
-  // The rows: per kernel row ky, output row oy reads input row
-  // oy*sh + ky*dh - pad_top; rows outside the input are zero.
-  tpu::DmaProgram program;
-  int64_t rows = k[0] * c;
-  SmallVector<int64_t> dstStrides = {rows * oh * w, k[0] * oh * w, w, 1};
-  SmallVector<int64_t> srcStrides = {c * h * w, h * w, st[0] * w, 1};
-  uint32_t zero = zeroBits(inType.getElementType());
-  for (int64_t ky = 0; ky < k[0]; ++ky) {
-    int64_t shift = ky * dil[0] - pads[0];
-    int64_t lo = std::clamp<int64_t>(ceilDiv(std::max<int64_t>(-shift, 0), st[0]), 0, oh);
-    int64_t hi = h - 1 - shift < 0 ? 0 : std::min<int64_t>(oh, (h - 1 - shift) / st[0] + 1);
-    hi = std::max(hi, lo);
-    int64_t base = ky * oh * w;
-    if (lo > 0)
-      program.fillBits(base, {n, c, lo, w}, dstStrides, zero);
-    if (hi > lo)
-      program.copy(0, (lo * st[0] + shift) * w, base + lo * w, {n, c, hi - lo, w}, srcStrides,
-                   dstStrides);
-    if (hi < oh)
-      program.fillBits(base + hi * w, {n, c, oh - hi, w}, dstStrides, zero);
-  }
 
   OpBuilder b(conv);
   Location rowsLoc = kiln::derivedLoc(conv, "_folded_rows", "conv");
-  auto rowsType = RankedTensorType::get({n, rows, oh, w}, inType.getElementType());
-  auto gather = b.create<tpu::DmaOp>(rowsLoc, rowsType, ValueRange{conv.getInput()},
-                                     b.getDenseI64ArrayAttr(program.records()));
-  SmallVector<int64_t> foldedShape = {oc, rows, 1, k[1]};
-  auto folded = b.create<top::WeightOp>(
-      filterOp.getLoc(), filterType.clone(foldedShape),
-      data.reshape(cast<ShapedType>(data.getType()).clone(foldedShape)));
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  auto fold = b.create<tpu::FoldRowsOp>(
+      rowsLoc, sourceType.clone({n, k[0] * c, oh, w}), source, b.getI64IntegerAttr(k[0]),
+      b.getI64IntegerAttr(st[0]), b.getI64IntegerAttr(dil[0]), b.getI64IntegerAttr(pads[0]));
+  Value rows = fold;
+  tpu::CastOp newCast;
+  if (inputCast) {
+    newCast = cast<tpu::CastOp>(b.clone(*inputCast));
+    newCast.getInputMutable().assign(fold);
+    newCast.getResult().setType(inType.clone({n, k[0] * c, oh, w}));
+    rows = newCast;
+  }
+  auto folded = b.create<top::WeightOp>(filterOp.getLoc(),
+                                        filterType.clone({filterType.getDimSize(0), k[0] * c, 1, k[1]}),
+                                        foldFilter(data, filterType.getShape()));
   auto newConv = cast<tpu::Conv2DOp>(b.clone(*conv));
-  newConv.getInputMutable().assign(gather);
+  newConv.getInputMutable().assign(rows);
   newConv.getFilterMutable().assign(folded);
   newConv.setKernelShape({1, k[1]});
   newConv.setStrides({1, st[1]});
@@ -148,17 +142,20 @@ bool foldRows(tpu::Conv2DOp conv) {
 
   // Costed with the conv's users: a result nobody reads is never computed.
   conv.replaceAllUsesWith(newConv.getOutput());
-  std::optional<uint64_t> after = groupCycles({newConv.getOperation()});
-  uint64_t gatherCycles =
-      tpu::dmaProgramCycles(program.records(), tpu::dtypeOrF32(inType.getElementType()));
-  if (!after || *castAlone + gatherCycles + *after >= *before) {
+  std::optional<uint64_t> after =
+      newCast ? groupCycles({newCast, newConv}) : groupCycles({newConv.getOperation()});
+  if (!after || *after >= *before) {
     newConv.replaceAllUsesWith(conv.getOutput());
     newConv.erase();
     folded.erase();
-    gather.erase();
+    if (newCast)
+      newCast.erase();
+    fold.erase();
     return false;
   }
   conv.erase();
+  if (inputCast && inputCast->use_empty())
+    inputCast.erase();
   if (filterOp.use_empty())
     filterOp.erase();
   return true;

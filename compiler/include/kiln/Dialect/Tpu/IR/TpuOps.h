@@ -21,12 +21,15 @@
 
 namespace kiln::tpu {
 /// Reshapes and views move no bytes: their result is part of their input's
-/// DDR memory (`input` is where the bytes come from).
+/// DDR memory (`input` is where the bytes come from). A fold_rows result has
+/// no memory of its own either: the loads that read it read its input.
 inline mlir::Value viewSource(mlir::Operation *op) {
   if (auto reshape = llvm::dyn_cast_or_null<ReshapeOp>(op))
     return reshape.getInput();
   if (auto view = llvm::dyn_cast_or_null<ViewOp>(op))
     return view.getInput();
+  if (auto fold = llvm::dyn_cast_or_null<FoldRowsOp>(op))
+    return fold.getInput();
   return {};
 }
 

@@ -212,6 +212,30 @@ def Tpu_ViewOp : Tpu_Op<"view", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Tpu_FoldRowsOp : Tpu_Op<"fold_rows", [Pure]> {
+  let summary = "A conv input with its kernel rows as channels, read by loads";
+  let description = [{
+    out[n, ky * C + c, y, x] = in[n, c, y * stride + ky * dilation - pad_top, x],
+    0 where that row lies outside the input: the input of a conv whose KH
+    kernel rows became channels (tpu-fold-stem-rows). No commands of its
+    own: the layer group that reads it loads each kernel row's channels
+    straight from the input's DDR memory into lanes [ky * C, ky * C + C)
+    (GDMA lane-offset loads), so KH * C is at most 64.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$kernel_h, I64Attr:$stride_h,
+                   I64Attr:$dilation_h, I64Attr:$pad_top);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Input row that output row `y` reads for kernel row `ky` (may lie
+    /// outside [0, H): then the element is 0).
+    int64_t sourceRow(int64_t y, int64_t ky) {
+      return y * int64_t(getStrideH()) + ky * int64_t(getDilationH()) - int64_t(getPadTop());
+    }
+  }];
+}
+
 def Tpu_ConcatOp : Tpu_Op<"concat", [Pure]> {
   let summary = "Concatenation by DDR-to-DDR GDMA copies";
   let description = [{

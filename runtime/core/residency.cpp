@@ -67,6 +67,15 @@ bool forEachLmemWrite(const fb::LayerGroup &g, const uint8_t *blob, F f) {
   return true;
 }
 
+// The timestep whose TIU range holds command i, or kNoIndex.
+uint32_t tiuStep(const fb::LayerGroup &g, uint32_t i) {
+  const auto *steps = g.timesteps();
+  for (uint32_t k = 0; steps && k < steps->size(); ++k)
+    if (i >= steps->Get(k)->tiu_begin() && i < steps->Get(k)->tiu_end())
+      return k;
+  return kNoIndex;
+}
+
 // The GDMA records of the group's prologue (its first timestep, slice -1 and
 // no compute), which load the held tensors once for every slice: [0, end).
 uint32_t prologueEnd(const fb::LayerGroup &g) {
@@ -135,20 +144,33 @@ kiln_status checkRecord(const fb::Net &net, uint32_t index, const uint8_t *blob,
         lifetimesOverlap(r.first_step(), r.last_step(), o.first_step(), o.last_step()))
       KILN_FAIL(d, BAD_RESIDENCY, RESIDENCY, index, i, "overlaps another residency record");
   }
-  // ... and only the prologue's loads write: it holds the same bytes for
-  // every slice.
+  // ... and only the prologue's loads write (a filter formed on chip: only
+  // TIU commands of one timestep): it holds the same bytes for every slice.
   const uint32_t prologue = prologueEnd(g);
   const kiln_gdma_cmd *gdma = gdmaRecords(blob, g);
+  const bool formed = r.kind() == fb::ResidencyKind::FormedOnChip;
+  uint32_t formingStep = kNoIndex;
   bool bad_gdma = false;
   uint32_t bad = 0;
   bool ok = forEachLmemWrite(g, blob, [&](Span s, bool is_gdma, uint32_t i) {
     bad_gdma = is_gdma;
     bad = i;
-    return !overlaps(s, rs) || (is_gdma && i < prologue &&
-                                gdma[i].dir == KILN_GDMA_DDR_TO_LMEM && contains(rs, s));
+    if (!overlaps(s, rs))
+      return true;
+    if (formed) {
+      uint32_t step = is_gdma ? kNoIndex : tiuStep(g, i);
+      if (formingStep == kNoIndex)
+        formingStep = step;
+      return step != kNoIndex && step == formingStep;
+    }
+    return is_gdma && i < prologue && gdma[i].dir == KILN_GDMA_DDR_TO_LMEM && contains(rs, s);
   });
   if (ok)
     return KILN_OK;
+  if (formed)
+    return fail(d, KILN_ERR_BAD_RESIDENCY, KILN_OBJ_RESIDENCY, index, bad,
+                bad_gdma ? "formed on chip but written by a GDMA command"
+                         : "formed on chip by TIU commands of more than one timestep");
   return fail(d, KILN_ERR_BAD_RESIDENCY, KILN_OBJ_RESIDENCY, index, bad,
               bad_gdma ? "written by a GDMA command not a prologue load"
                        : "written by a TIU command");

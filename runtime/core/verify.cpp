@@ -166,7 +166,8 @@ kiln_status checkDynamicWeights(const fb::Net &net, const NetRegions &r, Detail 
       KILN_FAIL(d, BAD_FLATBUFFER, DYNAMIC_WEIGHT, i, kNoIndex, "shape misaligned");
     if (!denseBytes(static_cast<uint32_t>(dw->dtype()), dw->shape(), &bytes))
       KILN_FAIL(d, BAD_TENSOR, DYNAMIC_WEIGHT, i, kNoIndex, "dtype, rank or dims invalid");
-    if (!rangeWithin(dw->ddr_offset(), bytes, r.window))
+    // A filter formed in LMEM has no DDR copy.
+    if (!dw->formed_on_chip() && !rangeWithin(dw->ddr_offset(), bytes, r.window))
       KILN_FAIL(d, OUT_OF_RANGE, DYNAMIC_WEIGHT, i, kNoIndex, "outside the net's DDR window");
     if (!lmemRangeOk(dw->lmem_addr(), dw->lmem_size()))
       KILN_FAIL(d, OUT_OF_RANGE, DYNAMIC_WEIGHT, i, kNoIndex, "LMEM range outside the lane");

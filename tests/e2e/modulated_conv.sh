@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # optimize.modulated_conv on the 64 px StyleGAN2 generator: `keep` computes
-# every modulated filter on the device (a dynamic-weight descriptor each, no
-# rewrite reported), `rewrite` makes every one static (each reported, no
-# descriptor left), `auto` reports a decision per modulated conv; all three
-# match PyTorch's image and feature (f32 at cosine 0.99999; f16 and bf16,
-# keep and rewrite, at 0.999), and `rewrite` takes fewer modelled cycles than
-# `keep`.
+# every modulated filter on the device, in LMEM in its conv's layer group (a
+# dynamic-weight descriptor each, marked formed on chip, no rewrite
+# reported), `rewrite` makes every one static (each reported, no descriptor
+# left), `auto` reports a decision per modulated conv; all three match
+# PyTorch's image and feature (f32 at cosine 0.99999; f16 and bf16, keep and
+# rewrite, at 0.999), and `auto` takes at most 1 % more modelled cycles than
+# the faster of the two.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${KILN_BUILD_DIR:-$root/build}
@@ -50,6 +51,8 @@ count() { grep -c "$1" "$2" || true; }
 [ "$(count 'modulated conv' "$out/keep.inspect.txt")" -eq 0 ] || { echo "keep rewrote"; exit 1; }
 [ "$(count '^  dynamic weight' "$out/keep.inspect.txt")" -ge "$modulated" ] \
   || { echo "keep: fewer dynamic-weight descriptors than modulated convs"; exit 1; }
+[ "$(count '^  dynamic weight.*"formed_on_chip":true' "$out/keep.inspect.txt")" -eq "$modulated" ] \
+  || { echo "keep: not every modulated filter formed on chip"; exit 1; }
 [ "$(count 'modulated conv rewritten' "$out/rewrite.inspect.txt")" -eq "$modulated" ] \
   || { echo "rewrite: not every modulated conv reported rewritten"; exit 1; }
 [ "$(count '^  dynamic weight' "$out/rewrite.inspect.txt")" -eq 0 ] \
@@ -60,5 +63,8 @@ grep -q "graph rewrites ($modulated)" "$out/auto.compile.txt" \
   || { echo "auto: compile does not report its rewrites"; exit 1; }
 cycles() { "$py" -c "import json,sys; print(json.load(open(sys.argv[1]))['cycles'])" "$1"; }
 keep=$(cycles "$out/keep.stats.json") rewrite=$(cycles "$out/rewrite.stats.json")
-echo "modelled cycles: keep $keep, rewrite $rewrite"
-[ "$rewrite" -lt "$keep" ] || { echo "the rewrite is not faster"; exit 1; }
+auto=$(cycles "$out/auto.stats.json")
+echo "modelled cycles: keep $keep, rewrite $rewrite, auto $auto"
+best=$(( keep < rewrite ? keep : rewrite ))
+[ $(( auto * 100 )) -le $(( best * 101 )) ] \
+  || { echo "auto is more than 1 % slower than the faster mode"; exit 1; }

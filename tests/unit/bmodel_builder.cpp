@@ -99,7 +99,10 @@ flatbuffers::Offset<fb::Net> buildNet(flatbuffers::FlatBufferBuilder &b, const N
   for (const ResidencySpec &r : net.residency)
     residency.push_back(fb::CreateResidencyDirect(
         b, r.tensor.c_str(),
-        r.dynamic ? fb::ResidencyKind::DynamicWeight : fb::ResidencyKind::Coefficient, r.group,
+        r.formed    ? fb::ResidencyKind::FormedOnChip
+        : r.dynamic ? fb::ResidencyKind::DynamicWeight
+                    : fb::ResidencyKind::Coefficient,
+        r.group,
         r.lmem_addr, r.lmem_size, r.first_step, r.last_step));
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Residency>>> residency_vec = 0;
   if (!residency.empty())

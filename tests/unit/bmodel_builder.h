@@ -58,6 +58,7 @@ struct GroupSpec {
 struct ResidencySpec {
   std::string tensor;
   bool dynamic = false; // ResidencyKind::DynamicWeight, else Coefficient
+  bool formed = false;  // ResidencyKind::FormedOnChip (format 1.4)
   uint32_t group = 0;
   uint32_t lmem_addr = 0, lmem_size = 0;
   uint32_t first_step = 0, last_step = 0;

@@ -356,6 +356,38 @@ TEST_F(ResidencyPlanTest, OnlyPrologueLoadsMayWriteAResidentRange) {
             KILN_ERR_BAD_RESIDENCY);
 }
 
+// A filter formed on chip (format 1.4) is written by the TIU commands of one
+// timestep and by no GDMA command: here t, which the add computes.
+TEST_F(ResidencyPlanTest, AFilterFormedOnChipIsWrittenByOneTimestepsTiu) {
+  auto formed = [](NetSpec &n) {
+    (*n.groups[0].lmem)[3].held = true;
+    ResidencySpec t = resident("t", kLT);
+    t.dynamic = t.formed = true;
+    n.residency.push_back(t);
+  };
+  EXPECT_EQ(loadEdited(formed), KILN_OK);
+  // x's load lands on it.
+  EXPECT_EQ(loadEdited([&](NetSpec &n) {
+              formed(n);
+              n.groups[0].gdma[2].dst_addr = kLT;
+            }),
+            KILN_ERR_BAD_RESIDENCY);
+  // The mul writes it again, in a later timestep.
+  EXPECT_EQ(loadEdited([&](NetSpec &n) {
+              formed(n);
+              n.groups[0].tiu[1].out.addr = kLT;
+              n.groups[0].timesteps = {TimestepSpec{-1, 0, 0, 0, 2}, TimestepSpec{0, 0, 1, 2, 3},
+                                       TimestepSpec{0, 1, 2, 3, 4}};
+            }),
+            KILN_ERR_BAD_RESIDENCY);
+  // A coefficient record there is refused: the TIU writes it.
+  EXPECT_EQ(loadEdited([&](NetSpec &n) {
+              formed(n);
+              n.residency.back().dynamic = n.residency.back().formed = false;
+            }),
+            KILN_ERR_BAD_RESIDENCY);
+}
+
 TEST_F(ResidencyPlanTest, WritesOutsideTheGroupsAllocationsAreRefused) {
   EXPECT_EQ(loadEdited([](NetSpec &n) { n.groups[0].tiu[1].out.addr = 8192; }),
             KILN_ERR_OUT_OF_RANGE);

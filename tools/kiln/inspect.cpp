@@ -167,6 +167,8 @@ void dynamicJson(OStream &j, const fb::DynamicWeight *d) {
       j.value(d->first_step());
       j.value(d->last_step());
     });
+    j.attribute("formed_on_chip", d->formed_on_chip());
+    strings(j, "producers", d->producers());
   });
 }
 

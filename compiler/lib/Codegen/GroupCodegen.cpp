@@ -44,9 +44,7 @@ struct GroupEmitter {
     buffers = m.buffers;
     place = std::move(m.place);
     loads = std::move(m.loads);
-    held.resize(g.vals.size());
-    for (auto [v, val] : llvm::enumerate(g.vals))
-      held[v] = val.external && s.isHeld(v);
+    held = s.invariant;
   }
 
   const std::array<int64_t, 4> &shape(int v) const { return g.vals[v].lmemShape; }
@@ -89,6 +87,55 @@ struct GroupEmitter {
     return success();
   }
 
+  /// The first timestep whose TIU commands compute value v.
+  uint32_t formingStep(int v) const {
+    for (size_t t = 0; t < code.timesteps.size(); ++t)
+      for (uint32_t i = code.timesteps[t].tiuBegin; i < code.timesteps[t].tiuEnd; ++i)
+        if (g.nodes[code.tiuOps[i]].result == v)
+          return t;
+    return 0;
+  }
+
+  /// A conv/deconv filter computed in this group (through a filter view): a
+  /// dynamic weight formed on chip, resident from the step that forms it.
+  std::optional<Resident> formedFilter(int v, const std::string &name, uint32_t size,
+                                       uint32_t lastStep) const {
+    if (g.vals[v].external || !held[v])
+      return std::nullopt;
+    Resident r;
+    for (const auto &node : g.nodes)
+      if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(node.op) && node.operands.size() > 1 &&
+          node.operands[1] == v) {
+        r.consumers.push_back(nameOf(node.op));
+        auto type = cast<RankedTensorType>(node.op->getOperand(1).getType());
+        r.shape.assign(type.getShape().begin(), type.getShape().end());
+      }
+    if (r.consumers.empty())
+      return std::nullopt;
+    // The ops that form it: its producer and what that computes from, back
+    // to the group's loads.
+    std::vector<bool> forms(g.vals.size());
+    forms[v] = true;
+    for (size_t n = g.nodes.size(); n-- > 0;)
+      if (forms[g.nodes[n].result])
+        for (int operand : g.nodes[n].operands)
+          if (operand >= 0 && !g.vals[operand].external)
+            forms[operand] = true;
+    for (const auto &node : g.nodes)
+      if (forms[node.result])
+        r.producers.push_back(nameOf(node.op));
+    r.tensor = name;
+    r.dynamic = r.formedOnChip = true;
+    r.producer = name;
+    r.lmemAddr = place.lmem[v][0];
+    r.lmemSize = size;
+    r.dtype = dtype(v);
+    r.group = code.id;
+    r.firstStep = formingStep(v);
+    r.lastStep = lastStep;
+    return r;
+  }
+
   void describeTables(const std::vector<int> &slices,
                       std::vector<Resident> &residents) {
     uint32_t lastStep = code.timesteps.size() - 1;
@@ -114,6 +161,10 @@ struct GroupEmitter {
       int copies = held[v] || buffers == 1 ? 1 : 2;
       for (int b = 0; b < copies; ++b)
         code.lmem.push_back({name, place.lmem[v][b], size, (uint8_t)b, 0, lastStep, held[v]});
+      if (std::optional<Resident> formed = formedFilter(v, name, size, lastStep)) {
+        residents.push_back(*formed);
+        continue;
+      }
       // Filters and biases are resident across slices; other held inputs are
       // merely unsliced.
       if (!held[v] || !val.wholeOnly)

@@ -20,7 +20,7 @@ std::optional<Placement> lg::placeInLmem(const GroupGraph &g, const GroupSlicing
   p.ddr.assign(g.vals.size(), 0);
   uint64_t bottom = 0, top = KILN_LMEM_BYTES_PER_LANE;
   for (size_t v = 0; v < g.vals.size(); ++v) {
-    bool single = (g.vals[v].external && s.isHeld(v)) || buffers == 1;
+    bool single = s.invariant[v] || buffers == 1;
     uint64_t bytes = s.laneBytes(g, v), copies = single ? 1 : 2;
     uint64_t at[2] = {0, 0};
     if (layout == Layout::Split && g.vals[v].external) {
@@ -62,14 +62,17 @@ struct Scheduler {
   std::vector<std::vector<uint32_t>> loaded, produced;
   std::vector<std::array<uint32_t, 2>> lastRead, lastStore;
   std::vector<uint32_t> heldLoad;
+  /// Per invariant value: the command that computed it (0: not yet).
+  std::vector<uint32_t> computedOnce;
 
   Scheduler(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
             const Placement &place, ArrayRef<kiln_tiu_cmd> records)
       : g(g), s(s), buffers(buffers), place(place), records(records) {
     held.resize(g.vals.size());
     for (size_t v = 0; v < g.vals.size(); ++v)
-      held[v] = g.vals[v].external && s.isHeld(v);
+      held[v] = s.invariant[v];
     heldLoad.assign(g.vals.size(), 0);
+    computedOnce.assign(g.vals.size(), 0);
     lastRead.assign(g.vals.size(), {0, 0});
     lastStore.assign(g.vals.size(), {0, 0});
   }
@@ -233,6 +236,11 @@ struct Scheduler {
     Slice out = s.hold[node.result][slice];
     if (out.empty())
       return success();
+    // An invariant value is computed once and kept.
+    if (s.invariant[node.result] && computedOnce[node.result]) {
+      produced[k][node.result] = computedOnce[node.result];
+      return success();
+    }
     const auto &reads = s.reads[n][slice];
     kiln_tiu_cmd c = records[n];
     c.cmd_id = q.tiu.size() + 1;
@@ -279,6 +287,8 @@ struct Scheduler {
     q.tiuNode.push_back(n);
     uint32_t id = q.tiu.size();
     produced[k][node.result] = id;
+    if (s.invariant[node.result])
+      computedOnce[node.result] = id;
     for (int v : node.operands)
       if (v >= 0)
         lastRead[v][bufferOf(v, k)] = id;

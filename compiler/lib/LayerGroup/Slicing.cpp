@@ -86,6 +86,18 @@ std::array<int64_t, 4> lg::lmemShapeOf(Operation *op, int operandNumber) {
   return nchwOf(v);
 }
 
+bool lg::isFilterView(Operation *op) {
+  auto reshape = dyn_cast_or_null<tpu::ReshapeOp>(op);
+  if (!reshape || reshape->use_empty() || !reshape.getInput().getDefiningOp())
+    return false;
+  std::array<int64_t, 4> layout = nchwOf(reshape.getInput());
+  return llvm::all_of(reshape->getUses(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    return isa<tpu::Conv2DOp, tpu::Deconv2DOp>(user) && use.getOperandNumber() == 1 &&
+           lmemShapeOf(user, 1) == layout;
+  });
+}
+
 /// Only whole-operand uses by ops of this group count: elsewhere the value is
 /// an activation.
 static std::array<int64_t, 4>
@@ -104,6 +116,21 @@ lmemShapeFor(Value v, const llvm::SmallPtrSetImpl<Operation *> &members,
 GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
   GroupGraph g;
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  // A member's result read through a filter view is the member's value.
+  auto throughView = [&](Value v) {
+    Operation *def = v.getDefiningOp();
+    if (isFilterView(def) && members.contains(def->getOperand(0).getDefiningOp()))
+      return def->getOperand(0);
+    return v;
+  };
+  auto usedOutside = [&](Value v) {
+    return llvm::any_of(v.getUsers(), [&](Operation *user) {
+      if (isFilterView(user))
+        return llvm::any_of(user->getUsers(),
+                            [&](Operation *u) { return !members.contains(u); });
+      return !members.contains(user);
+    });
+  };
   auto addVal = [&](Value v, bool external) {
     auto it = g.index.find(v);
     if (it != g.index.end())
@@ -120,20 +147,21 @@ GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
         source = load.getInput();
       val.foldRows = source.getDefiningOp<tpu::FoldRowsOp>();
     }
-    for (Operation *user : v.getUsers())
-      if (!members.contains(user))
-        val.escaping = !external;
+    val.escaping = !external && usedOutside(v);
     g.vals.push_back(val);
     g.index[v] = g.vals.size() - 1;
     return (int)g.vals.size() - 1;
   };
   for (Operation *op : ops) {
+    if (isFilterView(op))
+      continue; // read through, above
     Node node{op, {}, -1};
     for (Value operand : op->getOperands()) {
       if (isa<NoneType>(operand.getType())) {
         node.operands.push_back(-1);
         continue;
       }
+      operand = throughView(operand);
       Operation *def = operand.getDefiningOp();
       node.operands.push_back(addVal(operand, !def || !members.contains(def)));
     }
@@ -347,6 +375,14 @@ GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cS
       r.reads[n][s] = std::move(reads);
     }
   }
+  // Nodes come in program order: operands before the values they compute.
+  r.invariant.assign(g.vals.size(), false);
+  for (size_t v = 0; v < g.vals.size(); ++v)
+    r.invariant[v] = g.vals[v].external && r.isHeld(v);
+  for (const auto &node : g.nodes)
+    r.invariant[node.result] =
+        r.isHeld(node.result) &&
+        llvm::all_of(node.operands, [&](int v) { return v < 0 || r.invariant[v]; });
   return r;
 }
 
@@ -382,10 +418,8 @@ uint64_t GroupSlicing::laneBytes(const GroupGraph &g, int val) const {
 uint64_t lg::lmemLaneBytes(const GroupGraph &g, const GroupSlicing &s,
                            int64_t buffers) {
   uint64_t total = 0;
-  for (size_t v = 0; v < g.vals.size(); ++v) {
-    bool held = g.vals[v].external && s.isHeld(v);
-    total += s.laneBytes(g, v) * (held ? 1 : buffers);
-  }
+  for (size_t v = 0; v < g.vals.size(); ++v)
+    total += s.laneBytes(g, v) * (s.invariant[v] ? 1 : buffers);
   return total;
 }
 

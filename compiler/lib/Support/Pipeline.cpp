@@ -16,6 +16,7 @@ void kiln::addTopPipeline(PassManager &pm, const PipelineOptions &options) {
   // The static filters and demodulation constants the rewrite built.
   pm.addNestedPass<func::FuncOp>(top::createFoldConstantsPass());
   pm.addNestedPass<func::FuncOp>(top::createTopFoldPadIntoConv());
+  pm.addNestedPass<func::FuncOp>(top::createTopSinkReshapeIntoReduce());
   pm.addNestedPass<func::FuncOp>(top::createTopFuseActivations());
   pm.addNestedPass<func::FuncOp>(top::createFuseBatchNormPass());
   top::TopFoldAffineIntoConvOptions affine;

@@ -5,7 +5,7 @@
 
 // StyleGAN2's fused modulated conv (batch 1): w = W * s, d = rsqrt(sum(w^2)
 // + eps), conv(x, reshape(w * d)).
-// CHECK: kiln.rewrite_report = ["top.conv: modulated conv rewritten to a static filter (saves about {{[0-9]+}} cycles)"]
+// CHECK: kiln.rewrite_report = ["top.conv: modulated conv rewritten to a static filter (saves about {{-?[0-9]+}} cycles)"]
 // CHECK-LABEL: func.func @fused
 // CHECK: %[[W:.*]] = top.weight {{.*}} : tensor<1x8x4x3x3xf32>
 // The demodulation's sum of squares: (s * s) x Q, Q = sum over kh, kw of W^2.
@@ -148,7 +148,7 @@ func.func @with_bias(%x: tensor<1x4x6x6xf32>, %style: tensor<1x4xf32>) -> tensor
 // a 512 x 512 x 3 x 3 filter (through DDR in 18-byte runs) on a 4 x 4 map is
 // rewritten; a 3 x 64 x 1 x 1 filter (StyleGAN2's toRGB) on a 256 x 256 map
 // is not.
-// AUTO: kiln.rewrite_report = ["/big: modulated conv rewritten to a static filter (saves about {{[0-9]+}} cycles)", "/rgb: modulated conv kept (forming its filter is about {{[0-9]+}} cycles cheaper)"]
+// AUTO: kiln.rewrite_report = ["/big: modulated conv rewritten to a static filter (saves about {{-?[0-9]+}} cycles)", "/rgb: modulated conv kept (forming its filter is about {{[0-9]+}} cycles cheaper)"]
 // AUTO-LABEL: func.func @auto
 // AUTO: top.conv %{{.*}}, %{{.*}}, %{{.*}} {{.*}} : (tensor<1x512x4x4xf32>, tensor<512x512x3x3xf32>, none)
 // AUTO: %[[RGB:.*]] = top.mul %{{.*}}, %arg3 : (tensor<3x64x1x1xf32>, tensor<1x64x1x1xf32>)

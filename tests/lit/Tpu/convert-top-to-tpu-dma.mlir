@@ -42,9 +42,11 @@ func.func @pad(%arg0: tensor<2x3xf32>) -> tensor<4x5xf32> {
 
 // -----
 
-// A reduction over H and W is one sum pool over the 20 reduced elements.
+// A reduction over H and W is one sum pool over the 4 x 5 window: the input
+// keeps its layout (no reshape), so the pool can share its producer's group.
 // CHECK-LABEL: func.func @reduce_hw
-// CHECK: tpu.pool2d {{.*}}kernel_shape = array<i64: 1, 20>{{.*}}kind = 2
+// CHECK-NOT: tpu.reshape
+// CHECK: tpu.pool2d %arg0 {{.*}}kernel_shape = array<i64: 4, 5>{{.*}}kind = 2
 // CHECK-NOT: tpu.dma
 func.func @reduce_hw(%arg0: tensor<1x8x4x5xf32>) -> tensor<1x8x1x1xf32> {
   %0 = top.reduce %arg0 {mode = 0 : i32, axes = array<i64: 2, 3>, keepdims = true} : (tensor<1x8x4x5xf32>) -> tensor<1x8x1x1xf32>

@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -convert-top-to-tpu -tpu-layer-group | FileCheck %s
+// RUN: kiln-opt %s -split-input-file -convert-top-to-tpu -tpu-layer-group | FileCheck %s
 
 // A conv whose filter is computed by the graph (a modulated filter, as in
 // StyleGAN2): the filter is never sliced. The group that runs the conv
@@ -18,4 +18,38 @@ func.func @modulated(%x: tensor<1x16x224x224xf32>, %style: tensor<1x16x1x1xf32>)
   %n = top.none
   %0 = top.conv %x, %f, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x16x224x224xf32>, tensor<16x16x3x3xf32>, none) -> tensor<1x16x224x224xf32>
   return %0 : tensor<1x16x224x224xf32>
+}
+
+// -----
+
+// StyleGAN2's modulated conv kept dynamic: the filter W * s * d, with
+// d = 1 / sqrt(sum((W * s)^2) + eps) per output channel, is formed in LMEM in
+// the conv's own layer group. Its ops run on [1, O, I, kh*kw], the layout the
+// conv reads its filter in, and a tpu.reshape inside the group views the
+// result as the conv's [O, I, kh, kw] filter: no filter goes through DDR.
+// CHECK-LABEL: func.func @formed_in_lmem
+// CHECK: tpu.group
+// CHECK: tpu.eltwise {{.*}} -> tensor<1x8x4x9xf32>
+// CHECK: tpu.pool2d {{.*}}kernel_shape = array<i64: 4, 9>
+// CHECK: tpu.active
+// CHECK: %[[F:.*]] = tpu.eltwise {{.*}} -> tensor<1x8x4x9xf32>
+// CHECK: %[[V:.*]] = tpu.reshape %[[F]] {{.*}}tpu.lmem{{.*}} -> tensor<8x4x3x3xf32>
+// CHECK: tpu.conv2d %{{.*}}, %[[V]]
+// CHECK: tpu.yield
+// CHECK-NOT: tpu.group
+func.func @formed_in_lmem(%x: tensor<1x4x32x32xf32>, %s: tensor<1x1x4x1x1xf32>) -> tensor<1x8x32x32xf32> {
+  %w = top.weight {value = dense<0.1> : tensor<1x8x4x3x3xf32>} : tensor<1x8x4x3x3xf32>
+  %eps = top.weight {value = dense<1.0e-8> : tensor<f32>} : tensor<f32>
+  %one = top.weight {value = dense<1.0> : tensor<f32>} : tensor<f32>
+  %ws = top.mul %w, %s : (tensor<1x8x4x3x3xf32>, tensor<1x1x4x1x1xf32>) -> tensor<1x8x4x3x3xf32>
+  %sq = top.mul %ws, %ws : (tensor<1x8x4x3x3xf32>, tensor<1x8x4x3x3xf32>) -> tensor<1x8x4x3x3xf32>
+  %sum = top.reduce %sq {axes = array<i64: 2, 3, 4>, keepdims = true, mode = 0 : i32} : (tensor<1x8x4x3x3xf32>) -> tensor<1x8x1x1x1xf32>
+  %a = top.add %sum, %eps : (tensor<1x8x1x1x1xf32>, tensor<f32>) -> tensor<1x8x1x1x1xf32>
+  %r = top.active %a {mode = 6 : i32} : (tensor<1x8x1x1x1xf32>) -> tensor<1x8x1x1x1xf32>
+  %d = top.div %one, %r : (tensor<f32>, tensor<1x8x1x1x1xf32>) -> tensor<1x8x1x1x1xf32>
+  %f = top.mul %ws, %d : (tensor<1x8x4x3x3xf32>, tensor<1x8x1x1x1xf32>) -> tensor<1x8x4x3x3xf32>
+  %filt = top.reshape %f {shape = array<i64: 8, 4, 3, 3>} : (tensor<1x8x4x3x3xf32>) -> tensor<8x4x3x3xf32>
+  %n = top.none
+  %0 = top.conv %x, %filt, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x4x32x32xf32>, tensor<8x4x3x3xf32>, none) -> tensor<1x8x32x32xf32>
+  return %0 : tensor<1x8x32x32xf32>
 }

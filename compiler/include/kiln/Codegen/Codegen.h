@@ -56,7 +56,9 @@ struct LmemAlloc {
 struct Resident {
   std::string tensor;
   bool dynamic = false; // computed by the graph, not a coefficient
+  bool formedOnChip = false; // computed in LMEM by its own group, no DDR copy
   std::string producer;
+  std::vector<std::string> producers; // formedOnChip: the ops that form it
   std::vector<std::string> consumers;
   std::vector<int64_t> shape;
   uint8_t dtype = 0; // kiln_dtype

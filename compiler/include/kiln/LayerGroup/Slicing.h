@@ -86,6 +86,11 @@ struct GroupSlicing {
   };
   std::vector<std::vector<llvm::SmallVector<Read, 3>>> reads;
 
+  /// [val]: the value is the same in every slice: a held load, or computed
+  /// from such values only (a filter formed in LMEM). One buffer, filled
+  /// once: by the prologue's load or by its op in the first slice using it.
+  std::vector<bool> invariant;
+
   int64_t sliceCount() const { return nSlices * cSlices * hSlices; }
   /// A value is held when its rows are the same in every slice.
   bool isHeld(int val) const;
@@ -109,6 +114,12 @@ int64_t maxChannelSlices(const GroupGraph &g);
 /// slice: conv/deconv filters and biases (INT8: requant tables), the INT8
 /// lookup table of tpu.active.
 bool isWholeOperand(mlir::Operation *op, unsigned operandNumber);
+
+/// A tpu.reshape that only feeds conv/deconv filters and whose input's LMEM
+/// layout is already theirs ([1, O, I, kh*kw] viewed as [O, I, kh, kw]). In
+/// a group that also computes its input it moves no bytes: the filter is
+/// formed in LMEM where the conv reads it (a modulated conv's filter).
+bool isFilterView(mlir::Operation *op);
 
 /// The [n, c, h, w] shape an operand (or result, operandNumber = -1) of a TIU
 /// op has in LMEM: filters [1, oc, ic/group, kh*kw], biases [1, oc, 1, 1],

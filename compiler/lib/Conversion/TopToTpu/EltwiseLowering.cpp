@@ -98,18 +98,9 @@ struct BinaryLowering : public OpRewritePattern<TopOp> {
   }
 };
 
-/// Unary ops reshape freely: above 4-D leading dimensions merge into N;
-/// below it, as for binary ops.
-SmallVector<int64_t> unary4D(ArrayRef<int64_t> shape) {
-  if (shape.size() < 4)
-    return (*to4D({shape}))[0];
-  SmallVector<int64_t> out(shape.begin(), shape.end());
-  while (out.size() > 4) {
-    out[1] *= out[0];
-    out.erase(out.begin());
-  }
-  return out;
-}
+/// Unary ops take the layout binary ops give the same shape, so a chain of
+/// both shares one layer group.
+SmallVector<int64_t> unary4D(ArrayRef<int64_t> shape) { return (*to4D({shape}))[0]; }
 
 struct ReluLowering : public OpRewritePattern<top::ReluOp> {
   using OpRewritePattern::OpRewritePattern;

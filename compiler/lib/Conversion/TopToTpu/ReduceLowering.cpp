@@ -2,8 +2,9 @@
 //
 // The reduced axes are moved last (a tpu.dma transpose when they are not),
 // the tensor is viewed as [N, C, KH, KW] with N * C the kept elements and
-// KH * KW the reduced ones, and one pool over the whole KH x KW window
-// reduces it. Sum of squares and L2 square first; L2 takes the root after.
+// KH * KW the reduced ones (KH the first reduced axis when there are several,
+// as elementwise lowering lays them out), and one pool over the whole
+// KH x KW window reduces it. Sum of squares and L2 square first; L2 takes the root after.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +66,14 @@ struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
           program.records());
     }
     int64_t kw = divisorAtMost(reduced, kMaxDim), kh = reduced / kw;
+    // Trailing axes keep their first as the window's rows and the rest as
+    // its columns: the [.., a, b*c] layout elementwise lowering gives the
+    // input, so the pool reads its producer's result in the same group.
+    bool trailing = axes.size() >= 2 && perm == llvm::to_vector(llvm::seq<int64_t>(0, in.size()));
+    if (trailing && in[axes[0]] <= kMaxDim && reduced / in[axes[0]] <= kMaxDim) {
+      kh = in[axes[0]];
+      kw = reduced / kh;
+    }
     int64_t c = divisorAtMost(kept, 4096), n = kept / c;
     if (kh > kMaxDim || n > kMaxDim)
       return rewriter.notifyMatchFailure(op, "reduction too large for one pool");

@@ -90,17 +90,21 @@ flatbuffers::Offset<fb::Net> net(flatbuffers::FlatBufferBuilder &b,
   std::vector<flatbuffers::Offset<fb::DynamicWeight>> dynamic;
   std::vector<flatbuffers::Offset<fb::Residency>> residency;
   for (const auto &r : n.residents) {
-    residency.push_back(fb::CreateResidencyDirect(
-        b, r.tensor.c_str(),
-        r.dynamic ? fb::ResidencyKind::DynamicWeight : fb::ResidencyKind::Coefficient,
-        r.group, r.lmemAddr, r.lmemSize, r.firstStep, r.lastStep));
+    fb::ResidencyKind kind = r.formedOnChip ? fb::ResidencyKind::FormedOnChip
+                             : r.dynamic    ? fb::ResidencyKind::DynamicWeight
+                                            : fb::ResidencyKind::Coefficient;
+    residency.push_back(fb::CreateResidencyDirect(b, r.tensor.c_str(), kind, r.group,
+                                                  r.lmemAddr, r.lmemSize, r.firstStep,
+                                                  r.lastStep));
     if (!r.dynamic)
       continue;
     auto consumers = strings(b, r.consumers);
+    auto producers = strings(b, r.producers);
     dynamic.push_back(fb::CreateDynamicWeightDirect(
-        b, r.tensor.c_str(), r.producer.c_str(), &consumers, &r.shape,
-        (fb::DType)r.dtype, fb::Layout::OIHW, fb::Layout::LMEM_NCHW, r.ddrOffset,
-        r.lmemAddr, r.lmemSize, r.group, r.firstStep, r.lastStep));
+        b, r.tensor.c_str(), r.producer.c_str(), &consumers, &r.shape, (fb::DType)r.dtype,
+        r.formedOnChip ? fb::Layout::LMEM_NCHW : fb::Layout::OIHW, fb::Layout::LMEM_NCHW,
+        r.ddrOffset, r.lmemAddr, r.lmemSize, r.group, r.firstStep, r.lastStep, r.formedOnChip,
+        &producers));
   }
   std::vector<flatbuffers::Offset<fb::DdrBuffer>> buffers;
   for (const auto &d : n.buffers)

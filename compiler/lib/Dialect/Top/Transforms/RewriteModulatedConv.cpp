@@ -267,11 +267,17 @@ uint64_t ddrCycles(int64_t runs, int64_t runBytes) {
 }
 
 /// Modelled cycles the rewrite saves (negative: it costs). Kept, the filter
-/// is formed by one EU pass per runtime factor over O x I*k*k elements and
-/// goes through DDR on its way to the conv: written and read back in the
-/// conv's layout, in runs of k*k elements. Rewritten, the input and the
-/// output are scaled in one pass each (in the conv's layer groups, so
-/// without DDR traffic of their own).
+/// is formed by one EU pass per runtime factor over O x I*k*k elements, and
+/// demodulating it squares them and sums each output channel's (a pool over
+/// I*k*k taps, two per cycle). It is formed in LMEM in the conv's layer
+/// group when the static weight and two working copies take at most half a
+/// lane; larger, it goes through DDR on its way to the conv: written and
+/// read back in the conv's layout, in runs of k*k elements; in an INT8 net
+/// the conv then runs in F16. Rewritten, the
+/// input and the output are scaled in one pass each (in the conv's layer
+/// groups, so without DDR traffic of their own), and the demodulation
+/// rsqrt(s^2 Q + eps) takes small layer groups of its own: about two, each
+/// at least a load's and a store's latency and two TIU commands.
 int64_t savedCycles(Operation *conv, const Modulation &m, uint32_t dtype) {
   ArrayRef<int64_t> x = shapeOf(conv->getOperand(0));
   ArrayRef<int64_t> y = shapeOf(conv->getResult(0));
@@ -279,13 +285,25 @@ int64_t savedCycles(Operation *conv, const Modulation &m, uint32_t dtype) {
   int64_t oc = w[m.ocAxis], ic = w[m.icAxis];
   int64_t k = numElements(w) / (oc * ic);
   int64_t passes = m.inScales.size() + m.outScales.size();
-  uint64_t keep = passes * euCycles(oc, ic * k, dtype) +
-                  2 * ddrCycles(oc * ic, k * kiln_dtype_bytes(dtype));
+  uint64_t lanes = (oc + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
+  uint64_t keep = passes * euCycles(oc, ic * k, dtype);
+  if (!m.outScales.empty())
+    keep += euCycles(oc, ic * k, dtype) + lanes * ((ic * k + 1) / 2);
+  uint64_t laneBytes = lanes * ic * k * kiln_dtype_bytes(dtype);
+  if (3 * laneBytes > KILN_LMEM_BYTES_PER_LANE / 2)
+    keep += 2 * ddrCycles(oc * ic, k * kiln_dtype_bytes(dtype));
+  // A computed filter has no INT8 range: in an INT8 net the kept conv runs
+  // in F16, at half the MAC rate.
+  if (dtype == KILN_DTYPE_INT8) {
+    uint64_t macs = isa<DeconvOp>(conv) ? numElements(x) * oc * k : numElements(y) * ic * k;
+    keep += macs / KILN_MACS_PER_CYCLE_F16 - macs / KILN_MACS_PER_CYCLE_INT8;
+  }
   uint64_t rewrite = 0;
   if (!m.inScales.empty())
     rewrite += euCycles(x[1], numElements(x) / x[1], dtype);
   if (!m.outScales.empty())
-    rewrite += euCycles(y[1], numElements(y) / y[1], dtype);
+    rewrite += euCycles(y[1], numElements(y) / y[1], dtype) +
+               2 * (2 * KILN_GDMA_CMD_LATENCY + 2 * KILN_TIU_CMD_OVERHEAD);
   return (int64_t)keep - (int64_t)rewrite;
 }
 
@@ -446,6 +464,9 @@ struct RewriteModulatedConvPass
       if (isa<ConvOp, DeconvOp>(op))
         convs.push_back(op);
     });
+    // Values the filters of kept convs are formed from: their demodulation
+    // stays a sum of squares, which is formed with the filter in its group.
+    llvm::DenseSet<Value> keptFactors;
     for (Operation *op : convs) {
       auto view = candidate(op);
       if (!view)
@@ -459,6 +480,14 @@ struct RewriteModulatedConvPass
       if (name.empty())
         name = op->getName().getStringRef().str();
       if (mode == "auto" && saved <= 0) {
+        SmallVector<Value> work = {view->product};
+        while (!work.empty()) {
+          Value v = work.pop_back_val();
+          if (!keptFactors.insert(v).second)
+            continue;
+          if (auto mul = v.getDefiningOp<MulOp>())
+            work.append({mul.getLhs(), mul.getRhs()});
+        }
         kiln::appendReport(getOperation(), kiln::kRewriteReportAttr,
                            name + ": modulated conv kept (forming its filter "
                                   "is about " +
@@ -479,7 +508,7 @@ struct RewriteModulatedConvPass
     getOperation().walk([&](ReduceOp op) { reduces.push_back(op); });
     for (ReduceOp reduce : reduces) {
       Value x = squaredInput(reduce);
-      if (!x)
+      if (!x || keptFactors.contains(x))
         continue;
       ArrayRef<int64_t> shape = shapeOf(x);
       auto oc = keptAxis(reduce, shape);

@@ -87,6 +87,24 @@ void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan, RecordCache &r
     node.op->moveBefore(body, body->end());
     setLmem(node.op, node.result);
   }
+  // A filter formed in the group reaches its conv through a view inside it
+  // (the LMEM bytes of its producer); users in later groups keep reading the
+  // original view of the stored value.
+  for (const auto &node : g.nodes)
+    for (OpOperand &use : node.op->getOpOperands()) {
+      Operation *view = use.get().getDefiningOp();
+      if (!lg::isFilterView(view) || view->getParentRegion() == &group.getBody())
+        continue;
+      Value formed = view->getOperand(0);
+      if (formed.getDefiningOp()->getBlock() != body)
+        continue;
+      OpBuilder at(node.op);
+      Operation *inner = at.clone(*view);
+      setLmem(inner, g.valOf(formed));
+      use.set(inner->getResult(0));
+      if (view->use_empty())
+        view->erase();
+    }
   inner.setInsertionPointToEnd(body);
   SmallVector<Value> stored;
   for (Value v : escaping)
@@ -97,6 +115,11 @@ void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan, RecordCache &r
       return use.getOwner()->getParentOp() != group.getOperation() &&
              use.getOwner()->getBlock() != body;
     });
+  // Views of its results that later groups read follow the group.
+  for (Value result : group.getResults())
+    for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
+      if (lg::isFilterView(user) && user->isBeforeInBlock(group))
+        user->moveAfter(group);
 }
 
 struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
@@ -114,6 +137,9 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
         continue;
       if (codegen::isTiuOp(&op))
         runs.back().push_back(&op);
+      else if (lg::isFilterView(&op) &&
+               llvm::is_contained(runs.back(), op.getOperand(0).getDefiningOp()))
+        continue; // a filter formed in the run may join its conv's group
       else if (!runs.back().empty())
         runs.emplace_back();
     }

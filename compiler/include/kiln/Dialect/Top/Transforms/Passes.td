@@ -81,6 +81,17 @@ def TopFuseActivations : Pass<"top-fuse-activations", "mlir::func::FuncOp"> {
   }];
 }
 
+def TopSinkReshapeIntoReduce : Pass<"top-sink-reshape-into-reduce", "mlir::func::FuncOp"> {
+  let summary = "A reshape restoring a reduction's axes moves up to the reduction";
+  let description = [{
+    reduce(keepdims = false), then elementwise ops whose other operands are
+    scalars, then a reshape to the reduction's keepdims shape: the reduction
+    keeps its axes and the ops run on that shape (StyleGAN2's demodulation,
+    [1, O] reshaped to [1, O, 1, 1, 1], stays on the filter's lanes). Every
+    value in the chain has one use.
+  }];
+}
+
 def TopFoldPadIntoConv : Pass<"top-fold-pad-into-conv", "mlir::func::FuncOp"> {
   let summary = "Zero pads of H and W in front of a conv become its padding";
   let description = [{

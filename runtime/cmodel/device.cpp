@@ -6,8 +6,8 @@
 #include <cstring>
 #include <utility>
 
-#include "engines.h"
-#include "parallel.h"
+#include "kiln/chip/engines.h"
+#include "kiln/chip/tiu_kernels.h"
 #include "kiln/abi/version.h"
 
 namespace kiln::cmodel {

@@ -16,7 +16,7 @@
 #include "kiln/abi/cost.h"
 #include "kiln/abi/quant.h"
 #include "kiln/cmodel/device.h"
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 namespace {
 

@@ -16,7 +16,7 @@
 #include "cmodel_harness.h"
 #include "kiln/abi/cmd_check.h"
 #include "kiln/abi/quant.h"
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 namespace kiln::test {
 namespace {

@@ -10,7 +10,7 @@
 #include "cmodel_harness.h"
 #include "kiln/abi/cost.h"
 #include "kiln/abi/regs.h"
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 namespace kiln::test {
 namespace {

@@ -10,7 +10,7 @@
 #include "kiln/Support/Names.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/quant.h"
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 #include "mlir/Dialect/Quant/QuantTypes.h"
 #include "mlir/IR/Location.h"

@@ -16,7 +16,7 @@
 #include "kiln/abi/chip.h"
 #include "kiln/abi/commands.h"
 #include "kiln/abi/quant.h"
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 #include "mlir/Dialect/Quant/QuantTypes.h"
 #include "mlir/IR/Builders.h"

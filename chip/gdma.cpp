@@ -4,7 +4,7 @@
 #include <cstring>
 #include <optional>
 
-#include "engines.h"
+#include "kiln/chip/engines.h"
 #include "kiln/abi/cmd_check.h"
 #include "parallel.h"
 

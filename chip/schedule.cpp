@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
-#include "engines.h"
+#include "kiln/chip/engines.h"
 #include "parallel.h"
 
 namespace kiln::cmodel {

@@ -1,12 +1,12 @@
-// kiln cmodel: the TIU's arithmetic on its own, without the device.
+// kiln chip: the TIU's arithmetic on its own, without the device.
 //
 // The device runs every TIU record through runTiuRecord on its LMEM; the
 // compiler's Tpu interpreter runs the same records on an LMEM of its own whose
 // lanes are big enough for a whole unsliced op, so both compute bit for bit
 // alike (docs/precision.md). Needs only the ABI headers and the C++ standard
 // library.
-#ifndef KILN_CMODEL_TIU_KERNELS_H
-#define KILN_CMODEL_TIU_KERNELS_H
+#ifndef KILN_CHIP_TIU_KERNELS_H
+#define KILN_CHIP_TIU_KERNELS_H
 
 #include <stdint.h>
 

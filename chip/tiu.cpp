@@ -7,7 +7,7 @@
 // (integer accumulation and the requantization of kiln/abi/quant.h). The
 // row functions (eltwiseRow, activeRow) and the resize taps compute in f32
 // whatever the codec.
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "engines.h"
+#include "kiln/chip/engines.h"
 #include "kiln/abi/cmd_check.h"
 #include "parallel.h"
 #include "kiln/abi/quant.h"

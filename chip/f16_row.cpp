@@ -1,8 +1,8 @@
-// f32 -> f16 rows for the cmodel's stores (kiln/cmodel/tiu_kernels.h).
+// f32 -> f16 rows for the cmodel's stores (kiln/chip/tiu_kernels.h).
 #include <cstring>
 
 #include "kiln/abi/quant.h"
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

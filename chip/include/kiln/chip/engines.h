@@ -1,7 +1,8 @@
-// cmodel internals: the TIU and GDMA engines, one record at a time, and a
-// submission's two queues run on them.
-#ifndef KILN_CMODEL_ENGINES_H
-#define KILN_CMODEL_ENGINES_H
+// kiln chip: the TIU and GDMA engines, one record at a time, and a
+// submission's two queues run on them. The cmodel device (runtime/cmodel)
+// runs every submission through these.
+#ifndef KILN_CHIP_ENGINES_H
+#define KILN_CHIP_ENGINES_H
 
 #include <stdint.h>
 
@@ -56,7 +57,7 @@ struct GdmaTraffic {
 };
 
 // Each returns nullptr on success, or why the device faults (nothing has been
-// written then). runTiu is runTiuRecord (kiln/cmodel/tiu_kernels.h) on the
+// written then). runTiu is runTiuRecord (kiln/chip/tiu_kernels.h) on the
 // chip's LMEM.
 const char *runTiu(const kiln_tiu_cmd &cmd, uint8_t *lmem);
 const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lmem,

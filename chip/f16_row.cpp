@@ -8,7 +8,7 @@
 #include <immintrin.h>
 #endif
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 namespace {
 
 void f32ToF16Scalar(const float *src, uint32_t count, uint8_t *dst) {
@@ -56,4 +56,4 @@ void f32ToF16Row(const float *src, uint32_t count, uint8_t *dst) {
   f32ToF16Scalar(src, count, dst);
 }
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip

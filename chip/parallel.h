@@ -23,7 +23,7 @@
 
 #include "kiln/chip/tiu_kernels.h"
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 
 // cmodelThreads() and setCmodelThreads() are in kiln/chip/tiu_kernels.h;
 // the thread count must not change while the pool is in use.
@@ -38,6 +38,6 @@ bool runBeside(const std::function<void()> &main, const std::function<void()> &s
 void waitUntil(const std::function<bool()> &ready);
 void notifyProgress();
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip
 
 #endif

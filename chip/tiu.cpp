@@ -24,7 +24,7 @@
 #include "parallel.h"
 #include "kiln/abi/quant.h"
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 namespace {
 
 // The LMEM a record runs on: KILN_NPU_NUM lanes of lane_bytes, lane-major.
@@ -1976,4 +1976,4 @@ const char *runTiu(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
   return runTiuRecord(cmd, lmem, KILN_LMEM_BYTES_PER_LANE);
 }
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip

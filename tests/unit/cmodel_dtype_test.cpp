@@ -20,7 +20,7 @@
 
 namespace {
 
-using kiln::cmodel::runTiuRecord;
+using kiln::chip::runTiuRecord;
 using kiln::test::lmemOperand;
 using kiln::test::Shape;
 using kiln::test::tiuCmd;

@@ -303,7 +303,7 @@ FailureOr<RawTensor> Interpreter::runTiu(Operation *op) {
              << v.getType();
     moveLmem(*o, const_cast<uint8_t *>(operand.bytes.data()), lmem.data(), laneBytes, true);
   }
-  if (const char *fault = cmodel::runTiuRecord(cmd, lmem.data(), laneBytes))
+  if (const char *fault = chip::runTiuRecord(cmd, lmem.data(), laneBytes))
     return op->emitError("Tpu interpreter: the cmodel rejects the record: ") << fault;
   moveLmem(cmd.out, result.bytes.data(), lmem.data(), laneBytes, false);
   return result;

@@ -13,7 +13,7 @@
 #include "kiln/abi/commands.h"
 #include "kiln/abi/cost.h"
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 
 // Offsets into the whole LMEM array (lane-major, lane_bytes per lane: the
 // chip's KILN_LMEM_BYTES_PER_LANE on the device, more in the compiler's
@@ -98,6 +98,6 @@ ScheduleRun runSchedule(const kiln_tiu_cmd *tiu, const kiln_gdma_cmd *gdma,
                         const std::vector<Scheduled> &order, const DdrWindow &ddr,
                         uint8_t *lmem, bool concurrent);
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip
 
 #endif

@@ -12,7 +12,7 @@
 
 #include "kiln/abi/commands.h"
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 
 // Runs one TIU record on an LMEM of KILN_NPU_NUM lanes of lane_bytes bytes
 // each, lane-major (lane i at lmem + i * lane_bytes). Every operand must lie
@@ -43,6 +43,6 @@ void setCmodelThreads(unsigned threads);
 // was compared once; cmodel_fast_kernels_test samples them), else in software.
 void f32ToF16Row(const float *src, uint32_t count, uint8_t *dst);
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip
 
 #endif

@@ -509,7 +509,7 @@ private:
     c.out = t;
     c.out.addr = 256 * sizeof(float);
     const uint64_t laneBytes = 512 * sizeof(float);
-    if (const char *err = kiln::cmodel::runTiuRecord(
+    if (const char *err = kiln::chip::runTiuRecord(
             c, reinterpret_cast<uint8_t *>(lmem.data()), laneBytes))
       return std::string("table: ") + err;
     SmallVector<int8_t> table(256);

@@ -6,15 +6,15 @@
 #include <cstring>
 #include <utility>
 
-#include "engines.h"
-#include "parallel.h"
+#include "kiln/chip/engines.h"
+#include "kiln/chip/tiu_kernels.h"
 #include "kiln/abi/version.h"
 
 namespace kiln::cmodel {
 
 // The queues and window of the submission being run.
 struct Device::Submission {
-  DdrWindow window;
+  chip::DdrWindow window;
   std::vector<kiln_tiu_cmd> tiu;
   std::vector<kiln_gdma_cmd> gdma;
 };
@@ -146,7 +146,7 @@ void Device::ring() {
            !fetch(reg64(KILN_REG_GDMA_QUEUE_LO), reg(KILN_REG_GDMA_COUNT), &sub.gdma))
     st = fault("command queue outside device memory");
   else {
-    sub.window = DdrWindow{ddrAt(base), size};
+    sub.window = chip::DdrWindow{ddrAt(base), size};
     st = execute(sub);
   }
 
@@ -169,30 +169,30 @@ kiln_status Device::execute(Submission &sub) {
                       kiln_array_tiu_at, kiln_array_gdma_at};
   // The schedule first (its callback never fails), then the commands it
   // started: all of them, or those before a deadlock.
-  std::vector<Scheduled> order;
+  std::vector<chip::Scheduled> order;
   kiln_status st = kiln_schedule_source_timed(&q, nullptr, &Device::onStart, &order, &timing);
   uint32_t n_tiu = 0, n_gdma = 0;
-  for (const Scheduled &s : order)
+  for (const chip::Scheduled &s : order)
     ++(s.engine == KILN_ENGINE_TIU ? n_tiu : n_gdma);
-  bool concurrent = n_tiu && n_gdma && cmodelThreads() > 1;
+  bool concurrent = n_tiu && n_gdma && chip::cmodelThreads() > 1;
   uint32_t racy_tiu, racy_gdma;
   if ((concurrent || strict_sync_) &&
-      findLmemRace(sub.tiu.data(), n_tiu, sub.gdma.data(), n_gdma, &racy_tiu, &racy_gdma)) {
+      chip::findLmemRace(sub.tiu.data(), n_tiu, sub.gdma.data(), n_gdma, &racy_tiu, &racy_gdma)) {
     if (strict_sync_)
       return fault(recordName(KILN_ENGINE_TIU, racy_tiu) + " and " +
                    recordName(KILN_ENGINE_GDMA, racy_gdma) +
                    ": the sync ids let them run together but they touch the same LMEM");
     concurrent = false; // in start order, as the bits must not depend on timing
   }
-  ScheduleRun run =
-      runSchedule(sub.tiu.data(), sub.gdma.data(), order, sub.window, lmem_.data(), concurrent);
+  chip::ScheduleRun run = chip::runSchedule(sub.tiu.data(), sub.gdma.data(), order, sub.window,
+                                            lmem_.data(), concurrent);
 
   // The faulting command is traced too (it started), the rest as they ran.
   for (size_t k = 0; trace_ && k < order.size() && k <= run.stop; ++k)
     trace_->push_back({stats_.submissions - 1, order[k].engine, order[k].index,
                        stats_.cycles + order[k].start, order[k].cycles});
   for (size_t k = 0; k < run.stop; ++k) {
-    const Scheduled &s = order[k];
+    const chip::Scheduled &s = order[k];
     if (s.engine == KILN_ENGINE_TIU) {
       reg(KILN_REG_TIU_DONE_ID) = sub.tiu[s.index].cmd_id;
       stats_.tiu_commands++;
@@ -219,7 +219,7 @@ kiln_status Device::execute(Submission &sub) {
 
 kiln_status Device::onStart(void *user, kiln_engine engine, uint32_t index, uint64_t start,
                             uint64_t cycles) {
-  static_cast<std::vector<Scheduled> *>(user)->push_back({engine, index, start, cycles});
+  static_cast<std::vector<chip::Scheduled> *>(user)->push_back({engine, index, start, cycles});
   return KILN_OK;
 }
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The runtime under AddressSanitizer and UndefinedBehaviorSanitizer: a nested
-# build of the runtime, the cmodel and their tests with clang-19 (no MLIR
-# compiler), plus the libFuzzer harness.
+# build of the runtime, the cmodel, the chip's engines (chip/) and their tests
+# with clang-19 (no MLIR compiler), plus the libFuzzer harness.
 #   sanitizers.sh build SRC_DIR BUILD_DIR [MODEL_DIR]  configure and build
 #   sanitizers.sh test BUILD_DIR                        its ctest suite, fuzzer aside
 #   sanitizers.sh fuzz BUILD_DIR SECONDS [MODEL_DIR...] fuzz from the seeds, fresh corpus

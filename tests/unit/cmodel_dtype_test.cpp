@@ -16,11 +16,11 @@
 #include "kiln/abi/cost.h"
 #include "kiln/abi/quant.h"
 #include "kiln/cmodel/device.h"
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 namespace {
 
-using kiln::cmodel::runTiuRecord;
+using kiln::chip::runTiuRecord;
 using kiln::test::lmemOperand;
 using kiln::test::Shape;
 using kiln::test::tiuCmd;

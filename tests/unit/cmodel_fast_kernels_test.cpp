@@ -16,13 +16,13 @@
 #include "cmodel_harness.h"
 #include "kiln/abi/cmd_check.h"
 #include "kiln/abi/quant.h"
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 namespace kiln::test {
 namespace {
 
-using cmodel::Kernels;
-using cmodel::runTiuRecord;
+using chip::Kernels;
+using chip::runTiuRecord;
 
 constexpr uint64_t kLane = 64 * 1024;
 
@@ -312,7 +312,7 @@ TEST(FastKernels, F16RowMatchesSoftwareConversion) {
   std::memcpy(values.data(), patterns.data(), patterns.size() * 4);
   std::vector<uint8_t> out(values.size() * 2);
   for (size_t at = 0, len = 1; at < values.size(); at += len, len = len % 37 + 1)
-    cmodel::f32ToF16Row(values.data() + at, uint32_t(std::min(len, values.size() - at)),
+    chip::f32ToF16Row(values.data() + at, uint32_t(std::min(len, values.size() - at)),
                         out.data() + 2 * at);
   for (size_t i = 0; i < values.size(); ++i) {
     uint16_t got;
@@ -368,13 +368,13 @@ TEST(FastKernels, ThreadCountDoesNotChangeBits) {
     Case c = randomCase(rng, i % 2 ? KILN_TIU_DECONV : KILN_TIU_CONV,
                         i % 4 < 2 ? KILN_DTYPE_F32 : KILN_DTYPE_F16);
     std::vector<uint8_t> one = randomLmem(rng, c.cmd), three = one;
-    cmodel::setCmodelThreads(1);
+    chip::setCmodelThreads(1);
     ASSERT_EQ(runTiuRecord(c.cmd, one.data(), kLane), nullptr);
-    cmodel::setCmodelThreads(3);
+    chip::setCmodelThreads(3);
     ASSERT_EQ(runTiuRecord(c.cmd, three.data(), kLane), nullptr);
     ASSERT_TRUE(one == three) << c.what;
   }
-  cmodel::setCmodelThreads(cmodel::cmodelThreads());
+  chip::setCmodelThreads(chip::cmodelThreads());
 }
 
 } // namespace

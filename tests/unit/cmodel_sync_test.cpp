@@ -10,7 +10,7 @@
 #include "cmodel_harness.h"
 #include "kiln/abi/cost.h"
 #include "kiln/abi/regs.h"
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 namespace kiln::test {
 namespace {
@@ -334,7 +334,7 @@ struct Outcome {
 Outcome runAt(unsigned threads, const std::vector<kiln_tiu_cmd> &tiu,
               const std::vector<kiln_gdma_cmd> &gdma, const std::vector<float> &input,
               size_t out_count, bool strict = true) {
-  cmodel::setCmodelThreads(threads);
+  chip::setCmodelThreads(threads);
   Device dev(kDeviceDdrBytes);
   dev.setStrictSync(strict);
   putDdr(dev, kWindowOffset + kIn, input);
@@ -374,14 +374,14 @@ TEST(DeviceSync, ConcurrentEnginesGiveTheSameBitsStatsAndTrace) {
     store(k);
   }
   const auto input = randomFloats(kTiles * kSmall.count(), 5);
-  const unsigned saved = cmodel::cmodelThreads();
+  const unsigned saved = chip::cmodelThreads();
   const Outcome one = runAt(1, tiu, gdma, input, input.size());
   ASSERT_EQ(one.status, KILN_OK) << one.why;
   EXPECT_EQ(one.out, reluOf(input));
   for (unsigned threads : {2u, 3u})
     for (int rep = 0; rep < 20; ++rep)
       EXPECT_TRUE(runAt(threads, tiu, gdma, input, input.size()) == one) << threads;
-  cmodel::setCmodelThreads(saved);
+  chip::setCmodelThreads(saved);
 }
 
 // A GDMA record faults while the TIU runs a long conv: the commands before
@@ -395,7 +395,7 @@ TEST(DeviceSync, FaultStopsBothEnginesAtTheSameCommand) {
       gdmaCmd(2, 0, KILN_GDMA_LMEM_TO_DDR, kSmall, 0, kDeviceDdrBytes), // outside
       gdmaCmd(3, 2, KILN_GDMA_LMEM_TO_DDR, kSmall, 8192, kOut)};
   const auto input = randomFloats(kSmall.count(), 6);
-  const unsigned saved = cmodel::cmodelThreads();
+  const unsigned saved = chip::cmodelThreads();
   const Outcome one = runAt(1, tiu, gdma, input, kSmall.count());
   EXPECT_EQ(one.status, KILN_ERR_DEVICE_FAULT);
   EXPECT_EQ(one.why.rfind("gdma[1]: ", 0), 0u) << one.why;
@@ -406,7 +406,7 @@ TEST(DeviceSync, FaultStopsBothEnginesAtTheSameCommand) {
   for (unsigned threads : {2u, 3u})
     for (int rep = 0; rep < 20; ++rep)
       EXPECT_TRUE(runAt(threads, tiu, gdma, input, kSmall.count()) == one) << threads;
-  cmodel::setCmodelThreads(saved);
+  chip::setCmodelThreads(saved);
 }
 
 // Commands the sync ids let overlap that share LMEM: strict sync faults
@@ -417,7 +417,7 @@ TEST(DeviceSync, LmemRacesFaultWhenStrictElseRunInStartOrder) {
       gdmaCmd(2, 1, KILN_GDMA_LMEM_TO_DDR, kSmall, 8192, kOut)};
   const std::vector<kiln_tiu_cmd> racy = {reluCmd(1, 0, 0, 8192, kSmall)}; // reads the load's
   const auto input = randomFloats(kSmall.count(), 7);
-  const unsigned saved = cmodel::cmodelThreads();
+  const unsigned saved = chip::cmodelThreads();
   const Outcome strict = runAt(2, racy, gdma, input, kSmall.count());
   EXPECT_EQ(strict.status, KILN_ERR_DEVICE_FAULT);
   EXPECT_EQ(strict.why.rfind("tiu[0] and gdma[0]: ", 0), 0u) << strict.why;
@@ -428,7 +428,7 @@ TEST(DeviceSync, LmemRacesFaultWhenStrictElseRunInStartOrder) {
   // Reading different bytes of the same banks is no race.
   const std::vector<kiln_tiu_cmd> apart = {reluCmd(1, 0, 1024, 8192, kSmall)};
   EXPECT_EQ(runAt(2, apart, gdma, input, kSmall.count()).status, KILN_OK);
-  cmodel::setCmodelThreads(saved);
+  chip::setCmodelThreads(saved);
 }
 
 } // namespace

@@ -10,7 +10,7 @@
 #include "kiln/Support/Names.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/quant.h"
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 #include "mlir/Dialect/Quant/QuantTypes.h"
 #include "mlir/IR/Location.h"
@@ -303,7 +303,7 @@ FailureOr<RawTensor> Interpreter::runTiu(Operation *op) {
              << v.getType();
     moveLmem(*o, const_cast<uint8_t *>(operand.bytes.data()), lmem.data(), laneBytes, true);
   }
-  if (const char *fault = cmodel::runTiuRecord(cmd, lmem.data(), laneBytes))
+  if (const char *fault = chip::runTiuRecord(cmd, lmem.data(), laneBytes))
     return op->emitError("Tpu interpreter: the cmodel rejects the record: ") << fault;
   moveLmem(cmd.out, result.bytes.data(), lmem.data(), laneBytes, false);
   return result;

@@ -1,9 +1,9 @@
-//===- TpuInterpreter.h - Runs typed Tpu IR on the cmodel's kernels -*- C++ -*-===//
+//===- TpuInterpreter.h - Runs typed Tpu IR on the chip's kernels -*- C++ -*-===//
 //
 // Runs a function of Tpu ops (after convert-top-to-tpu, before layer
 // grouping) on the host. Every TIU op becomes the record codegen would emit
 // for the whole unsliced op (codegen::fillTiuRecord), run by the cmodel's TIU
-// kernels (kiln::cmodel::runTiuRecord) on an LMEM of its own; tpu.dma,
+// kernels (kiln::chip::runTiuRecord, chip/) on an LMEM of its own; tpu.dma,
 // tpu.concat and tpu.reshape move bytes on the host. So its numerics are the
 // cmodel's by construction: a compiled net can only differ from it through
 // slicing, codegen or synchronization.

@@ -16,7 +16,7 @@
 #include "kiln/abi/chip.h"
 #include "kiln/abi/commands.h"
 #include "kiln/abi/quant.h"
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 #include "mlir/Dialect/Quant/QuantTypes.h"
 #include "mlir/IR/Builders.h"
@@ -509,7 +509,7 @@ private:
     c.out = t;
     c.out.addr = 256 * sizeof(float);
     const uint64_t laneBytes = 512 * sizeof(float);
-    if (const char *err = kiln::cmodel::runTiuRecord(
+    if (const char *err = kiln::chip::runTiuRecord(
             c, reinterpret_cast<uint8_t *>(lmem.data()), laneBytes))
       return std::string("table: ") + err;
     SmallVector<int8_t> table(256);

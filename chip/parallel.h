@@ -15,17 +15,17 @@
 // main(), and returns when both are done; it returns false without running
 // either when there is no pool thread (1 thread) or another side task is
 // running. main and side synchronize through waitUntil and notifyProgress.
-#ifndef KILN_CMODEL_PARALLEL_H
-#define KILN_CMODEL_PARALLEL_H
+#ifndef KILN_CHIP_PARALLEL_H
+#define KILN_CHIP_PARALLEL_H
 
 #include <cstddef>
 #include <functional>
 
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 
-// cmodelThreads() and setCmodelThreads() are in kiln/cmodel/tiu_kernels.h;
+// cmodelThreads() and setCmodelThreads() are in kiln/chip/tiu_kernels.h;
 // the thread count must not change while the pool is in use.
 
 void parallelFor(size_t jobs, const std::function<void(size_t)> &f);
@@ -38,6 +38,6 @@ bool runBeside(const std::function<void()> &main, const std::function<void()> &s
 void waitUntil(const std::function<bool()> &ready);
 void notifyProgress();
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip
 
 #endif

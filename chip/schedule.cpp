@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <atomic>
 
-#include "engines.h"
+#include "kiln/chip/engines.h"
 #include "parallel.h"
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 namespace {
 
 // The per-lane LMEM bytes [lo, hi) a command reads or writes: the hull of an
@@ -196,4 +196,4 @@ ScheduleRun runSchedule(const kiln_tiu_cmd *tiu, const kiln_gdma_cmd *gdma,
   return r;
 }
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip

@@ -4,11 +4,11 @@
 #include <cstring>
 #include <optional>
 
-#include "engines.h"
+#include "kiln/chip/engines.h"
 #include "kiln/abi/cmd_check.h"
 #include "parallel.h"
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 namespace {
 
 // One side of a copy: where row (n, c, h) starts and the bytes between the
@@ -148,4 +148,4 @@ const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lme
   return nullptr;
 }
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip

@@ -1,14 +1,14 @@
-// f32 -> f16 rows for the cmodel's stores (kiln/cmodel/tiu_kernels.h).
+// f32 -> f16 rows for the cmodel's stores (kiln/chip/tiu_kernels.h).
 #include <cstring>
 
 #include "kiln/abi/quant.h"
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 namespace {
 
 void f32ToF16Scalar(const float *src, uint32_t count, uint8_t *dst) {
@@ -56,4 +56,4 @@ void f32ToF16Row(const float *src, uint32_t count, uint8_t *dst) {
   f32ToF16Scalar(src, count, dst);
 }
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip

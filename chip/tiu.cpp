@@ -7,7 +7,7 @@
 // (integer accumulation and the requantization of kiln/abi/quant.h). The
 // row functions (eltwiseRow, activeRow) and the resize taps compute in f32
 // whatever the codec.
-#include "kiln/cmodel/tiu_kernels.h"
+#include "kiln/chip/tiu_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,12 +19,12 @@
 #include <utility>
 #include <vector>
 
-#include "engines.h"
+#include "kiln/chip/engines.h"
 #include "kiln/abi/cmd_check.h"
 #include "parallel.h"
 #include "kiln/abi/quant.h"
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 namespace {
 
 // The LMEM a record runs on: KILN_NPU_NUM lanes of lane_bytes, lane-major.
@@ -1976,4 +1976,4 @@ const char *runTiu(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
   return runTiuRecord(cmd, lmem, KILN_LMEM_BYTES_PER_LANE);
 }
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip

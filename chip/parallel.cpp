@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 namespace {
 
 // A short busy wait between polls (the CPU's spin-loop hint).
@@ -289,4 +289,4 @@ void notifyProgress() {
     p->signal();
 }
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip

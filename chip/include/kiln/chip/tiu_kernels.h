@@ -1,18 +1,18 @@
-// kiln cmodel: the TIU's arithmetic on its own, without the device.
+// kiln chip: the TIU's arithmetic on its own, without the device.
 //
 // The device runs every TIU record through runTiuRecord on its LMEM; the
 // compiler's Tpu interpreter runs the same records on an LMEM of its own whose
 // lanes are big enough for a whole unsliced op, so both compute bit for bit
 // alike (docs/precision.md). Needs only the ABI headers and the C++ standard
 // library.
-#ifndef KILN_CMODEL_TIU_KERNELS_H
-#define KILN_CMODEL_TIU_KERNELS_H
+#ifndef KILN_CHIP_TIU_KERNELS_H
+#define KILN_CHIP_TIU_KERNELS_H
 
 #include <stdint.h>
 
 #include "kiln/abi/commands.h"
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 
 // Runs one TIU record on an LMEM of KILN_NPU_NUM lanes of lane_bytes bytes
 // each, lane-major (lane i at lmem + i * lane_bytes). Every operand must lie
@@ -43,6 +43,6 @@ void setCmodelThreads(unsigned threads);
 // was compared once; cmodel_fast_kernels_test samples them), else in software.
 void f32ToF16Row(const float *src, uint32_t count, uint8_t *dst);
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip
 
 #endif

@@ -1,7 +1,8 @@
-// cmodel internals: the TIU and GDMA engines, one record at a time, and a
-// submission's two queues run on them.
-#ifndef KILN_CMODEL_ENGINES_H
-#define KILN_CMODEL_ENGINES_H
+// kiln chip: the TIU and GDMA engines, one record at a time, and a
+// submission's two queues run on them. The cmodel device (runtime/cmodel)
+// runs every submission through these.
+#ifndef KILN_CHIP_ENGINES_H
+#define KILN_CHIP_ENGINES_H
 
 #include <stdint.h>
 
@@ -12,7 +13,7 @@
 #include "kiln/abi/commands.h"
 #include "kiln/abi/cost.h"
 
-namespace kiln::cmodel {
+namespace kiln::chip {
 
 // Offsets into the whole LMEM array (lane-major, lane_bytes per lane: the
 // chip's KILN_LMEM_BYTES_PER_LANE on the device, more in the compiler's
@@ -56,7 +57,7 @@ struct GdmaTraffic {
 };
 
 // Each returns nullptr on success, or why the device faults (nothing has been
-// written then). runTiu is runTiuRecord (kiln/cmodel/tiu_kernels.h) on the
+// written then). runTiu is runTiuRecord (kiln/chip/tiu_kernels.h) on the
 // chip's LMEM.
 const char *runTiu(const kiln_tiu_cmd &cmd, uint8_t *lmem);
 const char *runGdma(const kiln_gdma_cmd &cmd, const DdrWindow &ddr, uint8_t *lmem,
@@ -97,6 +98,6 @@ ScheduleRun runSchedule(const kiln_tiu_cmd *tiu, const kiln_gdma_cmd *gdma,
                         const std::vector<Scheduled> &order, const DdrWindow &ddr,
                         uint8_t *lmem, bool concurrent);
 
-} // namespace kiln::cmodel
+} // namespace kiln::chip
 
 #endif

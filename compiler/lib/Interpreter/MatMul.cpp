@@ -35,7 +35,7 @@ FailureOr<Tensor> runMatMul(top::MatMulOp op, const Tensor &input,
   auto matrixOf = [&](ArrayRef<int64_t> own, ArrayRef<int64_t> index) {
     int64_t flat = 0;
     for (size_t d = 0; d < own.size(); ++d) {
-      int64_t i = index[d + rank - own.size()];
+      int64_t i = index[d + batch.size() - own.size()];
       flat = flat * own[d] + (own[d] == 1 ? 0 : i);
     }
     return flat;

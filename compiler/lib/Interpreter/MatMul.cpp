@@ -1,6 +1,7 @@
 //===- MatMul.cpp - Reference matrix product (MatMul and Gemm) ------------===//
 
 #include "Kernels.h"
+#include "kiln/Support/ShapeRules.h"
 
 using namespace mlir;
 
@@ -24,22 +25,17 @@ FailureOr<Tensor> runMatMul(top::MatMulOp op, const Tensor &input,
   // Batch dimensions broadcast as in numpy.matmul.
   ArrayRef<int64_t> batchA = ArrayRef<int64_t>(input.shape).drop_back(2);
   ArrayRef<int64_t> batchB = ArrayRef<int64_t>(right.shape).drop_back(2);
-  size_t rank = std::max(batchA.size(), batchB.size());
-  std::vector<int64_t> batch(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    size_t offA = rank - batchA.size(), offB = rank - batchB.size();
-    int64_t a = i < offA ? 1 : batchA[i - offA];
-    int64_t b = i < offB ? 1 : batchB[i - offB];
-    if (a != b && a != 1 && b != 1)
-      return op.emitOpError("batch dimensions of [")
-             << input.shape << "] and [" << right.shape << "] do not broadcast";
-    batch[i] = a == 1 ? b : a;
-  }
+  size_t bad = 0;
+  auto broadcast = kiln::broadcastShapes(batchA, batchB, bad);
+  if (!broadcast)
+    return op.emitOpError("batch dimensions of [")
+           << input.shape << "] and [" << right.shape << "] do not broadcast";
+  std::vector<int64_t> batch(broadcast->begin(), broadcast->end());
   /// The flat matrix index of `index` in a batch of shape `own`.
   auto matrixOf = [&](ArrayRef<int64_t> own, ArrayRef<int64_t> index) {
     int64_t flat = 0;
     for (size_t d = 0; d < own.size(); ++d) {
-      int64_t i = index[d + rank - own.size()];
+      int64_t i = index[d + batch.size() - own.size()];
       flat = flat * own[d] + (own[d] == 1 ? 0 : i);
     }
     return flat;

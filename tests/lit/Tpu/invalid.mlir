@@ -103,3 +103,311 @@ func.func @fold_rows_stride(%arg0: tensor<1x3x8x8xf16>) -> tensor<1x9x8x8xf16> {
   %0 = tpu.fold_rows %arg0 {dilation_h = 1 : i64, kernel_h = 3 : i64, pad_top = 1 : i64, stride_h = 0 : i64} : (tensor<1x3x8x8xf16>) -> tensor<1x9x8x8xf16>
   return %0 : tensor<1x9x8x8xf16>
 }
+
+// -----
+
+func.func @conv_rank(%arg0: tensor<1x8x8x8xf32>, %arg1: tensor<8x72xf32>, %arg2: none) {
+  // expected-error @+1 {{'tpu.conv2d' op expects a 4-D input, filter and result, got ranks 4, 2, 4}}
+  %0 = tpu.conv2d %arg0, %arg1, %arg2 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x8x8x8xf32>, tensor<8x72xf32>, none) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_strides(%arg0: tensor<1x8x8x8xf32>, %arg1: tensor<8x8x3x3xf32>, %arg2: none) {
+  // expected-error @+1 {{'tpu.conv2d' op strides must have 2 positive entries}}
+  %0 = tpu.conv2d %arg0, %arg1, %arg2 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 0, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_kernel(%arg0: tensor<1x8x8x8xf32>, %arg1: tensor<8x8x1x1xf32>, %arg2: none) {
+  // expected-error @+1 {{'tpu.conv2d' op kernel_shape [3, 3] does not match the filter's [1, 1]}}
+  %0 = tpu.conv2d %arg0, %arg1, %arg2 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x8x8x8xf32>, tensor<8x8x1x1xf32>, none) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_channels(%arg0: tensor<1x8x8x8xf32>, %arg1: tensor<8x4x3x3xf32>, %arg2: none) {
+  // expected-error @+1 {{'tpu.conv2d' op input channels 8 do not match filter [8, 4, 3, 3] with group 1}}
+  %0 = tpu.conv2d %arg0, %arg1, %arg2 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x8x8x8xf32>, tensor<8x4x3x3xf32>, none) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_result_channels(%arg0: tensor<1x8x8x8xf32>, %arg1: tensor<8x8x3x3xf32>, %arg2: none) {
+  // expected-error @+1 {{'tpu.conv2d' op result [1, 4, 8, 8] must have the input's batch 1 and the filter's 8 channels}}
+  %0 = tpu.conv2d %arg0, %arg1, %arg2 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_bias(%arg0: tensor<1x8x8x8xf32>, %arg1: tensor<8x8x3x3xf32>, %arg2: tensor<5xf32>) {
+  // expected-error @+1 {{'tpu.conv2d' op bias has 5 elements for 8 output channels (expects oc, or oc x 3 for an INT8 table)}}
+  %0 = tpu.conv2d %arg0, %arg1, %arg2 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, tensor<5xf32>) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_result_height(%arg0: tensor<1x8x8x8xf32>, %arg1: tensor<8x8x3x3xf32>, %arg2: none) {
+  // expected-error @+1 {{'tpu.conv2d' op result height 7 differs from the window arithmetic's 8}}
+  %0 = tpu.conv2d %arg0, %arg1, %arg2 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x8x7x8xf32>
+  return
+}
+
+// -----
+
+func.func @deconv_result_width(%arg0: tensor<1x8x8x8xf32>, %arg1: tensor<8x8x3x3xf32>, %arg2: none) {
+  // expected-error @+1 {{'tpu.deconv2d' op result width 14 is below the window arithmetic's 15}}
+  %0 = tpu.deconv2d %arg0, %arg1, %arg2 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x8x8x8xf32>, tensor<8x8x3x3xf32>, none) -> tensor<1x8x15x14xf32>
+  return
+}
+
+// -----
+
+func.func @pool_rank(%arg0: tensor<8x8x8xf32>) {
+  // expected-error @+1 {{'tpu.pool2d' op expects a 4-D input and result, got ranks 3 and 4}}
+  %0 = tpu.pool2d %arg0 {kind = 0 : i32, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, count_include_pad = false, do_relu = false} : (tensor<8x8x8xf32>) -> tensor<1x8x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_pads(%arg0: tensor<1x8x8x8xf32>) {
+  // expected-error @+1 {{'tpu.pool2d' op pads must have 4 non-negative entries [top, left, bottom, right]}}
+  %0 = tpu.pool2d %arg0 {kind = 0 : i32, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0>, count_include_pad = false, do_relu = false} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_quant(%arg0: tensor<1x8x8x8xf32>) {
+  // expected-error @+1 {{'tpu.pool2d' op quant must have 3 entries, got 2}}
+  %0 = tpu.pool2d %arg0 {kind = 0 : i32, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, count_include_pad = false, do_relu = false, quant = array<i64: 1, 0>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_channels(%arg0: tensor<1x8x8x8xf32>) {
+  // expected-error @+1 {{'tpu.pool2d' op result [1, 4, 4, 4] must keep the input's batch and channels [1, 8]}}
+  %0 = tpu.pool2d %arg0 {kind = 0 : i32, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, count_include_pad = false, do_relu = false} : (tensor<1x8x8x8xf32>) -> tensor<1x4x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_result_width(%arg0: tensor<1x8x8x8xf32>) {
+  // expected-error @+1 {{'tpu.pool2d' op result width 5 differs from the window arithmetic's 4}}
+  %0 = tpu.pool2d %arg0 {kind = 0 : i32, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, count_include_pad = false, do_relu = false} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x5xf32>
+  return
+}
+
+// -----
+
+func.func @eltwise_broadcast(%arg0: tensor<1x8x4x4xf32>, %arg1: tensor<1x4x4x4xf32>) {
+  // expected-error @+1 {{'tpu.eltwise' op operands [1, 8, 4, 4] and [1, 4, 4, 4] do not broadcast in dimension 1}}
+  %0 = tpu.eltwise %arg0, %arg1 {kind = 0 : i32, do_relu = false} : (tensor<1x8x4x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @eltwise_result(%arg0: tensor<1x8x4x4xf32>, %arg1: tensor<1x8x1x1xf32>) {
+  // expected-error @+1 {{'tpu.eltwise' op result [1, 8, 1, 1] is not the operands' broadcast [1, 8, 4, 4]}}
+  %0 = tpu.eltwise %arg0, %arg1 {kind = 2 : i32, do_relu = false} : (tensor<1x8x4x4xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32>
+  return
+}
+
+// -----
+
+func.func @eltwise_quant(%arg0: tensor<1x8x4x4xf32>, %arg1: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{'tpu.eltwise' op quant must have 3 entries, got 1}}
+  %0 = tpu.eltwise %arg0, %arg1 {kind = 0 : i32, do_relu = false, quant = array<i64: 1>} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @relu_shape(%arg0: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{'tpu.relu' op result shape [1, 8, 4, 2] differs from the input's [1, 8, 4, 4]}}
+  %0 = tpu.relu %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x2xf32>
+  return
+}
+
+// -----
+
+func.func @active_mode(%arg0: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{'tpu.active' op mode 23 is not a kiln_active_kind in [0, 23)}}
+  %0 = tpu.active %arg0 {mode = 23 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @active_table(%arg0: tensor<1x8x4x4xi8>, %arg1: tensor<128xi8>) {
+  // expected-error @+1 {{'tpu.active' op table must have 256 entries, got type 'tensor<128xi8>'}}
+  %0 = tpu.active %arg0, %arg1 {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x8x4x4xi8>, tensor<128xi8>) -> tensor<1x8x4x4xi8>
+  return
+}
+
+// -----
+
+func.func @cast_shape(%arg0: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{'tpu.cast' op result shape [1, 8, 16] differs from the input's [1, 8, 4, 4]}}
+  %0 = tpu.cast %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x16xf16>
+  return
+}
+
+// -----
+
+func.func @cast_quant(%arg0: tensor<1x8x4x4xi8>) {
+  // expected-error @+1 {{'tpu.cast' op quant must have 3 entries, got 2}}
+  %0 = tpu.cast %arg0 {quant = array<i64: 1, 0>} : (tensor<1x8x4x4xi8>) -> tensor<1x8x4x4xi8>
+  return
+}
+
+// -----
+
+func.func @resize_rank(%arg0: tensor<8x4x4xf32>) {
+  // expected-error @+1 {{'tpu.resize' op expects a 4-D input and result, got ranks 3 and 4}}
+  %0 = tpu.resize %arg0 {mode = 0 : i64, coord_mode = 1 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0, 2.0>} : (tensor<8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_channels(%arg0: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{'tpu.resize' op result [1, 4, 8, 8] must keep the input's batch and channels [1, 8]}}
+  %0 = tpu.resize %arg0 {mode = 0 : i64, coord_mode = 1 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_mode(%arg0: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{'tpu.resize' op mode 2 must be 0 (nearest) or 1 (linear)}}
+  %0 = tpu.resize %arg0 {mode = 2 : i64, coord_mode = 1 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_coord_mode(%arg0: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{'tpu.resize' op coord_mode 4 and nearest_mode 0 must be in [0, 3]}}
+  %0 = tpu.resize %arg0 {mode = 0 : i64, coord_mode = 4 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_scales(%arg0: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{'tpu.resize' op expects 2 positive scales}}
+  %0 = tpu.resize %arg0 {mode = 0 : i64, coord_mode = 1 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @dma_length(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{'tpu.dma' op program has 7 entries, not a multiple of the record size 16}}
+  %0 = tpu.dma %arg0 {program = array<i64: 0, 0, 0, 1, 1, 4, 4>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dma_source(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{'tpu.dma' op copy 0 reads source 1; there are 1 inputs}}
+  %0 = tpu.dma %arg0 {program = array<i64: 1, 0, 0, 1, 1, 4, 4, 0, 0, 4, 1, 0, 0, 4, 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{'tpu.reshape' op cannot reshape 16 elements to 8}}
+  %0 = tpu.reshape %arg0 : (tensor<4x4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_empty() {
+  // expected-error @+1 {{'tpu.concat' op expects at least one input}}
+  %0 = tpu.concat {axis = 0 : i64} : () -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_axis(%arg0: tensor<2x4xf32>) {
+  // expected-error @+1 {{'tpu.concat' op axis 2 is out of range for rank 2}}
+  %0 = tpu.concat %arg0 {axis = 2 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_rank(%arg0: tensor<2x4xf32>, %arg1: tensor<8xf32>) {
+  // expected-error @+1 {{'tpu.concat' op input 1 has rank 1, the result 2}}
+  %0 = tpu.concat %arg0, %arg1 {axis = 0 : i64} : (tensor<2x4xf32>, tensor<8xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_dims(%arg0: tensor<2x4xf32>, %arg1: tensor<2x3xf32>) {
+  // expected-error @+1 {{'tpu.concat' op input 1 dimension 1 is 3, the result's 4}}
+  %0 = tpu.concat %arg0, %arg1 {axis = 0 : i64} : (tensor<2x4xf32>, tensor<2x3xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @concat_sum(%arg0: tensor<2x4xf32>, %arg1: tensor<2x4xf32>) {
+  // expected-error @+1 {{'tpu.concat' op inputs give 4 along axis 0, the result has 5}}
+  %0 = tpu.concat %arg0, %arg1 {axis = 0 : i64} : (tensor<2x4xf32>, tensor<2x4xf32>) -> tensor<5x4xf32>
+  return
+}
+
+// -----
+
+func.func @load_shape(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
+    // expected-error @+1 {{'tpu.load' op result shape [1, 8, 2, 4] differs from the input's [1, 8, 4, 4]}}
+    %1 = tpu.load %arg0 {held = true, tpu.lmem = #tpu.lmem<0, 0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x2x4xf32>
+    %2 = tpu.store %1 : (tensor<1x8x2x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %2 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+func.func @store_shape(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 {held = true, tpu.lmem = #tpu.lmem<0, 0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    // expected-error @+1 {{'tpu.store' op result shape [1, 8, 16] differs from the input's [1, 8, 4, 4]}}
+    %2 = tpu.store %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x16xf32>
+    tpu.yield %1 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+func.func @yield_types(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 {held = true, tpu.lmem = #tpu.lmem<0, 0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.store %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    // expected-error @+1 {{'tpu.yield' op yields 2 values of types 'tensor<1x8x4x4xf32>', 'tensor<1x8x4x4xf32>' for the group's results 'tensor<1x8x4x4xf32>'}}
+    tpu.yield %2, %2 : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}

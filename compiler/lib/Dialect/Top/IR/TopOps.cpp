@@ -1,15 +1,17 @@
 #include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/Support/ShapeRules.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
 using namespace mlir;
 using namespace kiln::top;
+using kiln::windowOut;
 
 #include "kiln/Dialect/Top/IR/TopDialect.cpp.inc"
 #include "kiln/Dialect/Top/IR/TopEnums.cpp.inc"
@@ -123,153 +125,115 @@ static ArrayRef<int64_t> shapeOf(Value v) {
   return cast<RankedTensorType>(v.getType()).getShape();
 }
 
-static void setResultShape(Value result, ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(result.getType());
-  result.setType(RankedTensorType::get(shape, type.getElementType()));
-}
+using ShapeOr = FailureOr<SmallVector<int64_t>>;
 
-/// Output extent of a sliding window, as ONNX defines it.
-static int64_t windowOut(int64_t in, int64_t k, int64_t s, int64_t d,
-                         int64_t padBegin, int64_t padEnd, bool ceil) {
-  // floor/ceil of span / s also for a negative span: with ceil_mode a window
-  // larger than the padded input still gives one output when it starts
-  // inside (ONNX and PyTorch: ceil(-1 / 2) + 1 = 1).
-  int64_t span = in + padBegin + padEnd - d * (k - 1) - 1;
-  int64_t out = (ceil ? llvm::divideCeilSigned(span, s) : llvm::divideFloorSigned(span, s)) + 1;
-  // With ceil_mode the last window must start inside the input or left pad.
-  if (ceil && out > 0 && (out - 1) * s >= in + padBegin)
-    --out;
-  return out;
-}
-
-static LogicalResult inferWindow(Operation *op, Value input, Value output,
-                                 int64_t channels, ArrayRef<int64_t> kernel,
-                                 ArrayRef<int64_t> strides,
-                                 ArrayRef<int64_t> pads,
-                                 ArrayRef<int64_t> dilations, bool ceil) {
+/// The window ops' result shape [n, channels, oh, ow]; checks the window
+/// attributes (kiln::checkWindowAttrs) and that the window fits the padded
+/// input.
+static ShapeOr inferWindow(Operation *op, Value input, int64_t channels,
+                           ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                           ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations,
+                           bool ceil) {
   auto in = shapeOf(input);
-  if (in.size() != 4 || kernel.size() != 2 || strides.size() != 2 ||
-      pads.size() != 4 || dilations.size() != 2)
-    return op->emitOpError(
-        "expects a 4-D NCHW input with 2-D window attributes");
+  if (in.size() != 4)
+    return op->emitOpError("expects a 4-D NCHW input, got rank ") << in.size();
+  if (auto problem = kiln::checkWindowAttrs(kernel, strides, pads, dilations))
+    return op->emitOpError(*problem);
   int64_t oh = windowOut(in[2], kernel[0], strides[0], dilations[0], pads[0],
                          pads[2], ceil);
   int64_t ow = windowOut(in[3], kernel[1], strides[1], dilations[1], pads[1],
                          pads[3], ceil);
   if (oh <= 0 || ow <= 0)
     return op->emitOpError("window is larger than the padded input");
-  setResultShape(output, {in[0], channels, oh, ow});
-  return success();
+  return SmallVector<int64_t>{in[0], channels, oh, ow};
 }
 
-LogicalResult ConvOp::verify() {
-  auto filter = shapeOf(getFilter());
-  if (filter.size() != 4)
-    return emitOpError("expects a 4-D filter [oc, ic/group, kh, kw]");
-  int64_t group = static_cast<int64_t>(getGroup());
-  if (group < 1 || filter[0] % group != 0)
-    return emitOpError("output channels must divide into groups");
-  auto in = shapeOf(getInput());
-  if (in.size() == 4 && in[1] != filter[1] * group)
-    return emitOpError("input channels ") << in[1] << " do not match filter "
-                                          << filter[1] << " x group " << group;
-  return success();
-}
-
-LogicalResult ConvOp::inferShapes() {
-  return inferWindow(*this, getInput(), getOutput(), shapeOf(getFilter())[0],
+ShapeOr ConvOp::resultShape() {
+  return inferWindow(*this, getInput(), shapeOf(getFilter())[0],
                      getKernelShape(), getStrides(), getPads(), getDilations(),
                      false);
 }
 
-static LogicalResult inferPool(Operation *op, Value input, Value output,
-                               ArrayRef<int64_t> kernel,
-                               ArrayRef<int64_t> strides,
-                               ArrayRef<int64_t> pads, bool ceil) {
+static ShapeOr inferPool(Operation *op, Value input, ArrayRef<int64_t> kernel,
+                         ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                         bool ceil) {
   auto in = shapeOf(input);
   if (in.size() != 4)
-    return op->emitOpError("expects a 4-D NCHW input");
+    return op->emitOpError("expects a 4-D NCHW input, got rank ") << in.size();
   int64_t dil[2] = {1, 1};
-  return inferWindow(op, input, output, in[1], kernel, strides, pads, dil,
-                     ceil);
+  return inferWindow(op, input, in[1], kernel, strides, pads, dil, ceil);
 }
 
-LogicalResult MaxPoolOp::inferShapes() {
-  return inferPool(*this, getInput(), getOutput(), getKernelShape(),
-                   getStrides(), getPads(), getCeilMode());
+ShapeOr MaxPoolOp::resultShape() {
+  return inferPool(*this, getInput(), getKernelShape(), getStrides(), getPads(),
+                   getCeilMode());
 }
 
-LogicalResult AvgPoolOp::inferShapes() {
-  return inferPool(*this, getInput(), getOutput(), getKernelShape(),
-                   getStrides(), getPads(), getCeilMode());
+ShapeOr AvgPoolOp::resultShape() {
+  return inferPool(*this, getInput(), getKernelShape(), getStrides(), getPads(),
+                   getCeilMode());
 }
 
-LogicalResult GlobalAvgPoolOp::inferShapes() {
-  auto in = shapeOf(getInput());
+/// [n, c, 1, 1] of a 4-D NCHW input.
+static ShapeOr inferGlobalPool(Operation *op, Value input) {
+  auto in = shapeOf(input);
   if (in.size() != 4)
-    return emitOpError("expects a 4-D NCHW input");
-  setResultShape(getOutput(), {in[0], in[1], 1, 1});
-  return success();
+    return op->emitOpError("expects a 4-D NCHW input, got rank ") << in.size();
+  return SmallVector<int64_t>{in[0], in[1], 1, 1};
 }
 
-static LogicalResult inferSame(Value input, Value output) {
-  setResultShape(output, shapeOf(input));
-  return success();
+ShapeOr GlobalAvgPoolOp::resultShape() {
+  return inferGlobalPool(*this, getInput());
 }
 
-LogicalResult ReluOp::inferShapes() {
-  return inferSame(getInput(), getOutput());
+static ShapeOr inferSame(Value input) {
+  return SmallVector<int64_t>(shapeOf(input));
 }
-LogicalResult BatchNormOp::inferShapes() {
-  return inferSame(getInput(), getOutput());
-}
+
+ShapeOr ReluOp::resultShape() { return inferSame(getInput()); }
+ShapeOr BatchNormOp::resultShape() { return inferSame(getInput()); }
 
 /// Multidirectional broadcasting (numpy rules).
-static LogicalResult inferBroadcast(Operation *op, Value lhs, Value rhs,
-                                    Value output) {
-  auto a = shapeOf(lhs), b = shapeOf(rhs);
-  size_t rank = std::max(a.size(), b.size());
-  SmallVector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    size_t offA = rank - a.size(), offB = rank - b.size();
-    int64_t da = i < offA ? 1 : a[i - offA];
-    int64_t db = i < offB ? 1 : b[i - offB];
-    if (da != db && da != 1 && db != 1)
-      return op->emitOpError("operands do not broadcast: dimension ")
-             << i << " is " << da << " and " << db;
-    out[i] = da == 1 ? db : da;
+static ShapeOr inferBroadcast(Operation *op, Value lhs, Value rhs) {
+  size_t bad = 0;
+  auto out = kiln::broadcastShapes(shapeOf(lhs), shapeOf(rhs), bad);
+  if (!out) {
+    auto a = shapeOf(lhs), b = shapeOf(rhs);
+    size_t rank = std::max(a.size(), b.size());
+    return op->emitOpError("operands do not broadcast: dimension ")
+           << bad << " is " << a[bad - (rank - a.size())] << " and "
+           << b[bad - (rank - b.size())];
   }
-  setResultShape(output, out);
-  return success();
+  return *out;
 }
 
-LogicalResult AddOp::inferShapes() {
-  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+ShapeOr AddOp::resultShape() {
+  return inferBroadcast(*this, getLhs(), getRhs());
 }
-LogicalResult MulOp::inferShapes() {
-  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+ShapeOr MulOp::resultShape() {
+  return inferBroadcast(*this, getLhs(), getRhs());
 }
-LogicalResult SubOp::inferShapes() {
-  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+ShapeOr SubOp::resultShape() {
+  return inferBroadcast(*this, getLhs(), getRhs());
 }
-LogicalResult DivOp::inferShapes() {
-  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+ShapeOr DivOp::resultShape() {
+  return inferBroadcast(*this, getLhs(), getRhs());
 }
-LogicalResult PowOp::inferShapes() {
-  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+ShapeOr PowOp::resultShape() {
+  return inferBroadcast(*this, getLhs(), getRhs());
 }
-LogicalResult MaxOp::inferShapes() {
-  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+ShapeOr MaxOp::resultShape() {
+  return inferBroadcast(*this, getLhs(), getRhs());
 }
-LogicalResult MinOp::inferShapes() {
-  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+ShapeOr MinOp::resultShape() {
+  return inferBroadcast(*this, getLhs(), getRhs());
 }
-LogicalResult PReluOp::inferShapes() {
-  return inferBroadcast(*this, getLhs(), getRhs(), getOutput());
+ShapeOr PReluOp::resultShape() {
+  return inferBroadcast(*this, getLhs(), getRhs());
 }
 
-LogicalResult ActiveOp::inferShapes() {
-  return inferSame(getInput(), getOutput());
+ShapeOr ActiveOp::resultShape() {
+  return inferSame(getInput());
 }
 
 /// `axis` in [-rank, rank) as a non-negative index, or failure.
@@ -281,13 +245,13 @@ static FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis,
   return axis < 0 ? axis + rank : axis;
 }
 
-LogicalResult SoftmaxOp::inferShapes() {
+ShapeOr SoftmaxOp::resultShape() {
   if (failed(normalizeAxis(*this, getAxis(), shapeOf(getInput()).size())))
     return failure();
-  return inferSame(getInput(), getOutput());
+  return inferSame(getInput());
 }
 
-LogicalResult ReduceOp::inferShapes() {
+ShapeOr ReduceOp::resultShape() {
   auto in = shapeOf(getInput());
   ArrayRef<int64_t> axes = getAxes();
   if (axes.empty())
@@ -306,11 +270,10 @@ LogicalResult ReduceOp::inferShapes() {
     else if (getKeepdims())
       out.push_back(1);
   }
-  setResultShape(getOutput(), out);
-  return success();
+  return out;
 }
 
-LogicalResult TransposeOp::inferShapes() {
+ShapeOr TransposeOp::resultShape() {
   auto in = shapeOf(getInput());
   ArrayRef<int64_t> perm = getPerm();
   if (perm.size() != in.size())
@@ -324,8 +287,7 @@ LogicalResult TransposeOp::inferShapes() {
     seen[p] = true;
     out.push_back(in[p]);
   }
-  setResultShape(getOutput(), out);
-  return success();
+  return out;
 }
 
 int64_t kiln::top::sliceExtent(int64_t start, int64_t end, int64_t step) {
@@ -334,7 +296,7 @@ int64_t kiln::top::sliceExtent(int64_t start, int64_t end, int64_t step) {
   return span <= 0 ? 0 : (span + stride - 1) / stride;
 }
 
-LogicalResult SliceOp::inferShapes() {
+ShapeOr SliceOp::resultShape() {
   auto in = shapeOf(getInput());
   ArrayRef<int64_t> starts = getStarts(), ends = getEnds(), steps = getSteps();
   if (starts.size() != in.size() || ends.size() != in.size() ||
@@ -356,11 +318,10 @@ LogicalResult SliceOp::inferShapes() {
     if (out.back() == 0)
       return emitOpError("dimension ") << i << " of the result is empty";
   }
-  setResultShape(getOutput(), out);
-  return success();
+  return out;
 }
 
-LogicalResult GatherOp::inferShapes() {
+ShapeOr GatherOp::resultShape() {
   auto in = shapeOf(getInput());
   int64_t axis = getAxis();
   if (axis < 0 || axis >= (int64_t)in.size())
@@ -380,11 +341,10 @@ LogicalResult GatherOp::inferShapes() {
   SmallVector<int64_t> out(in.begin(), in.begin() + axis);
   out.append(indicesShape.begin(), indicesShape.end());
   out.append(in.begin() + axis + 1, in.end());
-  setResultShape(getOutput(), out);
-  return success();
+  return out;
 }
 
-LogicalResult ExpandOp::inferShapes() {
+ShapeOr ExpandOp::resultShape() {
   auto in = shapeOf(getInput());
   ArrayRef<int64_t> repeats = getRepeats();
   SmallVector<int64_t> out;
@@ -409,11 +369,10 @@ LogicalResult ExpandOp::inferShapes() {
       out.push_back(a == 1 ? b : a);
     }
   }
-  setResultShape(getOutput(), out);
-  return success();
+  return out;
 }
 
-LogicalResult PadOp::inferShapes() {
+ShapeOr PadOp::resultShape() {
   auto in = shapeOf(getInput());
   ArrayRef<int64_t> pads = getPads();
   size_t rank = in.size();
@@ -430,11 +389,10 @@ LogicalResult PadOp::inferShapes() {
              << i << " must be smaller than its extent " << in[i];
     out.push_back(in[i] + begin + end);
   }
-  setResultShape(getOutput(), out);
-  return success();
+  return out;
 }
 
-LogicalResult ResizeOp::inferShapes() {
+ShapeOr ResizeOp::resultShape() {
   auto in = shapeOf(getInput());
   ArrayRef<int64_t> outHW = getOutHw();
   ArrayRef<double> scales = getScales();
@@ -447,22 +405,23 @@ LogicalResult ResizeOp::inferShapes() {
   int64_t coord = getCoordMode(), nearest = getNearestMode();
   if (coord < 0 || coord > 3 || nearest < 0 || nearest > 3)
     return emitOpError("coord_mode and nearest_mode must be in [0, 3]");
-  setResultShape(getOutput(), {in[0], in[1], outHW[0], outHW[1]});
-  return success();
+  return SmallVector<int64_t>{in[0], in[1], outHW[0], outHW[1]};
 }
 
-LogicalResult DeconvOp::inferShapes() {
+ShapeOr DeconvOp::resultShape() {
   auto in = shapeOf(getInput()), filter = shapeOf(getFilter());
   ArrayRef<int64_t> kernel = getKernelShape(), strides = getStrides(),
                     pads = getPads(), dilations = getDilations(),
                     outPad = getOutputPadding();
   if (in.size() != 4 || filter.size() != 4)
     return emitOpError("expects a 4-D NCHW input and a 4-D filter");
-  if (kernel.size() != 2 || strides.size() != 2 || pads.size() != 4 ||
-      dilations.size() != 2 || outPad.size() != 2)
-    return emitOpError("expects 2-D window attributes and 4 pads");
+  if (auto problem = kiln::checkWindowAttrs(kernel, strides, pads, dilations))
+    return emitOpError(*problem);
+  if (outPad.size() != 2 || outPad[0] < 0 || outPad[1] < 0)
+    return emitOpError("output_padding must have 2 non-negative entries");
   if (kernel != filter.drop_front(2))
-    return emitOpError("kernel_shape does not match the filter");
+    return emitOpError("kernel_shape [")
+           << kernel << "] does not match the filter's [" << filter.drop_front(2) << "]";
   int64_t group = getGroup();
   if (group < 1)
     return emitOpError("group must be positive");
@@ -475,24 +434,20 @@ LogicalResult DeconvOp::inferShapes() {
                                           << filter << "] with group " << group;
   int64_t out[2];
   for (int i = 0; i < 2; ++i) {
-    out[i] = (in[2 + i] - 1) * strides[i] - pads[i] - pads[i + 2] +
-             dilations[i] * (kernel[i] - 1) + 1 + outPad[i];
-    if (strides[i] < 1 || dilations[i] < 1 || outPad[i] < 0 || out[i] <= 0)
+    out[i] = kiln::deconvOut(in[2 + i], kernel[i], strides[i], dilations[i], pads[i],
+                             pads[i + 2]) +
+             outPad[i];
+    if (out[i] <= 0)
       return emitOpError("window attributes give no output");
   }
-  setResultShape(getOutput(), {in[0], oc, out[0], out[1]});
-  return success();
+  return SmallVector<int64_t>{in[0], oc, out[0], out[1]};
 }
 
-LogicalResult GlobalMaxPoolOp::inferShapes() {
-  auto in = shapeOf(getInput());
-  if (in.size() != 4)
-    return emitOpError("expects a 4-D NCHW input");
-  setResultShape(getOutput(), {in[0], in[1], 1, 1});
-  return success();
+ShapeOr GlobalMaxPoolOp::resultShape() {
+  return inferGlobalPool(*this, getInput());
 }
 
-LogicalResult MatMulOp::inferShapes() {
+ShapeOr MatMulOp::resultShape() {
   auto a = shapeOf(getInput()), b = shapeOf(getRight());
   if (a.size() < 2 || b.size() < 2)
     return emitOpError("expects operands [.., m, k] and [.., k, n]");
@@ -503,24 +458,16 @@ LogicalResult MatMulOp::inferShapes() {
   if (a.back() != k)
     return emitOpError("inner dimensions differ: ") << a.back() << " vs " << k;
   // The batch dimensions broadcast (numpy matmul).
-  auto batchA = a.drop_back(2), batchB = b.drop_back(2);
-  size_t rank = std::max(batchA.size(), batchB.size());
-  SmallVector<int64_t> out;
-  for (size_t i = 0; i < rank; ++i) {
-    size_t offA = rank - batchA.size(), offB = rank - batchB.size();
-    int64_t da = i < offA ? 1 : batchA[i - offA];
-    int64_t db = i < offB ? 1 : batchB[i - offB];
-    if (da != db && da != 1 && db != 1)
-      return emitOpError("batch dimensions do not broadcast: ")
-             << da << " vs " << db;
-    out.push_back(da == 1 ? db : da);
-  }
+  size_t bad = 0;
+  auto batch = kiln::broadcastShapes(a.drop_back(2), b.drop_back(2), bad);
+  if (!batch)
+    return emitOpError("batch dimension ") << bad << " does not broadcast";
+  SmallVector<int64_t> out = *batch;
   out.append({a[a.size() - 2], n});
-  setResultShape(getOutput(), out);
-  return success();
+  return out;
 }
 
-LogicalResult ReshapeOp::inferShapes() {
+ShapeOr ReshapeOp::resultShape() {
   auto in = shapeOf(getInput());
   int64_t total = 1;
   for (int64_t d : in)
@@ -549,32 +496,167 @@ LogicalResult ReshapeOp::inferShapes() {
   if (outTotal != total)
     return emitOpError("cannot reshape ")
            << total << " elements to " << outTotal;
-  setResultShape(getOutput(), out);
-  return success();
+  return out;
 }
 
-LogicalResult ConcatOp::inferShapes() {
+ShapeOr ConcatOp::resultShape() {
+  if (getInputs().empty())
+    return emitOpError("expects at least one input");
   auto first = shapeOf(getInputs().front());
   int64_t rank = first.size();
   int64_t axis = static_cast<int64_t>(getAxis());
   if (axis < 0)
     axis += rank;
   if (axis < 0 || axis >= rank)
-    return emitOpError("axis out of range");
+    return emitOpError("axis ") << getAxis() << " is out of range for rank " << rank;
   SmallVector<int64_t> out(first.begin(), first.end());
   out[axis] = 0;
   for (Value v : getInputs()) {
     auto s = shapeOf(v);
     if ((int64_t)s.size() != rank)
-      return emitOpError("inputs differ in rank");
+      return emitOpError("inputs differ in rank: ") << s.size() << " and " << rank;
     for (int64_t i = 0; i < rank; ++i)
       if (i != axis && s[i] != first[i])
-        return emitOpError("inputs differ in dimension ") << i;
+        return emitOpError("inputs differ in dimension ")
+               << i << ": " << s[i] << " and " << first[i];
     out[axis] += s[axis];
   }
-  setResultShape(getOutput(), out);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// Verifiers
+//===----------------------------------------------------------------------===//
+//
+// Result types are not checked against resultShape(): the importer creates
+// ops with a placeholder result and top-shape-infer recomputes results, so a
+// Top result shape is only right after inference. Everything the operands
+// and attributes must satisfy is checked.
+
+/// The checks every Top op makes: its operands and attributes give a result
+/// shape.
+template <typename OpT> static LogicalResult verifyShape(OpT op) {
+  return success(succeeded(op.resultShape()));
+}
+
+/// An optional bias (none, or `count` elements).
+static LogicalResult verifyBias(Operation *op, Value bias, int64_t count) {
+  auto type = dyn_cast<RankedTensorType>(bias.getType());
+  if (type && type.hasStaticShape() && type.getNumElements() != count)
+    return op->emitOpError("bias has ")
+           << type.getNumElements() << " elements, expects " << count;
   return success();
 }
+
+/// Operands that must share an element type.
+static LogicalResult verifySameElementType(Operation *op, ValueRange values) {
+  for (Value v : values)
+    if (getElementTypeOrSelf(v) != getElementTypeOrSelf(values.front()))
+      return op->emitOpError("operands must have one element type: ")
+             << getElementTypeOrSelf(values.front()) << " and "
+             << getElementTypeOrSelf(v);
+  return success();
+}
+
+/// Only the shape: after tpu-apply-precision an INT8 weight's result is a
+/// !quant.uniform over its i8 value.
+LogicalResult WeightOp::verify() {
+  auto value = cast<ShapedType>(getValue().getType());
+  if (value.getShape() != getType().getShape())
+    return emitOpError("value of shape [")
+           << value.getShape() << "] does not match the result's [" << getType().getShape() << "]";
+  return success();
+}
+
+LogicalResult ConvOp::verify() {
+  auto filter = shapeOf(getFilter());
+  if (filter.size() != 4)
+    return emitOpError("expects a 4-D filter [oc, ic/group, kh, kw]");
+  int64_t group = static_cast<int64_t>(getGroup());
+  if (group < 1 || filter[0] % group != 0)
+    return emitOpError("output channels must divide into groups");
+  auto in = shapeOf(getInput());
+  if (in.size() == 4 && in[1] != filter[1] * group)
+    return emitOpError("input channels ") << in[1] << " do not match filter "
+                                          << filter[1] << " x group " << group;
+  if (getKernelShape() != filter.drop_front(2))
+    return emitOpError("kernel_shape [")
+           << getKernelShape() << "] does not match the filter's ["
+           << filter.drop_front(2) << "]";
+  if (failed(verifyBias(*this, getBias(), filter[0])))
+    return failure();
+  return verifyShape(*this);
+}
+
+LogicalResult DeconvOp::verify() {
+  if (failed(verifyShape(*this)))
+    return failure();
+  auto filter = shapeOf(getFilter());
+  int64_t oc = getFilterReordered() ? filter[0] : filter[1] * getGroup();
+  return verifyBias(*this, getBias(), oc);
+}
+
+LogicalResult BatchNormOp::verify() {
+  auto in = shapeOf(getInput());
+  if (in.size() < 2)
+    return emitOpError("expects an [N, C, ..] input, got rank ") << in.size();
+  const char *names[] = {"scale", "bias", "mean", "variance"};
+  Value params[] = {getScale(), getBias(), getMean(), getVariance()};
+  for (auto [name, v] : llvm::zip(names, params)) {
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.hasStaticShape() && type.getNumElements() != in[1])
+      return emitOpError() << name << " has " << type.getNumElements()
+                           << " elements for " << in[1] << " channels";
+  }
+  return verifyShape(*this);
+}
+
+/// A binary elementwise op: operands of one element type (pow's exponent
+/// may differ) that broadcast.
+template <typename OpT> static LogicalResult verifyBinary(OpT op) {
+  if (!std::is_same_v<OpT, PowOp> &&
+      failed(verifySameElementType(op, {op.getLhs(), op.getRhs()})))
+    return failure();
+  return verifyShape(op);
+}
+
+LogicalResult AddOp::verify() { return verifyBinary(*this); }
+LogicalResult MulOp::verify() { return verifyBinary(*this); }
+LogicalResult SubOp::verify() { return verifyBinary(*this); }
+LogicalResult DivOp::verify() { return verifyBinary(*this); }
+LogicalResult PowOp::verify() { return verifyBinary(*this); }
+LogicalResult MaxOp::verify() { return verifyBinary(*this); }
+LogicalResult MinOp::verify() { return verifyBinary(*this); }
+LogicalResult PReluOp::verify() { return verifyBinary(*this); }
+
+LogicalResult MatMulOp::verify() {
+  auto shape = resultShape();
+  if (failed(shape))
+    return failure();
+  return verifyBias(*this, getBias(), shape->back());
+}
+
+LogicalResult ConcatOp::verify() {
+  if (failed(verifySameElementType(*this, getInputs())))
+    return failure();
+  return verifyShape(*this);
+}
+
+LogicalResult ReluOp::verify() { return verifyShape(*this); }
+LogicalResult ActiveOp::verify() { return verifyShape(*this); }
+LogicalResult SoftmaxOp::verify() { return verifyShape(*this); }
+LogicalResult ReduceOp::verify() { return verifyShape(*this); }
+LogicalResult TransposeOp::verify() { return verifyShape(*this); }
+LogicalResult SliceOp::verify() { return verifyShape(*this); }
+LogicalResult GatherOp::verify() { return verifyShape(*this); }
+LogicalResult ExpandOp::verify() { return verifyShape(*this); }
+LogicalResult PadOp::verify() { return verifyShape(*this); }
+LogicalResult ResizeOp::verify() { return verifyShape(*this); }
+LogicalResult GlobalMaxPoolOp::verify() { return verifyShape(*this); }
+LogicalResult GlobalAvgPoolOp::verify() { return verifyShape(*this); }
+LogicalResult MaxPoolOp::verify() { return verifyShape(*this); }
+LogicalResult AvgPoolOp::verify() { return verifyShape(*this); }
+LogicalResult ReshapeOp::verify() { return verifyShape(*this); }
 
 //===----------------------------------------------------------------------===//
 // QuantizeLinear / DequantizeLinear
@@ -649,10 +731,10 @@ LogicalResult DequantizeLinearOp::verify() {
                            getInput().getType().getElementType());
 }
 
-LogicalResult QuantizeLinearOp::inferShapes() {
-  return inferSame(getInput(), getOutput());
+ShapeOr QuantizeLinearOp::resultShape() {
+  return inferSame(getInput());
 }
 
-LogicalResult DequantizeLinearOp::inferShapes() {
-  return inferSame(getInput(), getOutput());
+ShapeOr DequantizeLinearOp::resultShape() {
+  return inferSame(getInput());
 }

@@ -1,6 +1,9 @@
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
+#include "kiln/Dialect/Tpu/IR/DmaProgram.h"
 
+#include "kiln/Support/ShapeRules.h"
 #include "kiln/abi/chip.h"
+#include "kiln/abi/commands.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -101,5 +104,229 @@ LogicalResult GroupOp::verify() {
   for (Operation &op : getBody().front())
     if (!isa<StoreOp, YieldOp>(op) && !op.hasAttr(TpuDialect::lmemAttrName()))
       return op.emitOpError("in a tpu.group needs its LMEM placement ('tpu.lmem')");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Compute and data movement ops. Element types may differ between operands
+// and results (INT8 quantization, casts): only shapes and attributes are
+// checked, and shape arithmetic only where the shapes are static.
+//===----------------------------------------------------------------------===//
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+static bool allStatic(std::initializer_list<Value> values) {
+  return llvm::all_of(values, [](Value v) {
+    return cast<RankedTensorType>(v.getType()).hasStaticShape();
+  });
+}
+
+/// `output` has `input`'s shape.
+static LogicalResult verifySameShape(Operation *op, Value input, Value output) {
+  if (shapeOf(input) != shapeOf(output))
+    return op->emitOpError("result shape [")
+           << shapeOf(output) << "] differs from the input's [" << shapeOf(input) << "]";
+  return success();
+}
+
+/// An optional `quant` attribute has 3 entries.
+static LogicalResult verifyQuant(Operation *op, std::optional<ArrayRef<int64_t>> quant) {
+  if (quant && quant->size() != 3)
+    return op->emitOpError("quant must have 3 entries, got ") << quant->size();
+  return success();
+}
+
+/// The result's spatial extents for a conv-like op: out[i] == expected[i],
+/// or with `atLeast` out[i] >= expected[i] (deconv: output_padding).
+static LogicalResult verifySpatial(Operation *op, ArrayRef<int64_t> out,
+                                   ArrayRef<int64_t> expected, bool atLeast) {
+  for (int i = 0; i < 2; ++i)
+    if (atLeast ? out[2 + i] < expected[i] : out[2 + i] != expected[i])
+      return op->emitOpError("result ")
+             << (i == 0 ? "height " : "width ") << out[2 + i]
+             << (atLeast ? " is below the window arithmetic's " : " differs from the window arithmetic's ")
+             << expected[i];
+  return success();
+}
+
+/// tpu.conv2d and tpu.deconv2d: 4-D input, filter [oc, ic/group, kh, kw]
+/// and result; window attributes; channels and the result's spatial size.
+template <typename OpT> static LogicalResult verifyConvLike(OpT op, bool transposed) {
+  auto in = shapeOf(op.getInput()), filter = shapeOf(op.getFilter()),
+       out = shapeOf(op.getOutput());
+  if (in.size() != 4 || filter.size() != 4 || out.size() != 4)
+    return op.emitOpError("expects a 4-D input, filter and result, got ranks ")
+           << in.size() << ", " << filter.size() << ", " << out.size();
+  ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
+                    pads = op.getPads(), dilations = op.getDilations();
+  if (auto problem = kiln::checkWindowAttrs(kernel, strides, pads, dilations))
+    return op.emitOpError(*problem);
+  if (!allStatic({op.getInput(), op.getFilter(), op.getOutput()}))
+    return success();
+  if (kernel != filter.drop_front(2))
+    return op.emitOpError("kernel_shape [")
+           << kernel << "] does not match the filter's [" << filter.drop_front(2) << "]";
+  int64_t group = op.getGroup();
+  if (group < 1 || filter[0] % group != 0 || in[1] != filter[1] * group)
+    return op.emitOpError("input channels ")
+           << in[1] << " do not match filter [" << filter << "] with group " << group;
+  if (out[0] != in[0] || out[1] != filter[0])
+    return op.emitOpError("result [")
+           << out << "] must have the input's batch " << in[0] << " and the filter's "
+           << filter[0] << " channels";
+  if (auto bias = dyn_cast<RankedTensorType>(op.getBias().getType());
+      bias && bias.hasStaticShape() && bias.getNumElements() != filter[0] &&
+      bias.getNumElements() != 3 * filter[0])
+    return op.emitOpError("bias has ")
+           << bias.getNumElements() << " elements for " << filter[0]
+           << " output channels (expects oc, or oc x 3 for an INT8 table)";
+  int64_t expected[2];
+  for (int i = 0; i < 2; ++i)
+    expected[i] = transposed ? kiln::deconvOut(in[2 + i], kernel[i], strides[i], dilations[i],
+                                               pads[i], pads[i + 2])
+                             : kiln::windowOut(in[2 + i], kernel[i], strides[i], dilations[i],
+                                               pads[i], pads[i + 2], false);
+  return verifySpatial(op, out, expected, transposed);
+}
+
+LogicalResult Conv2DOp::verify() { return verifyConvLike(*this, false); }
+LogicalResult Deconv2DOp::verify() { return verifyConvLike(*this, true); }
+
+LogicalResult Pool2DOp::verify() {
+  auto in = shapeOf(getInput()), out = shapeOf(getOutput());
+  if (in.size() != 4 || out.size() != 4)
+    return emitOpError("expects a 4-D input and result, got ranks ")
+           << in.size() << " and " << out.size();
+  int64_t dilations[2] = {1, 1};
+  if (auto problem = kiln::checkWindowAttrs(getKernelShape(), getStrides(), getPads(), dilations))
+    return emitOpError(*problem);
+  if (failed(verifyQuant(*this, getQuant())))
+    return failure();
+  if (!allStatic({getInput(), getOutput()}))
+    return success();
+  if (out[0] != in[0] || out[1] != in[1])
+    return emitOpError("result [") << out << "] must keep the input's batch and channels ["
+                                   << in.take_front(2) << "]";
+  int64_t expected[2];
+  for (int i = 0; i < 2; ++i)
+    expected[i] = kiln::windowOut(in[2 + i], getKernelShape()[i], getStrides()[i], 1,
+                                  getPads()[i], getPads()[i + 2], false);
+  return verifySpatial(*this, out, expected, false);
+}
+
+LogicalResult EltwiseOp::verify() {
+  if (failed(verifyQuant(*this, getQuant())))
+    return failure();
+  size_t bad = 0;
+  auto shape = kiln::broadcastShapes(shapeOf(getLhs()), shapeOf(getRhs()), bad);
+  if (!shape)
+    return emitOpError("operands [")
+           << shapeOf(getLhs()) << "] and [" << shapeOf(getRhs())
+           << "] do not broadcast in dimension " << bad;
+  if (allStatic({getLhs(), getRhs(), getOutput()}) && ArrayRef<int64_t>(*shape) != shapeOf(getOutput()))
+    return emitOpError("result [") << shapeOf(getOutput()) << "] is not the operands' broadcast ["
+                                   << ArrayRef<int64_t>(*shape) << "]";
+  return success();
+}
+
+LogicalResult ReluOp::verify() { return verifySameShape(*this, getInput(), getOutput()); }
+
+LogicalResult ActiveOp::verify() {
+  int64_t mode = getMode();
+  if (mode < 0 || mode >= KILN_ACT_END)
+    return emitOpError("mode ") << mode << " is not a kiln_active_kind in [0, "
+                                << int64_t(KILN_ACT_END) << ")";
+  if (getTable()) {
+    auto table = cast<RankedTensorType>(getTable().getType());
+    if (!table.hasStaticShape() || table.getNumElements() != 256)
+      return emitOpError("table must have 256 entries, got type ") << table;
+  }
+  return verifySameShape(*this, getInput(), getOutput());
+}
+
+LogicalResult CastOp::verify() {
+  if (failed(verifyQuant(*this, getQuant())))
+    return failure();
+  return verifySameShape(*this, getInput(), getOutput());
+}
+
+LogicalResult ResizeOp::verify() {
+  auto in = shapeOf(getInput()), out = shapeOf(getOutput());
+  if (in.size() != 4 || out.size() != 4)
+    return emitOpError("expects a 4-D input and result, got ranks ")
+           << in.size() << " and " << out.size();
+  if (out[0] != in[0] || out[1] != in[1])
+    return emitOpError("result [") << out << "] must keep the input's batch and channels ["
+                                   << in.take_front(2) << "]";
+  int64_t mode = getMode(), coord = getCoordMode(), nearest = getNearestMode();
+  if (mode != KILN_RESIZE_NEAREST && mode != KILN_RESIZE_LINEAR)
+    return emitOpError("mode ") << mode << " must be 0 (nearest) or 1 (linear)";
+  if (coord < 0 || coord > 3 || nearest < 0 || nearest > 3)
+    return emitOpError("coord_mode ")
+           << coord << " and nearest_mode " << nearest << " must be in [0, 3]";
+  ArrayRef<double> scales = getScales();
+  if (scales.size() != 2 || !(scales[0] > 0) || !(scales[1] > 0))
+    return emitOpError("expects 2 positive scales");
+  return success();
+}
+
+LogicalResult DmaOp::verify() {
+  ArrayRef<int64_t> program = getProgram();
+  if (program.size() % kDmaRecord != 0)
+    return emitOpError("program has ")
+           << program.size() << " entries, not a multiple of the record size " << kDmaRecord;
+  const int64_t numInputs = getInputs().size();
+  for (size_t r = 0; r < program.size(); r += kDmaRecord)
+    if (program[r] < kDmaSelf || program[r] >= numInputs)
+      return emitOpError("copy ") << r / kDmaRecord << " reads source " << program[r]
+                                  << "; there are " << numInputs << " inputs";
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (in.hasStaticShape() && out.hasStaticShape() &&
+      in.getNumElements() != out.getNumElements())
+    return emitOpError("cannot reshape ")
+           << in.getNumElements() << " elements to " << out.getNumElements();
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("expects at least one input");
+  auto out = shapeOf(getOutput());
+  const int64_t rank = out.size(), axis = getAxis();
+  if (axis < 0 || axis >= rank)
+    return emitOpError("axis ") << axis << " is out of range for rank " << rank;
+  int64_t sum = 0;
+  for (auto [i, v] : llvm::enumerate(getInputs())) {
+    auto s = shapeOf(v);
+    if ((int64_t)s.size() != rank)
+      return emitOpError("input ") << i << " has rank " << s.size() << ", the result " << rank;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && s[d] != out[d])
+        return emitOpError("input ") << i << " dimension " << d << " is " << s[d]
+                                     << ", the result's " << out[d];
+    sum += s[axis];
+  }
+  if (sum != out[axis] && !ShapedType::isDynamic(out[axis]))
+    return emitOpError("inputs give ") << sum << " along axis " << axis
+                                       << ", the result has " << out[axis];
+  return success();
+}
+
+LogicalResult LoadOp::verify() { return verifySameShape(*this, getInput(), getOutput()); }
+LogicalResult StoreOp::verify() { return verifySameShape(*this, getInput(), getOutput()); }
+
+LogicalResult YieldOp::verify() {
+  auto group = cast<GroupOp>((*this)->getParentOp());
+  if (getOperandTypes() != group.getResultTypes())
+    return emitOpError("yields ") << getNumOperands() << " values of types "
+                                  << getOperandTypes() << " for the group's results "
+                                  << group.getResultTypes();
   return success();
 }

@@ -10,9 +10,22 @@ def ShapeInferenceInterface : OpInterface<"ShapeInference"> {
   }];
   let cppNamespace = "::kiln::top";
   let methods = [
-    InterfaceMethod<"Sets the result types from the operands; fails with a "
-                    "diagnostic when the shapes are inconsistent.",
-                    "::mlir::LogicalResult", "inferShapes">,
+    InterfaceMethod<"The result shape the operands and attributes give; fails "
+                    "with a diagnostic when they are inconsistent. The op's "
+                    "verifier runs it too (the result type itself is not "
+                    "checked: it is only right once inferShapes has run).",
+                    "::mlir::FailureOr<::llvm::SmallVector<int64_t>>", "resultShape">,
+    InterfaceMethod<"Sets the result type's shape to resultShape(), keeping "
+                    "its element type.",
+                    "::mlir::LogicalResult", "inferShapes", (ins), [{}], [{
+      auto shape = $_op.resultShape();
+      if (::mlir::failed(shape))
+        return ::mlir::failure();
+      ::mlir::Value out = $_op->getResult(0);
+      auto type = ::llvm::cast<::mlir::RankedTensorType>(out.getType());
+      out.setType(::mlir::RankedTensorType::get(*shape, type.getElementType()));
+      return ::mlir::success();
+    }]>,
   ];
 }
 

@@ -19,7 +19,11 @@ def Top_Dialect : Dialect {
 
 class Top_Op<string mnemonic, list<Trait> traits = []>
     : Op<Top_Dialect, mnemonic,
-         !listconcat(traits, [Pure, DeclareOpInterfaceMethods<ShapeInferenceInterface>])>;
+         !listconcat(traits, [Pure, DeclareOpInterfaceMethods<ShapeInferenceInterface>])> {
+  // Every op checks its operands and attributes: at least that they give a
+  // result shape (resultShape()), plus what its semantics need.
+  let hasVerifier = 1;
+}
 
 def AnyTensorOrNone : AnyTypeOf<[AnyRankedTensor, NoneType]>;
 
@@ -33,6 +37,7 @@ def Top_WeightOp : Op<Top_Dialect, "weight", [Pure, ConstantLike]> {
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "attr-dict `:` type($output)";
   let hasFolder = 1;
+  let hasVerifier = 1;
 }
 
 def Top_NoneOp : Op<Top_Dialect, "none", [Pure]> {
@@ -56,7 +61,6 @@ def Top_ConvOp : Top_Op<"conv"> {
                    DefaultValuedAttr<BoolAttr, "false">:$do_relu);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
 }
 
 def Top_BatchNormOp : Top_Op<"batchnorm"> {
@@ -322,7 +326,6 @@ def Top_QuantizeLinearOp : Top_Op<"quantize_linear"> {
                    DefaultValuedAttr<I64Attr, "1">:$axis);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
 }
 
 def Top_DequantizeLinearOp : Top_Op<"dequantize_linear"> {
@@ -337,7 +340,6 @@ def Top_DequantizeLinearOp : Top_Op<"dequantize_linear"> {
                    DefaultValuedAttr<I64Attr, "1">:$axis);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
-  let hasVerifier = 1;
 }
 
 #endif

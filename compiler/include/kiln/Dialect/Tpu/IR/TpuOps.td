@@ -76,6 +76,7 @@ def Tpu_Conv2DOp : Tpu_Op<"conv2d", [Pure]> {
                    I64Attr:$group, BoolAttr:$do_relu);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Tpu_Pool2DOp : Tpu_Op<"pool2d", [Pure]> {
@@ -90,6 +91,7 @@ def Tpu_Pool2DOp : Tpu_Op<"pool2d", [Pure]> {
                    BoolAttr:$do_relu, OptionalAttr<DenseI64ArrayAttr>:$quant);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Tpu_EltwiseOp : Tpu_Op<"eltwise", [Pure]> {
@@ -103,6 +105,7 @@ def Tpu_EltwiseOp : Tpu_Op<"eltwise", [Pure]> {
                    OptionalAttr<DenseI64ArrayAttr>:$quant);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Tpu_ReluOp : Tpu_Op<"relu", [Pure]> {
@@ -110,6 +113,7 @@ def Tpu_ReluOp : Tpu_Op<"relu", [Pure]> {
   let arguments = (ins AnyRankedTensor:$input);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Tpu_ActiveOp : Tpu_Op<"active", [Pure]> {
@@ -124,6 +128,7 @@ def Tpu_ActiveOp : Tpu_Op<"active", [Pure]> {
                    I64Attr:$mode, F64Attr:$alpha, F64Attr:$beta);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Tpu_CastOp : Tpu_Op<"cast", [Pure]> {
@@ -138,6 +143,7 @@ def Tpu_CastOp : Tpu_Op<"cast", [Pure]> {
   let arguments = (ins AnyRankedTensor:$input, OptionalAttr<DenseI64ArrayAttr>:$quant);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Tpu_Deconv2DOp : Tpu_Op<"deconv2d", [Pure]> {
@@ -154,6 +160,7 @@ def Tpu_Deconv2DOp : Tpu_Op<"deconv2d", [Pure]> {
                    I64Attr:$group, BoolAttr:$do_relu);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Tpu_ResizeOp : Tpu_Op<"resize", [Pure]> {
@@ -166,6 +173,7 @@ def Tpu_ResizeOp : Tpu_Op<"resize", [Pure]> {
                    I64Attr:$nearest_mode, DenseF64ArrayAttr:$scales);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Tpu_DmaOp : Tpu_Op<"dma", [Pure]> {
@@ -183,6 +191,7 @@ def Tpu_DmaOp : Tpu_Op<"dma", [Pure]> {
   let extraClassDeclaration = [{
     static constexpr int kDmaRecord = 16;
   }];
+  let hasVerifier = 1;
 }
 
 def Tpu_ReshapeOp : Tpu_Op<"reshape", [Pure]> {
@@ -196,6 +205,7 @@ def Tpu_ReshapeOp : Tpu_Op<"reshape", [Pure]> {
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasFolder = 1;
+  let hasVerifier = 1;
 }
 
 def Tpu_ViewOp : Tpu_Op<"view", [Pure]> {
@@ -246,6 +256,7 @@ def Tpu_ConcatOp : Tpu_Op<"concat", [Pure]> {
                    UnitAttr:$in_place);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Tpu_GroupOp : Tpu_Op<"group", [SingleBlockImplicitTerminator<"YieldOp">]> {
@@ -270,6 +281,7 @@ def Tpu_YieldOp : Tpu_Op<"yield", [Pure, Terminator, HasParent<"GroupOp">]> {
   let arguments = (ins Variadic<AnyRankedTensor>:$operands);
   let builders = [OpBuilder<(ins), [{ build($_builder, $_state, mlir::ValueRange()); }]>];
   let assemblyFormat = "($operands^ `:` type($operands))? attr-dict";
+  let hasVerifier = 1;
 }
 
 def Tpu_LoadOp : Tpu_Op<"load", [Pure]> {
@@ -284,6 +296,7 @@ def Tpu_LoadOp : Tpu_Op<"load", [Pure]> {
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$prefetch_groups);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Tpu_StoreOp : Tpu_Op<"store", [Pure]> {
@@ -291,6 +304,7 @@ def Tpu_StoreOp : Tpu_Op<"store", [Pure]> {
   let arguments = (ins AnyRankedTensor:$input);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 #endif

@@ -1298,6 +1298,15 @@ TEST_F(OnnxImporterTest, HostileModelsFailCleanly) {
          b.addOutput("y", {2, 4});
        },
        6},
+      // MaxPool's inference divided by a stride of 0 (SIGFPE).
+      {"node 'pool' (MaxPool): attribute 'strides' has 0; every entry must be at least 1",
+       [](OnnxModelBuilder &b) {
+         b.addInput("x", {1, 1, 5, 5});
+         b.addNode("MaxPool", "pool", {"x"}, {"y"},
+                   {attrInts("kernel_shape", {2, 2}), attrInts("strides", {0, 2})});
+         b.addOutput("y", {1, 1, 2, 2});
+       },
+       12},
       // ConvTranspose's inference dereferenced null on an X and a W of
       // different ranks.
       {"node 'ct' (ConvTranspose): ",

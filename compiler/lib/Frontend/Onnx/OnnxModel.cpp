@@ -442,6 +442,23 @@ void checkDenseTensors(const onnx::GraphProto &g) {
              "' holds a sparse tensor, which kiln does not compile");
 }
 
+/// libonnx's conv and pool shape inference divides by strides and dilations
+/// unchecked (a stride of 0 is a SIGFPE): window attributes must be positive
+/// before inference runs.
+void checkWindowAttributes(const onnx::GraphProto &g) {
+  for (const auto &node : g.node())
+    for (const auto &a : node.attribute()) {
+      const std::string &n = a.name();
+      if (n != "strides" && n != "dilations" && n != "kernel_shape")
+        continue;
+      for (int64_t v : a.ints())
+        if (v < 1)
+          fail("node '", node.name().empty() && node.output_size() ? node.output(0) : node.name(),
+               "' (", node.op_type(), "): attribute '", n, "' has ", v,
+               "; every entry must be at least 1");
+    }
+}
+
 int64_t defaultOpset(const onnx::ModelProto &model) {
   for (const auto &opset : model.opset_import())
     if (opset.domain().empty() || opset.domain() == "ai.onnx")
@@ -671,6 +688,7 @@ void load(const std::string &path,
   }
   checkOutputsDefined(model.graph());
   checkDenseTensors(model.graph());
+  checkWindowAttributes(model.graph());
 
   int64_t opset = defaultOpset(model);
   if (opset == 0)

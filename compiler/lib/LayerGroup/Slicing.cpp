@@ -376,13 +376,27 @@ GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cS
     }
   }
   // Nodes come in program order: operands before the values they compute.
+  // Computed values count only on their way to a filter, bias or table (a
+  // filter formed in LMEM); other ops run in every slice, as their plans
+  // were costed.
   r.invariant.assign(g.vals.size(), false);
   for (size_t v = 0; v < g.vals.size(); ++v)
     r.invariant[v] = g.vals[v].external && r.isHeld(v);
+  std::vector<bool> candidate(g.vals.size()), formsWhole(g.vals.size());
   for (const auto &node : g.nodes)
-    r.invariant[node.result] =
+    candidate[node.result] =
         r.isHeld(node.result) &&
-        llvm::all_of(node.operands, [&](int v) { return v < 0 || r.invariant[v]; });
+        llvm::all_of(node.operands, [&](int v) { return v < 0 || r.invariant[v] || candidate[v]; });
+  for (size_t n = g.nodes.size(); n-- > 0;) {
+    const auto &node = g.nodes[n];
+    for (auto [i, v] : llvm::enumerate(node.operands))
+      if (v >= 0 && candidate[v] &&
+          (isWholeOperand(node.op, i) || (candidate[node.result] && formsWhole[node.result])))
+        formsWhole[v] = true;
+  }
+  for (size_t v = 0; v < g.vals.size(); ++v)
+    if (candidate[v] && formsWhole[v])
+      r.invariant[v] = true;
   return r;
 }
 

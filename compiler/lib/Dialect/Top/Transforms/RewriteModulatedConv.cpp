@@ -273,7 +273,7 @@ uint64_t ddrCycles(int64_t runs, int64_t runBytes) {
 /// group when the static weight and two working copies take at most half a
 /// lane; larger, it goes through DDR on its way to the conv: written and
 /// read back in the conv's layout, in runs of k*k elements; in an INT8 net
-/// the conv then runs in F16. Rewritten, the
+/// the conv then runs in F16, its input and output cast. Rewritten, the
 /// input and the output are scaled in one pass each (in the conv's layer
 /// groups, so without DDR traffic of their own), and the demodulation
 /// rsqrt(s^2 Q + eps) takes small layer groups of its own: about two, each
@@ -293,10 +293,12 @@ int64_t savedCycles(Operation *conv, const Modulation &m, uint32_t dtype) {
   if (3 * laneBytes > KILN_LMEM_BYTES_PER_LANE / 2)
     keep += 2 * ddrCycles(oc * ic, k * kiln_dtype_bytes(dtype));
   // A computed filter has no INT8 range: in an INT8 net the kept conv runs
-  // in F16, at half the MAC rate.
+  // in F16, at half the MAC rate, with casts of its input and output.
   if (dtype == KILN_DTYPE_INT8) {
     uint64_t macs = isa<DeconvOp>(conv) ? numElements(x) * oc * k : numElements(y) * ic * k;
-    keep += macs / KILN_MACS_PER_CYCLE_F16 - macs / KILN_MACS_PER_CYCLE_INT8;
+    keep += macs / KILN_MACS_PER_CYCLE_F16 - macs / KILN_MACS_PER_CYCLE_INT8 +
+            euCycles(x[1], numElements(x) / x[1], KILN_DTYPE_F16) +
+            euCycles(y[1], numElements(y) / y[1], KILN_DTYPE_F16);
   }
   uint64_t rewrite = 0;
   if (!m.inScales.empty())

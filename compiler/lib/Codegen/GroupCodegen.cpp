@@ -97,10 +97,11 @@ struct GroupEmitter {
   }
 
   /// A conv/deconv filter computed in this group (through a filter view): a
-  /// dynamic weight formed on chip, resident from the step that forms it.
+  /// dynamic weight formed on chip, resident from the step that forms it
+  /// (or formed again for each channel slice, with its output channels).
   std::optional<Resident> formedFilter(int v, const std::string &name, uint32_t size,
                                        uint32_t lastStep) const {
-    if (g.vals[v].external || !held[v])
+    if (g.vals[v].external)
       return std::nullopt;
     Resident r;
     for (const auto &node : g.nodes)
@@ -126,6 +127,7 @@ struct GroupEmitter {
         r.producers.push_back(nameOf(node.op));
     r.tensor = name;
     r.dynamic = r.formedOnChip = true;
+    r.overSlices = held[v];
     r.producer = name;
     r.lmemAddr = place.lmem[v][0];
     r.lmemSize = size;

@@ -57,6 +57,8 @@ struct Resident {
   std::string tensor;
   bool dynamic = false; // computed by the graph, not a coefficient
   bool formedOnChip = false; // computed in LMEM by its own group, no DDR copy
+  bool overSlices = true;    // kept for every slice (a Residency record); a
+                             // filter formed per channel slice is not
   std::string producer;
   std::vector<std::string> producers; // formedOnChip: the ops that form it
   std::vector<std::string> consumers;

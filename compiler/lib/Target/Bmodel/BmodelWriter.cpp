@@ -93,9 +93,10 @@ flatbuffers::Offset<fb::Net> net(flatbuffers::FlatBufferBuilder &b,
     fb::ResidencyKind kind = r.formedOnChip ? fb::ResidencyKind::FormedOnChip
                              : r.dynamic    ? fb::ResidencyKind::DynamicWeight
                                             : fb::ResidencyKind::Coefficient;
-    residency.push_back(fb::CreateResidencyDirect(b, r.tensor.c_str(), kind, r.group,
-                                                  r.lmemAddr, r.lmemSize, r.firstStep,
-                                                  r.lastStep));
+    if (r.overSlices)
+      residency.push_back(fb::CreateResidencyDirect(b, r.tensor.c_str(), kind, r.group,
+                                                    r.lmemAddr, r.lmemSize, r.firstStep,
+                                                    r.lastStep));
     if (!r.dynamic)
       continue;
     auto consumers = strings(b, r.consumers);

@@ -16,6 +16,7 @@
 // accepted with values the loader promises to reject.
 //
 //===----------------------------------------------------------------------===//
+#include "fuzz_files.h"
 #include "kiln/Config/Config.h"
 
 #include <cstdint>
@@ -38,12 +39,7 @@ struct Scratch {
   fs::path root;
   std::string config, qtable;
   Scratch() {
-    std::string pattern = (fs::temp_directory_path() / "kiln_config_fuzz.XXXXXX").string();
-    if (!mkdtemp(pattern.data())) {
-      std::perror("config_fuzzer: mkdtemp");
-      std::abort();
-    }
-    root = pattern;
+    root = kiln::fuzz::makeScratchDir("kiln_config_fuzz.XXXXXX");
     fs::path examples = root / "configs" / "examples", net = root / "build" / "models" / "net";
     fs::create_directories(examples);
     fs::create_directories(net / "calib");
@@ -114,17 +110,7 @@ void checkConfig(const DeployConfig &c) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static Scratch scratch;
-  // A new file each time: truncating one on ext4 flushes it on close
-  // (auto_da_alloc), milliseconds a run.
-  std::remove(scratch.config.c_str());
-  if (FILE *f = std::fopen(scratch.config.c_str(), "wb")) {
-    bool ok = std::fwrite(data, 1, size, f) == size;
-    ok &= std::fclose(f) == 0;
-    if (!ok)
-      std::abort();
-  } else {
-    std::abort();
-  }
+  kiln::fuzz::writeInput(scratch.config, data, size);
   DeployConfig config;
   std::string error = loadConfig(scratch.config, config);
   if (error.empty())

@@ -17,6 +17,7 @@
 // -timeout and -rss_limit_mb catch the rest.
 //
 //===----------------------------------------------------------------------===//
+#include "fuzz_files.h"
 #include "kiln/Dialect/Top/Transforms/Passes.h"
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
 #include "kiln/Support/IRChecks.h"
@@ -46,12 +47,7 @@ namespace fs = std::filesystem;
 struct Scratch {
   std::string dir, model;
   Scratch() {
-    std::string pattern = (fs::temp_directory_path() / "kiln_onnx_fuzz.XXXXXX").string();
-    if (!mkdtemp(pattern.data())) {
-      std::perror("onnx_import_fuzzer: mkdtemp");
-      std::abort();
-    }
-    dir = pattern;
+    dir = kiln::fuzz::makeScratchDir("kiln_onnx_fuzz.XXXXXX");
     model = dir + "/model.onnx";
   }
   ~Scratch() {
@@ -77,17 +73,7 @@ struct Diagnostics {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static Scratch scratch;
-  // A new file each time: truncating one on ext4 flushes it on close
-  // (auto_da_alloc), milliseconds a run.
-  std::remove(scratch.model.c_str());
-  if (FILE *f = std::fopen(scratch.model.c_str(), "wb")) {
-    bool ok = std::fwrite(data, 1, size, f) == size;
-    ok &= std::fclose(f) == 0;
-    if (!ok)
-      std::abort();
-  } else {
-    std::abort();
-  }
+  kiln::fuzz::writeInput(scratch.model, data, size);
 
   // A fresh context per input: types and attributes interned by one model
   // would otherwise pile up over millions of runs.

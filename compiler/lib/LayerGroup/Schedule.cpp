@@ -197,7 +197,6 @@ struct Scheduler {
       int64_t lo = rows.h.idx, hi = rows.h.end();
       while (lo < hi && fold.sourceRow(lo, ky) < 0)
         ++lo;
-      hi = std::max(lo, hi);
       while (hi > lo && fold.sourceRow(hi - 1, ky) >= h)
         --hi;
       auto fill = [&](int64_t y, int64_t len) {

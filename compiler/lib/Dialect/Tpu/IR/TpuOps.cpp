@@ -62,12 +62,21 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   return getResult();
 }
 
+/// Ops that move their input's elements keep its element type.
+static LogicalResult verifySameElements(Operation *op, RankedTensorType in,
+                                        RankedTensorType out, StringRef moves) {
+  if (in.getElementType() == out.getElementType())
+    return success();
+  return op->emitOpError(moves) << " its input's elements: element types "
+                                << in.getElementType() << " and " << out.getElementType()
+                                << " differ";
+}
+
 LogicalResult ViewOp::verify() {
   auto in = cast<RankedTensorType>(getInput().getType());
   auto out = cast<RankedTensorType>(getOutput().getType());
-  if (in.getElementType() != out.getElementType())
-    return emitOpError("views its input's elements: element types ")
-           << in.getElementType() << " and " << out.getElementType() << " differ";
+  if (failed(verifySameElements(*this, in, out, "views")))
+    return failure();
   if (!in.hasStaticShape() || !out.hasStaticShape())
     return emitOpError("needs static shapes");
   const int64_t offset = static_cast<int64_t>(getOffset());
@@ -81,9 +90,8 @@ LogicalResult ViewOp::verify() {
 LogicalResult FoldRowsOp::verify() {
   auto in = cast<RankedTensorType>(getInput().getType());
   auto out = cast<RankedTensorType>(getOutput().getType());
-  if (in.getElementType() != out.getElementType())
-    return emitOpError("moves its input's elements: element types ")
-           << in.getElementType() << " and " << out.getElementType() << " differ";
+  if (failed(verifySameElements(*this, in, out, "moves")))
+    return failure();
   if (in.getRank() != 4 || out.getRank() != 4 || !in.hasStaticShape() || !out.hasStaticShape())
     return emitOpError("needs static 4-D shapes");
   auto kernel = int64_t(getKernelH()), stride = int64_t(getStrideH()),

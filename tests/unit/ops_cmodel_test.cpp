@@ -184,6 +184,15 @@ func.func @main(%a: tensor<1x8x160x160xf32>, %w: tensor<8x8x4x4xf32>) -> tensor<
   %0 = top.deconv %a, %t, %n {kernel_shape = array<i64: 4, 4>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, filter_reordered = true} : (tensor<1x8x160x160xf32>, tensor<8x8x4x4xf32>, none) -> tensor<1x8x320x320xf32>
   return %0 : tensor<1x8x320x320xf32>
 })"},
+    // A filter formed per lane group of output channels: too wide to form whole.
+    {"modulated_deconv_channel_sliced", R"(
+func.func @main(%x: tensor<1x512x4x4xf32>, %w: tensor<1x512x512x3x3xf32>, %s: tensor<1x1x512x1x1xf32>) -> tensor<1x512x9x9xf32> {
+  %ws = top.mul %w, %s : (tensor<1x512x512x3x3xf32>, tensor<1x1x512x1x1xf32>) -> tensor<1x512x512x3x3xf32>
+  %f = top.reshape %ws {shape = array<i64: 512, 512, 3, 3>} : (tensor<1x512x512x3x3xf32>) -> tensor<512x512x3x3xf32>
+  %n = top.none
+  %0 = top.deconv %x, %f, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, filter_reordered = true} : (tensor<1x512x4x4xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x9x9xf32>
+  return %0 : tensor<1x512x9x9xf32>
+})"},
     {"modulated_conv_sliced", R"(
 func.func @main(%x: tensor<1x16x224x224xf32>, %style: tensor<1x16x1x1xf32>) -> tensor<1x16x224x224xf32> {
   %w = top.weight {value = dense<0.1> : tensor<16x16x3x3xf32>} : tensor<16x16x3x3xf32>

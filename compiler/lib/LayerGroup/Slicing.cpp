@@ -250,7 +250,9 @@ static bool isDepthwise(tpu::Conv2DOp conv) {
 bool lg::isChannelSliceable(Operation *op) {
   if (auto conv = dyn_cast<tpu::Conv2DOp>(op))
     return conv.getGroup() == 1 || isDepthwise(conv);
-  return !isa<tpu::Deconv2DOp>(op);
+  if (auto deconv = dyn_cast<tpu::Deconv2DOp>(op))
+    return deconv.getGroup() == 1;
+  return true;
 }
 
 int64_t lg::maxChannelSlices(const GroupGraph &g) {
@@ -305,7 +307,7 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
                           deconv.getDilations()[0], deconv.getPads()[0]);
     for (size_t i = 1; i < node.operands.size(); ++i)
       if (node.operands[i] >= 0)
-        reads[i].rows = whole(node.operands[i]);
+        reads[i].rows = perOutputChannel(node.operands[i]);
     return reads;
   }
   if (auto resize = dyn_cast<tpu::ResizeOp>(node.op)) {

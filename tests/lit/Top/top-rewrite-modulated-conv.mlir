@@ -144,23 +144,31 @@ func.func @with_bias(%x: tensor<1x4x6x6xf32>, %style: tensor<1x4xf32>) -> tensor
 
 // -----
 
-// auto weighs the passes over the activations against forming the filter:
-// a 512 x 512 x 3 x 3 filter (through DDR in 18-byte runs) on a 4 x 4 map is
-// rewritten; a 3 x 64 x 1 x 1 filter (StyleGAN2's toRGB) on a 256 x 256 map
-// is not.
-// AUTO: kiln.rewrite_report = ["/big: modulated conv rewritten to a static filter (saves about {{-?[0-9]+}} cycles)", "/rgb: modulated conv kept (forming its filter is about {{[0-9]+}} cycles cheaper)"]
+// auto weighs the passes over the activations against forming the filter,
+// as the conv's layer group runs: a 512 x 512 x 3 x 3 filter on a 32 x 32
+// map, where the conv's MACs outlast its weight's load, is rewritten (one
+// pass over the input is cheaper than one over the filter); on a 4 x 4 map
+// the weight's load bounds the group and the TIU forms the filter while it
+// waits: kept, as is a 3 x 64 x 1 x 1 filter (StyleGAN2's toRGB) on a
+// 256 x 256 map.
+// AUTO: kiln.rewrite_report = ["/big: modulated conv rewritten to a static filter (saves about {{[0-9]+}} cycles)", "/small: modulated conv kept (forming its filter is about {{[0-9]+}} cycles cheaper)", "/rgb: modulated conv kept (forming its filter is about {{[0-9]+}} cycles cheaper)"]
 // AUTO-LABEL: func.func @auto
-// AUTO: top.conv %{{.*}}, %{{.*}}, %{{.*}} {{.*}} : (tensor<1x512x4x4xf32>, tensor<512x512x3x3xf32>, none)
+// AUTO: top.conv %{{.*}}, %{{.*}}, %{{.*}} {{.*}} : (tensor<1x512x32x32xf32>, tensor<512x512x3x3xf32>, none)
+// AUTO: %[[SMALL:.*]] = top.mul %{{.*}}, %{{.*}} : (tensor<512x512x3x3xf32>, tensor<1x512x1x1xf32>)
+// AUTO: top.conv %arg4, %[[SMALL]]
 // AUTO: %[[RGB:.*]] = top.mul %{{.*}}, %arg3 : (tensor<3x64x1x1xf32>, tensor<1x64x1x1xf32>)
 // AUTO: top.conv %arg2, %[[RGB]]
-func.func @auto(%x: tensor<1x512x4x4xf32>, %style: tensor<1x512xf32>, %big: tensor<1x64x256x256xf32>, %rgbStyle: tensor<1x64x1x1xf32>) -> (tensor<1x512x4x4xf32>, tensor<1x3x256x256xf32>) {
+func.func @auto(%x: tensor<1x512x32x32xf32>, %style: tensor<1x512xf32>, %big: tensor<1x64x256x256xf32>, %rgbStyle: tensor<1x64x1x1xf32>, %x4: tensor<1x512x4x4xf32>) -> (tensor<1x512x32x32xf32>, tensor<1x3x256x256xf32>, tensor<1x512x4x4xf32>) {
   %w = top.weight {value = dense<0.5> : tensor<512x512x3x3xf32>} : tensor<512x512x3x3xf32>
   %w2 = top.weight {value = dense<0.5> : tensor<3x64x1x1xf32>} : tensor<3x64x1x1xf32>
+  %w3 = top.weight {value = dense<0.25> : tensor<512x512x3x3xf32>} : tensor<512x512x3x3xf32>
   %none = top.none
   %s = top.reshape %style {shape = array<i64: 1, 512, 1, 1>} : (tensor<1x512xf32>) -> tensor<1x512x1x1xf32>
   %m = top.mul %w, %s : (tensor<512x512x3x3xf32>, tensor<1x512x1x1xf32>) -> tensor<512x512x3x3xf32>
-  %y = top.conv %x, %m, %none {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x512x4x4xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x4x4xf32> loc("/big")
+  %y = top.conv %x, %m, %none {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x512x32x32xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x32x32xf32> loc("/big")
+  %m3 = top.mul %w3, %s : (tensor<512x512x3x3xf32>, tensor<1x512x1x1xf32>) -> tensor<512x512x3x3xf32>
+  %y3 = top.conv %x4, %m3, %none {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x512x4x4xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x4x4xf32> loc("/small")
   %m2 = top.mul %w2, %rgbStyle : (tensor<3x64x1x1xf32>, tensor<1x64x1x1xf32>) -> tensor<3x64x1x1xf32>
   %rgb = top.conv %big, %m2, %none {dilations = array<i64: 1, 1>, kernel_shape = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x64x256x256xf32>, tensor<3x64x1x1xf32>, none) -> tensor<1x3x256x256xf32> loc("/rgb")
-  return %y, %rgb : tensor<1x512x4x4xf32>, tensor<1x3x256x256xf32>
+  return %y, %rgb, %y3 : tensor<1x512x32x32xf32>, tensor<1x3x256x256xf32>, tensor<1x512x4x4xf32>
 }

@@ -53,3 +53,26 @@ func.func @formed_in_lmem(%x: tensor<1x4x32x32xf32>, %s: tensor<1x1x4x1x1xf32>) 
   %0 = top.conv %x, %filt, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x4x32x32xf32>, tensor<8x4x3x3xf32>, none) -> tensor<1x8x32x32xf32>
   return %0 : tensor<1x8x32x32xf32>
 }
+
+// -----
+
+// A wide modulated ConvTranspose (StyleGAN2's up-sampling conv at 512
+// channels): the static weight and W * s take 144 KiB of every lane each in
+// F32, too much to form whole. The group slices the deconv's output channels
+// in lane groups, as a conv's, and forms each slice's filter rows in LMEM
+// beside the deconv that reads them: still no filter through DDR.
+// CHECK-LABEL: func.func @wide_deconv_formed_in_lmem
+// CHECK: tpu.group {buffers = 2 : i64, c_slices = {{[2-8]}} : i64
+// CHECK: %[[F:.*]] = tpu.eltwise {{.*}} -> tensor<1x512x512x9xf32>
+// CHECK: %[[V:.*]] = tpu.reshape %[[F]] {{.*}}tpu.lmem{{.*}} -> tensor<512x512x3x3xf32>
+// CHECK: tpu.deconv2d %{{.*}}, %[[V]]
+// CHECK: tpu.yield
+// CHECK-NOT: tpu.group
+func.func @wide_deconv_formed_in_lmem(%x: tensor<1x512x4x4xf32>, %s: tensor<1x1x512x1x1xf32>) -> tensor<1x512x9x9xf32> {
+  %w = top.weight {value = dense<0.01> : tensor<1x512x512x3x3xf32>} : tensor<1x512x512x3x3xf32>
+  %ws = top.mul %w, %s : (tensor<1x512x512x3x3xf32>, tensor<1x1x512x1x1xf32>) -> tensor<1x512x512x3x3xf32>
+  %filt = top.reshape %ws {shape = array<i64: 512, 512, 3, 3>} : (tensor<1x512x512x3x3xf32>) -> tensor<512x512x3x3xf32>
+  %n = top.none
+  %0 = top.deconv %x, %filt, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, filter_reordered = true} : (tensor<1x512x4x4xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x9x9xf32>
+  return %0 : tensor<1x512x9x9xf32>
+}

@@ -266,46 +266,77 @@ uint64_t ddrCycles(int64_t runs, int64_t runBytes) {
   return bytes * 1000 / KILN_GDMA_MBPC_DDR_TO_LMEM;
 }
 
-/// Modelled cycles the rewrite saves (negative: it costs). Kept, the filter
-/// is formed by one EU pass per runtime factor over O x I*k*k elements, and
-/// demodulating it squares them and sums each output channel's (a pool over
-/// I*k*k taps, two per cycle). It is formed in LMEM in the conv's layer
-/// group when the static weight and two working copies take at most half a
-/// lane; larger, it goes through DDR on its way to the conv: written and
-/// read back in the conv's layout, in runs of k*k elements; in an INT8 net
-/// the conv then runs in F16, its input and output cast. Rewritten, the
-/// input and the output are scaled in one pass each (in the conv's layer
-/// groups, so without DDR traffic of their own), and the demodulation
-/// rsqrt(s^2 Q + eps) takes small layer groups of its own: about two, each
-/// at least a load's and a store's latency and two TIU commands.
+uint64_t macsPerCycle(uint32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_INT8: return KILN_MACS_PER_CYCLE_INT8;
+  case KILN_DTYPE_F32: return KILN_MACS_PER_CYCLE_F32;
+  default: return KILN_MACS_PER_CYCLE_F16;
+  }
+}
+
+/// Whether layer groups can slice the conv's output channels (lg::isChannelSliceable
+/// on the Tpu op it lowers to): ungrouped convs and deconvs.
+bool channelSliceable(Operation *conv) {
+  if (auto c = dyn_cast<ConvOp>(conv))
+    return c.getGroup() == 1;
+  return cast<DeconvOp>(conv).getGroup() == 1;
+}
+
+/// Modelled cycles the rewrite saves (negative: it costs), as the conv's
+/// layer group runs in each form: its TIU and GDMA work overlap, so the group
+/// takes the longer of the two.
+///  - Kept, the TIU forms the filter by one EU pass per runtime factor over
+///    O x I*k*k elements, and demodulating it squares them and sums each
+///    output channel's (a pool over I*k*k taps, two per cycle). The GDMA
+///    loads the static weight. In an INT8 net the conv runs in F16 (its
+///    filter has no INT8 range), at half the MAC rate, its weight twice the
+///    bytes, its input and output cast. The filter is formed in LMEM, a lane
+///    group of output channels at a time when the group slices them, when
+///    the static weight's rows and two working copies take at most half a
+///    lane; larger, it goes through DDR on its way to the conv (written and
+///    read back in the conv's layout, in runs of k*k elements).
+///  - Rewritten, the input and the output are scaled in one pass each, and
+///    the demodulation rsqrt(s^2 Q + eps) loads Q [O, I] and takes small
+///    layer groups of its own: about two, each at least a load's and a
+///    store's latency and two TIU commands.
 int64_t savedCycles(Operation *conv, const Modulation &m, uint32_t dtype) {
   ArrayRef<int64_t> x = shapeOf(conv->getOperand(0));
   ArrayRef<int64_t> y = shapeOf(conv->getResult(0));
   ArrayRef<int64_t> w = shapeOf(m.weight);
   int64_t oc = w[m.ocAxis], ic = w[m.icAxis];
   int64_t k = numElements(w) / (oc * ic);
-  int64_t passes = m.inScales.size() + m.outScales.size();
+  uint64_t macs = isa<DeconvOp>(conv) ? numElements(x) * oc * k : numElements(y) * ic * k;
+  auto scalePass = [&](ArrayRef<int64_t> t, uint32_t dt) {
+    return euCycles(t[1], numElements(t) / t[1], dt);
+  };
+
+  uint32_t keptDtype = dtype == KILN_DTYPE_INT8 ? uint32_t{KILN_DTYPE_F16} : dtype;
   uint64_t lanes = (oc + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
-  uint64_t keep = passes * euCycles(oc, ic * k, dtype);
+  int64_t passes = m.inScales.size() + m.outScales.size();
+  uint64_t keepTiu = macs / macsPerCycle(keptDtype) + passes * euCycles(oc, ic * k, keptDtype);
   if (!m.outScales.empty())
-    keep += euCycles(oc, ic * k, dtype) + lanes * ((ic * k + 1) / 2);
-  uint64_t laneBytes = lanes * ic * k * kiln_dtype_bytes(dtype);
-  if (3 * laneBytes > KILN_LMEM_BYTES_PER_LANE / 2)
-    keep += 2 * ddrCycles(oc * ic, k * kiln_dtype_bytes(dtype));
-  // A computed filter has no INT8 range: in an INT8 net the kept conv runs
-  // in F16, at half the MAC rate, with casts of its input and output.
-  if (dtype == KILN_DTYPE_INT8) {
-    uint64_t macs = isa<DeconvOp>(conv) ? numElements(x) * oc * k : numElements(y) * ic * k;
-    keep += macs / KILN_MACS_PER_CYCLE_F16 - macs / KILN_MACS_PER_CYCLE_INT8 +
-            euCycles(x[1], numElements(x) / x[1], KILN_DTYPE_F16) +
-            euCycles(y[1], numElements(y) / y[1], KILN_DTYPE_F16);
-  }
-  uint64_t rewrite = 0;
+    keepTiu += euCycles(oc, ic * k, keptDtype) + lanes * ((ic * k + 1) / 2);
+  if (keptDtype != dtype)
+    keepTiu += scalePass(x, keptDtype) + scalePass(y, keptDtype);
+  uint64_t keepGdma = ddrCycles(1, oc * ic * k * kiln_dtype_bytes(keptDtype));
+  uint64_t keep = std::max(keepTiu, keepGdma);
+  uint64_t sliceBytes = ic * k * kiln_dtype_bytes(keptDtype);
+  if (!channelSliceable(conv))
+    sliceBytes *= lanes;
+  if (3 * sliceBytes > KILN_LMEM_BYTES_PER_LANE / 2)
+    keep += 2 * ddrCycles(oc * ic, k * kiln_dtype_bytes(keptDtype));
+
+  uint64_t rewriteTiu = macs / macsPerCycle(dtype);
+  uint64_t rewriteGdma = ddrCycles(1, oc * ic * k * kiln_dtype_bytes(dtype));
   if (!m.inScales.empty())
-    rewrite += euCycles(x[1], numElements(x) / x[1], dtype);
-  if (!m.outScales.empty())
-    rewrite += euCycles(y[1], numElements(y) / y[1], dtype) +
-               2 * (2 * KILN_GDMA_CMD_LATENCY + 2 * KILN_TIU_CMD_OVERHEAD);
+    rewriteTiu += scalePass(x, dtype);
+  uint64_t demod = 0;
+  if (!m.outScales.empty()) {
+    rewriteTiu += scalePass(y, dtype);
+    rewriteGdma += ddrCycles(1, oc * ic * kiln_dtype_bytes(dtype));
+    demod = 2 * (2 * KILN_GDMA_CMD_LATENCY + 2 * KILN_TIU_CMD_OVERHEAD);
+  }
+  uint64_t rewrite = std::max(rewriteTiu, rewriteGdma) + demod;
   return (int64_t)keep - (int64_t)rewrite;
 }
 

@@ -490,6 +490,10 @@ lg::choosePlan(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> record
     }
   maxH = std::min<int64_t>(maxH, 256);
   std::optional<CostedPlan> best;
+  // The fastest plans in the packed layout, which chooseLayout's other
+  // layouts may reorder (bank conflicts they avoid).
+  constexpr size_t kRelaid = 3;
+  llvm::SmallVector<CostedPlan, kRelaid + 1> fastest;
   auto count = [](const Plan &p) { return p.nSlices * p.cSlices * p.hSlices; };
   // Costs N x C x H slices with each buffer count that fits; false if none fits.
   auto consider = [&](int64_t n, int64_t c, int64_t h) {
@@ -508,8 +512,16 @@ lg::choosePlan(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> record
         return true;
       }
       std::optional<uint64_t> cycles = costSliced(g, s, buffers, *records);
-      if (cycles && (!best || *cycles < best->cycles))
-        best = CostedPlan{plan, *cycles};
+      if (!cycles)
+        continue;
+      CostedPlan costed{plan, *cycles};
+      fastest.insert(llvm::upper_bound(fastest, costed,
+                                       [](const CostedPlan &a, const CostedPlan &b) {
+                                         return a.cycles < b.cycles;
+                                       }),
+                     costed);
+      if (fastest.size() > kRelaid)
+        fastest.pop_back();
     }
     return fits;
   };
@@ -541,8 +553,17 @@ lg::choosePlan(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> record
     }
     // A few batch slices pipeline as well as more; beyond that they only
     // cost search time.
-    if (best && n >= 4)
+    if (!fastest.empty() && n >= 4)
       break;
+  }
+  for (CostedPlan &p : fastest) {
+    GroupSlicing s = computeSlicing(g, p.plan.nSlices, p.plan.cSlices, p.plan.hSlices);
+    for (Layout layout : {Layout::BankAligned, Layout::Split})
+      if (std::optional<Placement> place = placeInLmem(g, s, p.plan.buffers, layout))
+        if (std::optional<uint64_t> cycles = modelGroup(g, s, p.plan.buffers, *place, *records))
+          p.cycles = std::min(p.cycles, *cycles);
+    if (!best || p.cycles < best->cycles)
+      best = p;
   }
   return best;
 }

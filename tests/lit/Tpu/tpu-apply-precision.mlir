@@ -134,3 +134,23 @@ func.func @int8_pad_fill_no_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = array
   return %p : tensor<1x1x1x4xf32>
 }
 }
+
+// -----
+
+// A computed filter read through a reshape (a matmul's row vector as a 1x1
+// filter) is cast next to its conv on [1, O, I, kh*kw], the layout the conv
+// reads its filter in, and only then viewed as the filter: the cast can join
+// the conv's layer group and the filter is formed on chip. The old view,
+// unused, goes.
+// CHECK-LABEL: func.func @filter_view_cast
+// CHECK-NOT: tensor<1x512x1x1xf32>
+// CHECK: %[[L:.*]] = tpu.reshape %arg1 : (tensor<1x1x512xf32>) -> tensor<1x1x512x1xf32>
+// CHECK-NEXT: %[[X:.*]] = tpu.cast %[[L]] : (tensor<1x1x512x1xf32>) -> tensor<1x1x512x1xf16>
+// CHECK-NEXT: %[[V:.*]] = tpu.reshape %[[X]] : (tensor<1x1x512x1xf16>) -> tensor<1x512x1x1xf16>
+// CHECK-NEXT: tpu.conv2d %{{.*}}, %[[V]], %{{.*}} : (tensor<1x512x1x4xf16>, tensor<1x512x1x1xf16>, none)
+func.func @filter_view_cast(%rows: tensor<1x512x1x4xf32>, %vec: tensor<1x1x512xf32>) -> tensor<1x1x1x4xf32> {
+  %n = top.none
+  %f = tpu.reshape %vec : (tensor<1x1x512xf32>) -> tensor<1x512x1x1xf32>
+  %c = tpu.conv2d %rows, %f, %n {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false, kiln.dtype = "f16"} : (tensor<1x512x1x4xf32>, tensor<1x512x1x1xf32>, none) -> tensor<1x1x1x4xf32>
+  return %c : tensor<1x1x1x4xf32>
+}

@@ -32,3 +32,20 @@ func.func @kept(%x: tensor<1x16x32x32xf32>, %y: tensor<1x64x8x8xf32>) -> (tensor
   %3 = tpu.active %y {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
   return %2, %3 : tensor<1x16x32x32xf32>, tensor<1x64x8x8xf32>
 }
+
+// -----
+
+// A cast forming a filter in its conv's layout (a matmul's 512-element row
+// vector on one lane, viewed as a [1, 512, 1, 1] filter): spread over 64
+// lanes it would save a few EU cycles and cost the filter's trip through DDR,
+// where in the conv's group it is formed in LMEM.
+// CHECK-LABEL: func.func @filter_cast
+// CHECK: tpu.cast %{{.*}} : (tensor<1x1x512x1xf32>) -> tensor<1x1x512x1xf16>
+// CHECK-NOT: tensor<1x64x8x1x
+func.func @filter_cast(%rows: tensor<1x512x1x4xf16>, %vec: tensor<1x1x512x1xf32>) -> tensor<1x1x1x4xf16> {
+  %n = top.none
+  %c = tpu.cast %vec : (tensor<1x1x512x1xf32>) -> tensor<1x1x512x1xf16>
+  %f = tpu.reshape %c : (tensor<1x1x512x1xf16>) -> tensor<1x512x1x1xf16>
+  %y = tpu.conv2d %rows, %f, %n {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x512x1x4xf16>, tensor<1x512x1x1xf16>, none) -> tensor<1x1x1x4xf16>
+  return %y : tensor<1x1x1x4xf16>
+}

@@ -72,10 +72,11 @@ public:
     for (Operation *op : ops)
       if (failed(apply(op)))
         return failure();
-    // Weights replaced by converted copies.
-    func.walk([](top::WeightOp w) {
-      if (w->use_empty())
-        w.erase();
+    // Weights replaced by converted copies, filter views by cast ones (a
+    // reshape left in place would still end a run of layer-group ops).
+    func.walk([](Operation *op) {
+      if (isa<top::WeightOp, tpu::ReshapeOp>(op) && op->use_empty())
+        op->erase();
     });
     return success();
   }
@@ -224,20 +225,50 @@ private:
     if (Value done = converted.lookup(key))
       return done;
     OpBuilder::InsertionGuard guard(b);
+    // A computed filter reached through a reshape is cast next to its conv,
+    // on [1, O, I, kh*kw] (the layout the conv reads its filter in) and then
+    // viewed as [O, I, kh, kw]: the cast joins the conv's layer group and the
+    // filter is formed on chip (lg::isFilterView).
+    auto view = v.getDefiningOp<tpu::ReshapeOp>();
+    if (view && !view.getInput().getDefiningOp<top::WeightOp>() && readOnlyAsFilter(v)) {
+      ArrayRef<int64_t> f = tensorType(v).getShape();
+      b.setInsertionPoint(view);
+      Location loc = view.getLoc();
+      Value laid = b.create<tpu::ReshapeOp>(
+          loc, RankedTensorType::get({1, f[0], f[1], f[2] * f[3]}, from), view.getInput());
+      laid.getDefiningOp()->setAttrs(view->getAttrs());
+      Value cast = createCast(laid, element);
+      Value out = b.create<tpu::ReshapeOp>(loc, tensorType(v).clone(element), cast);
+      out.getDefiningOp()->setAttrs(view->getAttrs());
+      converted[key] = out;
+      return out;
+    }
     if (Operation *def = v.getDefiningOp())
       b.setInsertionPointAfter(def);
     else
       b.setInsertionPointToStart(&func.getBody().front());
+    Value out = createCast(v, element);
+    converted[key] = out;
+    return out;
+  }
+
+  /// A tpu.cast of v to `element` at the insertion point.
+  Value createCast(Value v, Type element) {
     Location loc = NameLoc::get(b.getStringAttr(nameOf(v, func) + "_to_" + suffixOf(element)));
     DenseI64ArrayAttr quant;
-    auto fromQ = paramsOfType(from), toQ = paramsOfType(element);
+    auto fromQ = paramsOfType(elementOf(v)), toQ = paramsOfType(element);
     if (fromQ && toQ) {
       Multiplier m = requantMultiplier(fromQ->scale / toQ->scale);
       quant = b.getDenseI64ArrayAttr({m.m, 0, m.shift});
     }
-    Value out = b.create<tpu::CastOp>(loc, tensorType(v).clone(element), v, quant);
-    converted[key] = out;
-    return out;
+    return b.create<tpu::CastOp>(loc, tensorType(v).clone(element), v, quant);
+  }
+
+  /// Whether every user reads v as its conv's or deconv's 4-D filter.
+  static bool readOnlyAsFilter(Value v) {
+    return tensorType(v).getRank() == 4 && llvm::all_of(v.getUses(), [](OpOperand &use) {
+      return isa<tpu::Conv2DOp, tpu::Deconv2DOp>(use.getOwner()) && use.getOperandNumber() == 1;
+    });
   }
 
   // ---- ops -----------------------------------------------------------------

@@ -17,6 +17,7 @@
 
 #include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
+#include "kiln/LayerGroup/Slicing.h"
 #include "kiln/abi/cost.h"
 #include "mlir/IR/Builders.h"
 
@@ -96,7 +97,10 @@ bool spread(Operation *head) {
   uint64_t trips = 0;
   if (Operation *def = in.getDefiningOp(); def && codegen::isTiuOp(def))
     trips += roundTripCycles(in);
-  if (llvm::any_of(out.getUsers(), [](Operation *user) { return codegen::isTiuOp(user); }))
+  // A filter view reads its input in LMEM too, in the conv's group.
+  if (llvm::any_of(out.getUsers(), [](Operation *user) {
+        return codegen::isTiuOp(user) || lg::isFilterView(user);
+      }))
     trips += roundTripCycles(out);
   SmallVector<int64_t, 4> spreadShape = {n, c * k, h / k, w};
   for (Operation *op : chain)

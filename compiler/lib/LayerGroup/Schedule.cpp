@@ -455,23 +455,28 @@ static std::optional<uint64_t> costSliced(const GroupGraph &g, const GroupSlicin
   return place ? modelGroup(g, s, buffers, *place, records) : std::nullopt;
 }
 
-Placement lg::chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
-                           std::optional<ArrayRef<kiln_tiu_cmd>> records) {
-  Placement best = *placeInLmem(g, s, buffers);
-  if (!records)
-    return best;
-  std::optional<uint64_t> bestCycles = modelGroup(g, s, buffers, best, *records);
-  for (Layout layout : {Layout::BankAligned, Layout::Split}) {
+/// The layout with the fewest modelled cycles, and those cycles.
+static std::optional<std::pair<Placement, uint64_t>>
+fastestLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
+              ArrayRef<kiln_tiu_cmd> records) {
+  std::optional<std::pair<Placement, uint64_t>> best;
+  for (Layout layout : {Layout::Packed, Layout::BankAligned, Layout::Split}) {
     std::optional<Placement> place = placeInLmem(g, s, buffers, layout);
     if (!place)
       continue;
-    std::optional<uint64_t> cycles = modelGroup(g, s, buffers, *place, *records);
-    if (cycles && (!bestCycles || *cycles < *bestCycles)) {
-      best = std::move(*place);
-      bestCycles = cycles;
-    }
+    std::optional<uint64_t> cycles = modelGroup(g, s, buffers, *place, records);
+    if (cycles && (!best || *cycles < best->second))
+      best.emplace(std::move(*place), *cycles);
   }
   return best;
+}
+
+Placement lg::chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
+                           std::optional<ArrayRef<kiln_tiu_cmd>> records) {
+  if (records)
+    if (auto fastest = fastestLayout(g, s, buffers, *records))
+      return std::move(fastest->first);
+  return *placeInLmem(g, s, buffers);
 }
 
 std::optional<uint64_t> lg::costPlan(const GroupGraph &g, const Plan &plan,
@@ -558,10 +563,8 @@ lg::choosePlan(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> record
   }
   for (CostedPlan &p : fastest) {
     GroupSlicing s = computeSlicing(g, p.plan.nSlices, p.plan.cSlices, p.plan.hSlices);
-    for (Layout layout : {Layout::BankAligned, Layout::Split})
-      if (std::optional<Placement> place = placeInLmem(g, s, p.plan.buffers, layout))
-        if (std::optional<uint64_t> cycles = modelGroup(g, s, p.plan.buffers, *place, *records))
-          p.cycles = std::min(p.cycles, *cycles);
+    if (auto relaid = fastestLayout(g, s, p.plan.buffers, *records))
+      p.cycles = std::min(p.cycles, relaid->second);
     if (!best || p.cycles < best->cycles)
       best = p;
   }

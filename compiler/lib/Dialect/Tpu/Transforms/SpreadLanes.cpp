@@ -30,10 +30,10 @@ using namespace kiln;
 
 namespace {
 
+/// A pointwise op of one operand (an INT8 active's table, a second operand,
+/// is laid out for its lanes).
 bool isUnaryElementwise(Operation *op) {
-  if (auto active = dyn_cast<tpu::ActiveOp>(op))
-    return !active.getTable(); // an INT8 table is laid out for its lanes
-  return isa<tpu::ReluOp, tpu::CastOp>(op);
+  return op->hasTrait<tpu::Pointwise>() && op->getNumOperands() == 1;
 }
 
 std::optional<std::array<int64_t, 4>> shape4(Value v) {
@@ -94,9 +94,9 @@ bool spread(Operation *head) {
   // Its producer's and consumers' layer groups could have held what now goes
   // through DDR.
   uint64_t trips = 0;
-  if (Operation *def = in.getDefiningOp(); def && codegen::isTiuOp(def))
+  if (Operation *def = in.getDefiningOp(); def && def->hasTrait<tpu::RunsOnTiu>())
     trips += roundTripCycles(in);
-  if (llvm::any_of(out.getUsers(), [](Operation *user) { return codegen::isTiuOp(user); }))
+  if (llvm::any_of(out.getUsers(), [](Operation *user) { return user->hasTrait<tpu::RunsOnTiu>(); }))
     trips += roundTripCycles(out);
   SmallVector<int64_t, 4> spreadShape = {n, c * k, h / k, w};
   for (Operation *op : chain)

@@ -280,7 +280,8 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
     else
       reads[0] = windowRead(out.n, inC, out.h, in[2], window->kernel, window->stride,
                             window->dilation, window->padTop);
-    // A deconv is never sliced along C: its output channels are all of them.
+    // Filters and biases: the output channels' rows (all of them for a
+    // deconv, which is never sliced along C).
     for (size_t i = 1; i < node.operands.size(); ++i)
       if (node.operands[i] >= 0)
         reads[i].rows = perOutputChannel(node.operands[i]);

@@ -68,9 +68,8 @@ public:
   }
 };
 
-/// Folds reshape pairs, erases what lowering left unused and gathers the
-/// weights at the top of their function: lowering leaves the rest of the
-/// IR in this order.
+/// Folds the reshape pairs lowering leaves between ops, erases what it left
+/// unused and gathers the weights it created at the top of their function.
 LogicalResult cleanUp(Operation *root) {
   FinalMarker marker;
   GreedyRewriteConfig config;
@@ -111,8 +110,7 @@ struct ConvertTopToTpuPass
         [&](top::DequantizeLinearOp dq) { return firstRound && tpu::waitsForInt8Users(dq); });
 
     FrozenRewritePatternSet lowerings(std::move(patterns));
-    if (failed(cleanUp(getOperation())) ||
-        failed(applyFullConversion(getOperation(), target, lowerings)))
+    if (failed(applyFullConversion(getOperation(), target, lowerings)))
       return signalPassFailure();
     firstRound = false;
     if (failed(applyFullConversion(getOperation(), target, lowerings)) ||

@@ -96,7 +96,8 @@ bool spread(Operation *head) {
   uint64_t trips = 0;
   if (Operation *def = in.getDefiningOp(); def && def->hasTrait<tpu::RunsOnTiu>())
     trips += roundTripCycles(in);
-  if (llvm::any_of(out.getUsers(), [](Operation *user) { return user->hasTrait<tpu::RunsOnTiu>(); }))
+  if (llvm::any_of(out.getUsers(),
+                   [](Operation *user) { return user->hasTrait<tpu::RunsOnTiu>(); }))
     trips += roundTripCycles(out);
   SmallVector<int64_t, 4> spreadShape = {n, c * k, h / k, w};
   for (Operation *op : chain)

@@ -63,7 +63,8 @@ class Tpu_Op<string mnemonic, list<Trait> traits = []>
 def AnyTensorOrNone : AnyTypeOf<[AnyRankedTensor, NoneType]>;
 
 def Tpu_Conv2DOp : Tpu_Op<"conv2d", [Pure, Tpu_RunsOnTiu, Tpu_HasFilter,
-    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow", "readsWholeOperand", "mixesChannels", "isChannelSliceable"]>]> {
+    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow", "readsWholeOperand",
+                                                         "mixesChannels", "isChannelSliceable"]>]> {
   let summary = "2-D convolution on the TIU";
   let description = [{
     filter [oc, ic/group, kh, kw]; pads [top, left, bottom, right]. The filter
@@ -97,7 +98,8 @@ def Tpu_Pool2DOp : Tpu_Op<"pool2d", [Pure, Tpu_RunsOnTiu,
   let hasVerifier = 1;
 }
 
-def Tpu_EltwiseOp : Tpu_Op<"eltwise", [Pure, Tpu_RunsOnTiu, Tpu_Pointwise, Tpu_SliceableOpInterface]> {
+def Tpu_EltwiseOp : Tpu_Op<"eltwise", [Pure, Tpu_RunsOnTiu, Tpu_Pointwise,
+                                        Tpu_SliceableOpInterface]> {
   let summary = "Binary elementwise op with broadcasting on the TIU";
   let description = [{
     INT8 (add, sub, mul, max, min) carries `quant` = [multiplier0,
@@ -151,7 +153,8 @@ def Tpu_CastOp : Tpu_Op<"cast", [Pure, Tpu_RunsOnTiu, Tpu_Pointwise, Tpu_Sliceab
 }
 
 def Tpu_Deconv2DOp : Tpu_Op<"deconv2d", [Pure, Tpu_RunsOnTiu, Tpu_HasFilter,
-    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow", "readsWholeOperand", "mixesChannels", "isChannelSliceable"]>]> {
+    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow", "readsWholeOperand",
+                                                         "mixesChannels", "isChannelSliceable"]>]> {
   let summary = "2-D transposed convolution on the TIU";
   let description = [{
     filter [oc, ic/group, kh, kw] (chip order); pads [top, left, bottom,

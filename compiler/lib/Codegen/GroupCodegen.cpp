@@ -105,7 +105,7 @@ struct GroupEmitter {
       return std::nullopt;
     Resident r;
     for (const auto &node : g.nodes)
-      if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(node.op) && node.operands.size() > 1 &&
+      if (node.op->hasTrait<tpu::HasFilter>() && node.operands.size() > 1 &&
           node.operands[1] == v) {
         r.consumers.push_back(nameOf(node.op));
         auto type = cast<RankedTensorType>(node.op->getOperand(1).getType());

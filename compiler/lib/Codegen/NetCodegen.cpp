@@ -183,8 +183,8 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
       net.groups.push_back(generateConcat(concat, net.groups.size()));
     } else if (auto dma = dyn_cast<tpu::DmaOp>(op)) {
       net.groups.push_back(generateDma(dma, net.groups.size()));
-    } else if (isa<tpu::ReshapeOp, tpu::ViewOp, tpu::FoldRowsOp, tpu::ConcatOp, top::WeightOp,
-                   top::NoneOp, func::ReturnOp>(op)) {
+    } else if (op.hasTrait<tpu::DdrView>() ||
+               isa<tpu::ConcatOp, top::WeightOp, top::NoneOp, func::ReturnOp>(op)) {
       // Reshapes, views and in-place concats alias memory; folded rows are
       // read by their group's loads; weights are in the coefficient blob.
     } else {

@@ -19,11 +19,6 @@
 using namespace mlir;
 using namespace kiln;
 
-bool codegen::isTiuOp(Operation *op) {
-  return isa<tpu::Conv2DOp, tpu::Deconv2DOp, tpu::Pool2DOp, tpu::EltwiseOp,
-             tpu::ReluOp, tpu::ActiveOp, tpu::ResizeOp, tpu::CastOp>(op);
-}
-
 namespace {
 
 LogicalResult describeOperand(Operation *op, int operandNumber, kiln_tiu_operand &o) {
@@ -89,7 +84,7 @@ LogicalResult codegen::fillTiuRecord(Operation *op, kiln_tiu_cmd &c) {
   c = kiln_tiu_cmd{};
   c.cmd_id = cmdId;
   c.wait_gdma_id = wait;
-  if (!isTiuOp(op))
+  if (!op->hasTrait<tpu::RunsOnTiu>())
     return op->emitError("codegen: not a TIU op");
   if (failed(describeOperand(op, -1, c.out)))
     return failure();

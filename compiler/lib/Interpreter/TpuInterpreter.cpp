@@ -438,7 +438,7 @@ FailureOr<RawTensor> Interpreter::evaluate(Operation *op) {
       return failure();
     return RawTensor{cast<RankedTensorType>(w.getType()), std::move(*bytes)};
   }
-  if (codegen::isTiuOp(op))
+  if (op->hasTrait<tpu::RunsOnTiu>())
     return runTiu(op);
   if (auto dma = dyn_cast<tpu::DmaOp>(op))
     return runDma(dma);

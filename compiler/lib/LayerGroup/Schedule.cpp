@@ -262,9 +262,10 @@ struct Scheduler {
 
     // The slice's own pads: rows outside its loaded input are padding.
     Operation *op = node.op;
-    if (isa<tpu::Conv2DOp, tpu::Pool2DOp, tpu::Deconv2DOp>(op)) {
+    auto sliceable = dyn_cast<tpu::SliceableOp>(op);
+    if (std::optional<tpu::HWindow> window = sliceable ? sliceable.getHWindow() : std::nullopt) {
       c.pad_top = reads[0].padTop;
-      if (!isa<tpu::Deconv2DOp>(op))
+      if (!window->transposed)
         c.pad_bottom = reads[0].padBottom;
     }
     if (isa<tpu::Conv2DOp>(op)) {

@@ -60,11 +60,8 @@ std::array<int64_t, 4> lg::nchwOf(Value v) {
 }
 
 bool lg::isWholeOperand(Operation *op, unsigned operandNumber) {
-  if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(op))
-    return operandNumber >= 1;
-  if (isa<tpu::ActiveOp>(op))
-    return operandNumber == 1;
-  return false;
+  auto sliceable = dyn_cast<tpu::SliceableOp>(op);
+  return sliceable && sliceable.readsWholeOperand(operandNumber);
 }
 
 /// Filters are laid out [1, oc, ic/group, kh*kw] and biases [1, oc, 1, 1]
@@ -74,7 +71,7 @@ std::array<int64_t, 4> lg::lmemShapeOf(Operation *op, int operandNumber) {
   if (operandNumber < 0)
     return nchwOf(op->getResult(0));
   Value v = op->getOperand(operandNumber);
-  if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(op) && operandNumber >= 1) {
+  if (op->hasTrait<tpu::HasFilter>() && operandNumber >= 1) {
     auto shape = cast<RankedTensorType>(v.getType()).getShape();
     if (operandNumber == 1)
       return {1, shape[0], shape[1], shape[2] * shape[3]};
@@ -93,7 +90,7 @@ bool lg::isFilterView(Operation *op) {
   std::array<int64_t, 4> layout = nchwOf(reshape.getInput());
   return llvm::all_of(reshape->getUses(), [&](OpOperand &use) {
     Operation *user = use.getOwner();
-    return isa<tpu::Conv2DOp, tpu::Deconv2DOp>(user) && use.getOperandNumber() == 1 &&
+    return user->hasTrait<tpu::HasFilter>() && use.getOperandNumber() == 1 &&
            lmemShapeOf(user, 1) == layout;
   });
 }
@@ -239,20 +236,9 @@ static Range resizeRows(tpu::ResizeOp op, Range out) {
   return {first, last - first};
 }
 
-/// Whether a conv is depthwise: each output channel reads its own input channel.
-static bool isDepthwise(tpu::Conv2DOp conv) {
-  auto in = cast<RankedTensorType>(conv.getInput().getType()).getShape();
-  auto out = cast<RankedTensorType>(conv.getType()).getShape();
-  int64_t groups = conv.getGroup();
-  return groups > 1 && groups == in[1] && groups == out[1];
-}
-
 bool lg::isChannelSliceable(Operation *op) {
-  if (auto conv = dyn_cast<tpu::Conv2DOp>(op))
-    return conv.getGroup() == 1 || isDepthwise(conv);
-  if (auto deconv = dyn_cast<tpu::Deconv2DOp>(op))
-    return deconv.getGroup() == 1;
-  return true;
+  auto sliceable = dyn_cast<tpu::SliceableOp>(op);
+  return !sliceable || sliceable.isChannelSliceable();
 }
 
 int64_t lg::maxChannelSlices(const GroupGraph &g) {
@@ -281,30 +267,20 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
     rows.c = out.c;
     return rows;
   };
-  auto windowed = [&](Range inC, ArrayRef<int64_t> k, ArrayRef<int64_t> st,
-                      ArrayRef<int64_t> pads, int64_t dil) {
-    int64_t inH = g.vals[node.operands[0]].lmemShape[2];
-    reads[0] = windowRead(out.n, inC, out.h, inH, k[0], st[0], dil, pads[0]);
-  };
-  auto allChannels = [&](int val) { return Range{0, g.vals[val].lmemShape[1]}; };
-  if (auto conv = dyn_cast<tpu::Conv2DOp>(node.op)) {
-    windowed(isDepthwise(conv) ? out.c : allChannels(node.operands[0]),
-             conv.getKernelShape(), conv.getStrides(), conv.getPads(),
-             conv.getDilations()[0]);
-    for (size_t i = 1; i < node.operands.size(); ++i)
-      if (node.operands[i] >= 0)
-        reads[i].rows = perOutputChannel(node.operands[i]);
-    return reads;
-  }
-  if (auto pool = dyn_cast<tpu::Pool2DOp>(node.op)) {
-    windowed(out.c, pool.getKernelShape(), pool.getStrides(), pool.getPads(), 1);
-    return reads;
-  }
-  if (auto deconv = dyn_cast<tpu::Deconv2DOp>(node.op)) {
-    reads[0] = deconvRead(out, allChannels(node.operands[0]),
-                          g.vals[node.operands[0]].lmemShape[2],
-                          deconv.getKernelShape()[0], deconv.getStrides()[0],
-                          deconv.getDilations()[0], deconv.getPads()[0]);
+  auto sliceable = dyn_cast<tpu::SliceableOp>(node.op);
+  std::optional<tpu::HWindow> window;
+  if (sliceable)
+    window = sliceable.getHWindow();
+  if (window) {
+    const auto &in = g.vals[node.operands[0]].lmemShape;
+    Range inC = sliceable.mixesChannels() ? Range{0, in[1]} : out.c;
+    if (window->transposed)
+      reads[0] = deconvRead(out, inC, in[2], window->kernel, window->stride,
+                            window->dilation, window->padTop);
+    else
+      reads[0] = windowRead(out.n, inC, out.h, in[2], window->kernel, window->stride,
+                            window->dilation, window->padTop);
+    // Filters and biases: the output channels' rows.
     for (size_t i = 1; i < node.operands.size(); ++i)
       if (node.operands[i] >= 0)
         reads[i].rows = perOutputChannel(node.operands[i]);

@@ -21,12 +21,8 @@
 
 namespace kiln::codegen {
 
-/// Whether the op runs as one TIU record (tpu.conv2d, deconv2d, pool2d,
-/// eltwise, relu, active, resize, cast).
-bool isTiuOp(mlir::Operation *op);
-
 /// Fills every field of `cmd` except cmd_id and wait_gdma_id for the whole,
-/// unsliced op:
+/// unsliced op (one with the tpu::RunsOnTiu trait):
 ///  - op, subop, flags (RELU, HAS_BIAS, COUNT_INCLUDE_PAD), kh/kw, strides,
 ///    dilations, groups, the op's full pads (deconv: pad_bottom/right 0),
 ///    param[] and aux[] (resize: scales, aux 0; INT8: multipliers, zero

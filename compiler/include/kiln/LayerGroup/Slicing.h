@@ -103,7 +103,8 @@ struct GroupSlicing {
 GroupSlicing computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cSlices,
                             int64_t hSlices);
 
-/// Whether the op can run on a part of its output channels (see above).
+/// Whether the op can run on a part of its output channels (see above;
+/// tpu::SliceableOp::isChannelSliceable).
 bool isChannelSliceable(mlir::Operation *op);
 
 /// Lane groups (64 channels each) of the widest escaping value when every op
@@ -111,8 +112,8 @@ bool isChannelSliceable(mlir::Operation *op);
 int64_t maxChannelSlices(const GroupGraph &g);
 
 /// Whether the op reads this operand whole, in a layout of its own, in every
-/// slice: conv/deconv filters and biases (INT8: requant tables), the INT8
-/// lookup table of tpu.active.
+/// slice (tpu::SliceableOp::readsWholeOperand): conv/deconv filters and
+/// biases (INT8: requant tables), the INT8 lookup table of tpu.active.
 bool isWholeOperand(mlir::Operation *op, unsigned operandNumber);
 
 /// A tpu.reshape that only feeds conv/deconv filters and whose input's LMEM

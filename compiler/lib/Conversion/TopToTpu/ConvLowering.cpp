@@ -4,12 +4,12 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
-struct ConvLowering : public OpRewritePattern<top::ConvOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::ConvOp op,
-                                PatternRewriter &rewriter) const override {
+struct ConvLowering : public tpu::TopLowering<top::ConvOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::ConvOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     rewriter.replaceOpWithNewOp<tpu::Conv2DOp>(
-        op, op.getType(), op.getInput(), op.getFilter(), op.getBias(),
+        op, op.getType(), adaptor.getInput(), adaptor.getFilter(), adaptor.getBias(),
         op.getKernelShapeAttr(), op.getStridesAttr(), op.getPadsAttr(),
         op.getDilationsAttr(), op.getGroupAttr(), op.getDoReluAttr());
     return success();

@@ -24,22 +24,22 @@ void replaceWithDma(PatternRewriter &rewriter, Operation *op, ValueRange inputs,
                                           program.records());
 }
 
-struct TransposeLowering : public OpRewritePattern<top::TransposeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::TransposeOp op,
-                                PatternRewriter &rewriter) const override {
+struct TransposeLowering : public tpu::TopLowering<top::TransposeOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::TransposeOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     DmaProgram program;
-    program.transpose(shapeOf(op.getInput()), op.getPerm());
-    replaceWithDma(rewriter, op, op.getInput(), program);
+    program.transpose(shapeOf(adaptor.getInput()), op.getPerm());
+    replaceWithDma(rewriter, op, adaptor.getInput(), program);
     return success();
   }
 };
 
-struct SliceLowering : public OpRewritePattern<top::SliceOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::SliceOp op,
-                                PatternRewriter &rewriter) const override {
-    auto in = shapeOf(op.getInput());
+struct SliceLowering : public tpu::TopLowering<top::SliceOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::SliceOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto in = shapeOf(adaptor.getInput());
     auto out = shapeOf(op.getOutput());
     auto inStrides = tpu::contiguousStrides(in);
     auto outStrides = tpu::contiguousStrides(out);
@@ -74,16 +74,16 @@ struct SliceLowering : public OpRewritePattern<top::SliceOp> {
           }
         };
     walk(0, srcOff, 0, {});
-    replaceWithDma(rewriter, op, op.getInput(), program);
+    replaceWithDma(rewriter, op, adaptor.getInput(), program);
     return success();
   }
 };
 
-struct GatherLowering : public OpRewritePattern<top::GatherOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::GatherOp op,
-                                PatternRewriter &rewriter) const override {
-    auto in = shapeOf(op.getInput());
+struct GatherLowering : public tpu::TopLowering<top::GatherOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::GatherOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto in = shapeOf(adaptor.getInput());
     int64_t axis = static_cast<int64_t>(op.getAxis());
     int64_t pre = 1, suf = 1;
     for (int64_t i = 0; i < axis; ++i)
@@ -104,16 +104,16 @@ struct GatherLowering : public OpRewritePattern<top::GatherOp> {
       program.copy(0, indices[p] * suf, p * suf, shape, src, dst);
       p += run;
     }
-    replaceWithDma(rewriter, op, op.getInput(), program);
+    replaceWithDma(rewriter, op, adaptor.getInput(), program);
     return success();
   }
 };
 
-struct ExpandLowering : public OpRewritePattern<top::ExpandOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::ExpandOp op,
-                                PatternRewriter &rewriter) const override {
-    auto in = shapeOf(op.getInput());
+struct ExpandLowering : public tpu::TopLowering<top::ExpandOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::ExpandOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto in = shapeOf(adaptor.getInput());
     auto out = shapeOf(op.getOutput());
     auto outStrides = tpu::contiguousStrides(out);
     DmaProgram program;
@@ -130,16 +130,16 @@ struct ExpandLowering : public OpRewritePattern<top::ExpandOp> {
     } else {
       program.broadcast(in, out);
     }
-    replaceWithDma(rewriter, op, op.getInput(), program);
+    replaceWithDma(rewriter, op, adaptor.getInput(), program);
     return success();
   }
 };
 
-struct PadLowering : public OpRewritePattern<top::PadOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::PadOp op,
-                                PatternRewriter &rewriter) const override {
-    auto in = shapeOf(op.getInput());
+struct PadLowering : public tpu::TopLowering<top::PadOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::PadOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto in = shapeOf(adaptor.getInput());
     auto out = shapeOf(op.getOutput());
     size_t rank = in.size();
     auto pads = op.getPads();
@@ -180,7 +180,7 @@ struct PadLowering : public OpRewritePattern<top::PadOp> {
           copyRow(begin + size + e, reflect ? begin + size - 2 - e : begin + size - 1);
       }
     }
-    replaceWithDma(rewriter, op, op.getInput(), program);
+    replaceWithDma(rewriter, op, adaptor.getInput(), program);
     return success();
   }
 };

@@ -12,11 +12,11 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
-struct DeconvLowering : public OpRewritePattern<top::DeconvOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::DeconvOp op,
-                                PatternRewriter &rewriter) const override {
-    Value filter = op.getFilter();
+struct DeconvLowering : public tpu::TopLowering<top::DeconvOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::DeconvOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    Value filter = adaptor.getFilter();
     if (!op.getFilterReordered()) {
       auto weight = filter.getDefiningOp<top::WeightOp>();
       if (!weight)
@@ -38,7 +38,7 @@ struct DeconvLowering : public OpRewritePattern<top::DeconvOp> {
                                  {g * ocg, icg, shape[2], shape[3]}, dst, name);
     }
     rewriter.replaceOpWithNewOp<tpu::Deconv2DOp>(
-        op, op.getType(), op.getInput(), filter, op.getBias(),
+        op, op.getType(), adaptor.getInput(), filter, adaptor.getBias(),
         op.getKernelShapeAttr(), op.getStridesAttr(), op.getPadsAttr(),
         op.getDilationsAttr(), op.getGroupAttr(), op.getDoReluAttr());
     return success();

@@ -76,20 +76,21 @@ to4D(ArrayRef<ArrayRef<int64_t>> shapes) {
 }
 
 template <typename TopOp, tpu::EltwiseKind Kind>
-struct BinaryLowering : public OpRewritePattern<TopOp> {
-  using OpRewritePattern<TopOp>::OpRewritePattern;
-  LogicalResult matchAndRewrite(TopOp op,
-                                PatternRewriter &rewriter) const override {
+struct BinaryLowering : public tpu::TopLowering<TopOp> {
+  using tpu::TopLowering<TopOp>::TopLowering;
+  using OpAdaptor = typename tpu::TopLowering<TopOp>::OpAdaptor;
+  LogicalResult lower(TopOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     auto outType = cast<RankedTensorType>(op.getType());
-    auto shapes = to4D({shapeOf(op.getLhs()), shapeOf(op.getRhs()), outType.getShape()});
+    auto shapes = to4D({shapeOf(adaptor.getLhs()), shapeOf(adaptor.getRhs()), outType.getShape()});
     if (!shapes)
       return rewriter.notifyMatchFailure(op, "broadcast pattern needs more than 4-D");
     Location loc = op.getLoc();
-    Value lhs = tpu::reshapeTo(rewriter, loc, op.getLhs(), (*shapes)[0]);
+    Value lhs = tpu::reshapeTo(rewriter, loc, adaptor.getLhs(), (*shapes)[0]);
     // x * x reads one value: one load in its layer group, not two.
-    Value rhs = op.getRhs() == op.getLhs()
+    Value rhs = adaptor.getRhs() == adaptor.getLhs()
                     ? lhs
-                    : tpu::reshapeTo(rewriter, loc, op.getRhs(), (*shapes)[1]);
+                    : tpu::reshapeTo(rewriter, loc, adaptor.getRhs(), (*shapes)[1]);
     auto type4 = RankedTensorType::get((*shapes)[2], outType.getElementType());
     Value result = rewriter.create<tpu::EltwiseOp>(loc, type4, lhs, rhs, Kind,
                                                    op.getDoRelu(), DenseI64ArrayAttr());
@@ -102,26 +103,26 @@ struct BinaryLowering : public OpRewritePattern<TopOp> {
 /// both shares one layer group.
 SmallVector<int64_t> unary4D(ArrayRef<int64_t> shape) { return (*to4D({shape}))[0]; }
 
-struct ReluLowering : public OpRewritePattern<top::ReluOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::ReluOp op,
-                                PatternRewriter &rewriter) const override {
+struct ReluLowering : public tpu::TopLowering<top::ReluOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::ReluOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
     Location loc = op.getLoc();
-    Value in = tpu::reshapeTo(rewriter, loc, op.getInput(), unary4D(type.getShape()));
+    Value in = tpu::reshapeTo(rewriter, loc, adaptor.getInput(), unary4D(type.getShape()));
     Value result = rewriter.create<tpu::ReluOp>(loc, in.getType(), in);
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, result, type.getShape()));
     return success();
   }
 };
 
-struct ActiveLowering : public OpRewritePattern<top::ActiveOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::ActiveOp op,
-                                PatternRewriter &rewriter) const override {
+struct ActiveLowering : public tpu::TopLowering<top::ActiveOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::ActiveOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
     Location loc = op.getLoc();
-    Value in = tpu::reshapeTo(rewriter, loc, op.getInput(), unary4D(type.getShape()));
+    Value in = tpu::reshapeTo(rewriter, loc, adaptor.getInput(), unary4D(type.getShape()));
     // Top's ActiveMode values are firmware-abi's kiln_active_kind.
     Value result = rewriter.create<tpu::ActiveOp>(
         loc, in.getType(), in, Value(),

@@ -117,21 +117,22 @@ constexpr int64_t kMaxFilterBytesPerLane = KILN_LMEM_BYTES_PER_LANE / 8;
 /// The right operand in W layout is not sliced: held whole up to this.
 constexpr int64_t kMaxRowBytesPerLane = KILN_LMEM_BYTES_PER_LANE / 4;
 
-struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::MatMulOp op,
-                                PatternRewriter &rewriter) const override {
-    if (succeeded(lowerRowsOnLanes(op, rewriter)))
+struct MatMulLowering : public tpu::TopLowering<top::MatMulOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::MatMulOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    if (succeeded(lowerRowsOnLanes(op, adaptor, rewriter)))
       return success();
-    auto right = op.getRight().getDefiningOp<top::WeightOp>();
-    if (right && shapeOf(op.getRight()).size() == 2)
-      return lowerWithWeight(op, right, rewriter);
-    return lowerComputed(op, rewriter);
+    auto right = adaptor.getRight().getDefiningOp<top::WeightOp>();
+    if (right && shapeOf(adaptor.getRight()).size() == 2)
+      return lowerWithWeight(op, adaptor, right, rewriter);
+    return lowerComputed(op, adaptor, rewriter);
   }
 
-  LogicalResult lowerRowsOnLanes(top::MatMulOp op, PatternRewriter &rewriter) const {
+  LogicalResult lowerRowsOnLanes(top::MatMulOp op, OpAdaptor adaptor,
+                                 ConversionPatternRewriter &rewriter) const {
     auto dtype = op->getAttrOfType<StringAttr>(kDTypeAttr);
-    auto a = shapeOf(op.getInput()), r = shapeOf(op.getRight());
+    auto a = shapeOf(adaptor.getInput()), r = shapeOf(adaptor.getRight());
     auto outShape = cast<RankedTensorType>(op.getType()).getShape();
     if (a.size() < 2 || r.size() < 2)
       return failure();
@@ -149,7 +150,7 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
     int64_t rowsPerLane = (rows * b + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
     if (rowsPerLane * k * 4 > kMaxFilterBytesPerLane)
       return failure();
-    bool rightWeight = isa_and_nonnull<top::WeightOp>(op.getRight().getDefiningOp());
+    bool rightWeight = isa_and_nonnull<top::WeightOp>(adaptor.getRight().getDefiningOp());
     // In INT8 a conv whose filter is computed runs in F16 (tpu-apply-precision).
     uint32_t colsDtype = precisionDtype(dtype ? dtype.getValue() : "f32");
     uint32_t rowsDtype = colsDtype == KILN_DTYPE_INT8 ? uint32_t{KILN_DTYPE_F16} : colsDtype;
@@ -157,7 +158,8 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
         columnsOnLanesCycles(b, rows, k, n, colsDtype, sharedRight && rightWeight))
       return failure();
     Location loc = op.getLoc();
-    Value lhs = sharedRight ? op.getInput() : expandBatch(rewriter, loc, op.getInput(), batch);
+    Value lhs = sharedRight ? adaptor.getInput()
+                            : expandBatch(rewriter, loc, adaptor.getInput(), batch);
     Value filter = tpu::reshapeTo(rewriter, loc, lhs, {b * rows, k, 1, 1});
     bool wide = (b * k + KILN_NPU_NUM - 1) / KILN_NPU_NUM * n * 4 > kMaxRowBytesPerLane;
     auto columns = [&](int64_t c) -> SmallVector<int64_t> {
@@ -168,7 +170,7 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
     // The input is right as [b, k, n]: a weight is transposed at compile
     // time, a computed right^T by a tpu.dma.
     Value in;
-    if (auto weight = op.getRight().getDefiningOp<top::WeightOp>();
+    if (auto weight = adaptor.getRight().getDefiningOp<top::WeightOp>();
         weight && sharedRight && op.getRightTranspose()) {
       std::vector<float> w = top::readWeight(weight), t(n * k);
       for (int64_t j = 0; j < n; ++j)
@@ -177,18 +179,19 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
       in = top::createWeight(rewriter, weight.getLoc(), columns(b * k), t,
                              opName(op) + "_right");
     } else {
-      Value rhs = sharedRight ? op.getRight() : expandBatch(rewriter, loc, op.getRight(), batch);
+      Value rhs = sharedRight ? adaptor.getRight()
+                              : expandBatch(rewriter, loc, adaptor.getRight(), batch);
       if (op.getRightTranspose())
         rhs = transposeLast2(rewriter, loc, rhs, b, n, k);
       in = tpu::reshapeTo(rewriter, loc, rhs, columns(b * k));
     }
-    bool hasBias = !isa<NoneType>(op.getBias().getType());
+    bool hasBias = !isa<NoneType>(adaptor.getBias().getType());
     Value none = hasBias ? rewriter.create<top::NoneOp>(loc, rewriter.getNoneType()).getResult()
-                         : op.getBias();
+                         : adaptor.getBias();
     Value out = conv1x1(rewriter, loc, in, filter, none, columns(b * rows), b,
                         op.getDoRelu() && !hasBias);
     if (hasBias) {
-      Value bias = tpu::reshapeTo(rewriter, loc, op.getBias(), columns(1));
+      Value bias = tpu::reshapeTo(rewriter, loc, adaptor.getBias(), columns(1));
       out = rewriter.create<tpu::EltwiseOp>(loc, out.getType(), out, bias,
                                             tpu::EltwiseKind::Add, op.getDoRelu(),
                                             DenseI64ArrayAttr());
@@ -197,8 +200,8 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
     return success();
   }
 
-  LogicalResult lowerWithWeight(top::MatMulOp op, top::WeightOp right,
-                                PatternRewriter &rewriter) const {
+  LogicalResult lowerWithWeight(top::MatMulOp op, OpAdaptor adaptor, top::WeightOp right,
+                                ConversionPatternRewriter &rewriter) const {
     auto rShape = shapeOf(right);
     int64_t k = op.getRightTranspose() ? rShape[1] : rShape[0];
     int64_t n = op.getRightTranspose() ? rShape[0] : rShape[1];
@@ -215,17 +218,18 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
     int64_t m = 1;
     for (int64_t d : outType.getShape().drop_back())
       m *= d;
-    Value in = tpu::reshapeTo(rewriter, loc, op.getInput(), {m, k, 1, 1});
-    Value conv = conv1x1(rewriter, loc, in, filterW, op.getBias(), {m, n, 1, 1}, 1,
+    Value in = tpu::reshapeTo(rewriter, loc, adaptor.getInput(), {m, k, 1, 1});
+    Value conv = conv1x1(rewriter, loc, in, filterW, adaptor.getBias(), {m, n, 1, 1}, 1,
                          op.getDoRelu());
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, conv, outType.getShape()));
     return success();
   }
 
-  LogicalResult lowerComputed(top::MatMulOp op, PatternRewriter &rewriter) const {
+  LogicalResult lowerComputed(top::MatMulOp op, OpAdaptor adaptor,
+                              ConversionPatternRewriter &rewriter) const {
     Location loc = op.getLoc();
     auto outShape = cast<RankedTensorType>(op.getType()).getShape();
-    auto a = shapeOf(op.getInput());
+    auto a = shapeOf(adaptor.getInput());
     if (a.size() < 2)
       return rewriter.notifyMatchFailure(op, "1-D matmul input");
     SmallVector<int64_t> batch(outShape.drop_back(2));
@@ -234,28 +238,28 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
       b *= d;
     int64_t m = outShape[outShape.size() - 2], n = outShape.back();
     int64_t k = a.back();
-    Value lhs = expandBatch(rewriter, loc, op.getInput(), batch);
+    Value lhs = expandBatch(rewriter, loc, adaptor.getInput(), batch);
     // The filter is right^T per batch: [b, n, k].
     Value filter;
     if (op.getRightTranspose()) {
-      filter = expandBatch(rewriter, loc, op.getRight(), batch);
+      filter = expandBatch(rewriter, loc, adaptor.getRight(), batch);
     } else {
-      Value rhs = expandBatch(rewriter, loc, op.getRight(), batch);
+      Value rhs = expandBatch(rewriter, loc, adaptor.getRight(), batch);
       filter = transposeLast2(rewriter, loc, rhs, b, k, n);
     }
     filter = tpu::reshapeTo(rewriter, loc, filter, {b * n, k, 1, 1});
     Value in = transposeLast2(rewriter, loc, lhs, b, m, k);
     in = tpu::reshapeTo(rewriter, loc, in, {1, b * k, m, 1});
     // The bias adds after the final transpose, and ReLU after the bias.
-    bool hasBias = !isa<NoneType>(op.getBias().getType());
+    bool hasBias = !isa<NoneType>(adaptor.getBias().getType());
     Value none = hasBias ? rewriter.create<top::NoneOp>(loc, rewriter.getNoneType()).getResult()
-                         : op.getBias();
+                         : adaptor.getBias();
     Value conv = conv1x1(rewriter, loc, in, filter, none, {1, b * n, m, 1}, b,
                          op.getDoRelu() && !hasBias);
     Value out = transposeLast2(rewriter, loc, conv, b, n, m);
     out = tpu::reshapeTo(rewriter, loc, out, outShape);
     if (hasBias) {
-      Value bias = op.getBias();
+      Value bias = adaptor.getBias();
       Value b4 = tpu::reshapeTo(rewriter, loc, bias, {1, 1, 1, n});
       SmallVector<int64_t> out4 = {1, 1, b * m, n};
       Value flat = tpu::reshapeTo(rewriter, loc, out, out4);

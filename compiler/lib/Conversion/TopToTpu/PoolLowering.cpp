@@ -9,11 +9,12 @@ namespace {
 /// ceil_mode becomes extra bottom/right padding, so the chip op only knows
 /// floor semantics; avg pool still divides by the valid input count.
 template <typename TopPool, tpu::PoolKind Kind>
-struct PoolLowering : public OpRewritePattern<TopPool> {
-  using OpRewritePattern<TopPool>::OpRewritePattern;
-  LogicalResult matchAndRewrite(TopPool op,
-                                PatternRewriter &rewriter) const override {
-    auto in = cast<RankedTensorType>(op.getInput().getType()).getShape();
+struct PoolLowering : public tpu::TopLowering<TopPool> {
+  using tpu::TopLowering<TopPool>::TopLowering;
+  using OpAdaptor = typename tpu::TopLowering<TopPool>::OpAdaptor;
+  LogicalResult lower(TopPool op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto in = cast<RankedTensorType>(adaptor.getInput().getType()).getShape();
     auto out = cast<RankedTensorType>(op.getType()).getShape();
     auto k = op.getKernelShape();
     auto s = op.getStrides();
@@ -23,7 +24,7 @@ struct PoolLowering : public OpRewritePattern<TopPool> {
       pads[2 + i] = std::max(pads[2 + i], needed);
     }
     rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(
-        op, op.getType(), op.getInput(), Kind, op.getKernelShape(),
+        op, op.getType(), adaptor.getInput(), Kind, op.getKernelShape(),
         op.getStrides(), pads, op.getCountIncludePad(), false,
         DenseI64ArrayAttr());
     return success();
@@ -50,16 +51,16 @@ int64_t firstStageRows(int64_t h, int64_t w, uint32_t dtype) {
   return best;
 }
 
-struct GlobalAvgPoolLowering : public OpRewritePattern<top::GlobalAvgPoolOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::GlobalAvgPoolOp op,
-                                PatternRewriter &rewriter) const override {
-    auto in = cast<RankedTensorType>(op.getInput().getType()).getShape();
+struct GlobalAvgPoolLowering : public tpu::TopLowering<top::GlobalAvgPoolOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::GlobalAvgPoolOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto in = cast<RankedTensorType>(adaptor.getInput().getType()).getShape();
     auto dtype = op->getAttrOfType<StringAttr>(kDTypeAttr);
     uint32_t chipDtype = precisionDtype(dtype ? dtype.getValue() : "f32");
     int64_t k = chipDtype == KILN_DTYPE_INT8 ? in[2] : firstStageRows(in[2], in[3], chipDtype);
     int64_t pads[4] = {0, 0, 0, 0};
-    Value x = op.getInput();
+    Value x = adaptor.getInput();
     if (k < in[2]) {
       int64_t kernel[2] = {k, in[3]};
       auto type = RankedTensorType::get({in[0], in[1], in[2] / k, 1}, rewriter.getF32Type());

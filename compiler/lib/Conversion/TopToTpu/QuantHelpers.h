@@ -23,10 +23,14 @@ namespace kiln::tpu {
 /// - quantize_linear of an activation: tpu.cast f32 -> !quant.uniform<i8:f32,
 ///   scale:zp> (uint8 zero points become int8: zp - 128; per-tensor only);
 /// - dequantize_linear of such a value: tpu.cast quant -> f32;
-/// - dequantize_linear of a weight: an f32 top.weight at compile time, unless
-///   a user is a Top op running in INT8 (kiln.dtype = "int8") and
-///   weightQuantization accepts it: then that user's lowering reads it.
+/// - dequantize_linear of a weight: an f32 top.weight at compile time, after
+///   its users when waitsForInt8Users.
 void populateQuantLowering(mlir::RewritePatternSet &patterns);
+
+/// Whether a weight's dequantize_linear has a user that is a Top op running
+/// in INT8 (kiln.dtype = "int8") and weightQuantization accepts it: then it
+/// is lowered after its users, whose lowering sees a computed value.
+bool waitsForInt8Users(top::DequantizeLinearOp dq);
 
 /// A QDQ model's quantized weight: symmetric INT8, per output channel.
 struct WeightQuantization {

@@ -7,6 +7,7 @@
 // the model's INT8 weights for INT8 conv lowering.
 //
 //===----------------------------------------------------------------------===//
+#include "Patterns.h"
 #include "QuantHelpers.h"
 #include "kiln/Support/Names.h"
 
@@ -72,13 +73,13 @@ bool runsInInt8(Operation *op) {
   return dtype && dtype.getValue() == "int8";
 }
 
-struct LowerQuantize : public OpRewritePattern<top::QuantizeLinearOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct LowerQuantize : public tpu::TopLowering<top::QuantizeLinearOp> {
+  using TopLowering::TopLowering;
 
-  LogicalResult matchAndRewrite(top::QuantizeLinearOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult lower(top::QuantizeLinearOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     // A weight's quantize goes with its dequantize (compile time).
-    if (op.getInput().getDefiningOp<top::WeightOp>())
+    if (adaptor.getInput().getDefiningOp<top::WeightOp>())
       return rewriter.notifyMatchFailure(op, "quantizes a weight");
     if (op.getScale().size() != 1)
       return op.emitOpError("quantizes an activation per axis (")
@@ -90,29 +91,23 @@ struct LowerQuantize : public OpRewritePattern<top::QuantizeLinearOp> {
                                  type.getElementType().isUnsignedInteger());
     auto cast = rewriter.create<tpu::CastOp>(
         op.getLoc(), RankedTensorType::get(type.getShape(), elem),
-        op.getInput(), DenseI64ArrayAttr());
+        adaptor.getInput(), DenseI64ArrayAttr());
     rewriter.replaceOp(op, cast.getOutput());
     return success();
   }
 };
 
-struct LowerDequantize : public OpRewritePattern<top::DequantizeLinearOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct LowerDequantize : public tpu::TopLowering<top::DequantizeLinearOp> {
+  using TopLowering::TopLowering;
 
-  LogicalResult matchAndRewrite(top::DequantizeLinearOp op,
-                                PatternRewriter &rewriter) const override {
+  LogicalResult lower(top::DequantizeLinearOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getOutput().getType());
-    Value in = op.getInput();
+    Value in = adaptor.getInput();
     bool isConstant =
         in.getDefiningOp<top::WeightOp>() ||
         floatWeightOf(in.getDefiningOp<top::QuantizeLinearOp>());
     if (isConstant) {
-      // An INT8 user lowers with the model's integers (weightQuantization).
-      bool int8User = llvm::any_of(op->getUsers(), [](Operation *user) {
-        return isa<top::TopDialect>(user->getDialect()) && runsInInt8(user);
-      });
-      if (int8User && tpu::weightQuantization(op.getOutput()))
-        return rewriter.notifyMatchFailure(op, "an INT8 user reads it");
       bool isUnsigned = false;
       std::vector<float> data = weightIntegers(op, isUnsigned);
       if ((int64_t)data.size() != type.getNumElements())
@@ -176,6 +171,16 @@ std::optional<tpu::WeightQuantization> tpu::weightQuantization(Value filter) {
   for (int64_t c = 0; c < channels; ++c)
     out.scales.push_back(scale.size() == 1 ? scale[0] : scale[c]);
   return out;
+}
+
+bool tpu::waitsForInt8Users(top::DequantizeLinearOp dq) {
+  Value in = dq.getInput();
+  bool isConstant = in.getDefiningOp<top::WeightOp>() ||
+                    floatWeightOf(in.getDefiningOp<top::QuantizeLinearOp>());
+  bool int8User = llvm::any_of(dq->getUsers(), [](Operation *user) {
+    return isa<top::TopDialect>(user->getDialect()) && runsInInt8(user);
+  });
+  return isConstant && int8User && weightQuantization(dq.getOutput());
 }
 
 void tpu::populateQuantLowering(RewritePatternSet &patterns) {

@@ -26,12 +26,12 @@ int64_t divisorAtMost(int64_t n, int64_t limit) {
   return 1;
 }
 
-struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::ReduceOp op,
-                                PatternRewriter &rewriter) const override {
+struct ReduceLowering : public tpu::TopLowering<top::ReduceOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::ReduceOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    auto inType = cast<RankedTensorType>(op.getInput().getType());
+    auto inType = cast<RankedTensorType>(adaptor.getInput().getType());
     auto in = inType.getShape();
     auto axes = op.getAxes();
     SmallVector<int64_t> perm, moved;
@@ -45,7 +45,7 @@ struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
       perm.push_back(a);
       reduced *= in[a];
     }
-    Value x = op.getInput();
+    Value x = adaptor.getInput();
     auto mode = op.getMode();
     auto active = [&](Value v, int64_t kind) -> Value {
       return rewriter.create<tpu::ActiveOp>(loc, v.getType(), v, Value(),
@@ -100,13 +100,13 @@ struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
   }
 };
 
-struct GlobalMaxPoolLowering : public OpRewritePattern<top::GlobalMaxPoolOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::GlobalMaxPoolOp op,
-                                PatternRewriter &rewriter) const override {
-    auto in = cast<RankedTensorType>(op.getInput().getType()).getShape();
+struct GlobalMaxPoolLowering : public tpu::TopLowering<top::GlobalMaxPoolOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::GlobalMaxPoolOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
+    auto in = cast<RankedTensorType>(adaptor.getInput().getType()).getShape();
     int64_t kernel[2] = {in[2], in[3]}, strides[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
-    rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(op, op.getType(), op.getInput(),
+    rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(op, op.getType(), adaptor.getInput(),
                                                tpu::PoolKind::Max, kernel, strides,
                                                pads, false, false, DenseI64ArrayAttr());
     return success();

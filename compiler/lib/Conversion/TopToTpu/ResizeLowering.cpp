@@ -6,13 +6,13 @@ using namespace mlir;
 using namespace kiln;
 
 namespace {
-struct ResizeLowering : public OpRewritePattern<top::ResizeOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(top::ResizeOp op,
-                                PatternRewriter &rewriter) const override {
+struct ResizeLowering : public tpu::TopLowering<top::ResizeOp> {
+  using TopLowering::TopLowering;
+  LogicalResult lower(top::ResizeOp op, OpAdaptor adaptor,
+                      ConversionPatternRewriter &rewriter) const override {
     // Top's ResizeMode values are firmware-abi's kiln_resize_mode.
     rewriter.replaceOpWithNewOp<tpu::ResizeOp>(
-        op, op.getType(), op.getInput(), static_cast<int64_t>(op.getMode()),
+        op, op.getType(), adaptor.getInput(), static_cast<int64_t>(op.getMode()),
         static_cast<int64_t>(op.getCoordMode()),
         static_cast<int64_t>(op.getNearestMode()), op.getScales());
     return success();

@@ -2,6 +2,8 @@
 #include "QuantHelpers.h"
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace kiln::tpu {
@@ -29,39 +31,52 @@ Value tpu::reshapeTo(PatternRewriter &rewriter, Location loc, Value v,
 }
 
 namespace {
-/// Carries the precision a Top op was given (docs/precision.md) to every op
-/// its lowering creates, and marks the ops that produce its final results
-/// (through reshapes): only those may take its calibrated range.
-class PrecisionCarrier : public RewriterBase::Listener {
-public:
-  void notifyPatternBegin(const Pattern &, Operation *op) override { roots.push_back(op); }
-  void notifyPatternEnd(const Pattern &, LogicalResult) override { roots.pop_back(); }
+/// The attributes a Top op's lowering gives every op it creates.
+constexpr StringRef kCarried[] = {"kiln.dtype", "kiln.calib", "kiln.qparams", "kiln.reason"};
+} // namespace
 
-  void notifyOperationInserted(Operation *op, OpBuilder::InsertPoint) override {
-    if (roots.empty() || isa<top::WeightOp, top::NoneOp>(op))
-      return;
+void tpu::carryPrecision(Operation *op, Operation *before) {
+  Operation *created = before ? before->getNextNode() : &op->getBlock()->front();
+  for (; created != op; created = created->getNextNode()) {
+    if (isa<top::WeightOp, top::NoneOp>(created))
+      continue;
     for (StringRef name : kCarried)
-      if (Attribute a = roots.back()->getAttr(name); a && !op->hasAttr(name))
-        op->setAttr(name, a);
+      if (Attribute a = op->getAttr(name); a && !created->hasAttr(name))
+        created->setAttr(name, a);
   }
+}
 
+void tpu::markFinal(Operation *replaced, ValueRange values) {
+  if (!replaced->hasAttr("kiln.calib") && !replaced->hasAttr("kiln.qparams"))
+    return;
+  for (Value v : values) {
+    Operation *def = v.getDefiningOp();
+    while (auto reshape = dyn_cast_or_null<tpu::ReshapeOp>(def))
+      def = reshape.getInput().getDefiningOp();
+    if (def && !isa<top::WeightOp>(def))
+      def->setAttr("kiln.final", UnitAttr::get(replaced->getContext()));
+  }
+}
+
+namespace {
+/// A reshape folded away after lowering passes its range on like the op it
+/// stood for (markFinal).
+class FinalMarker : public RewriterBase::Listener {
+public:
   void notifyOperationReplaced(Operation *op, ValueRange values) override {
-    if (!op->hasAttr("kiln.calib") && !op->hasAttr("kiln.qparams"))
-      return;
-    for (Value v : values) {
-      Operation *def = v.getDefiningOp();
-      while (auto reshape = dyn_cast_or_null<tpu::ReshapeOp>(def))
-        def = reshape.getInput().getDefiningOp();
-      if (def && !isa<top::WeightOp>(def))
-        def->setAttr("kiln.final", UnitAttr::get(op->getContext()));
-    }
+    tpu::markFinal(op, values);
   }
-
-private:
-  static constexpr StringRef kCarried[] = {"kiln.dtype", "kiln.calib", "kiln.qparams",
-                                           "kiln.reason"};
-  SmallVector<Operation *> roots;
 };
+
+/// Folds the reshape pairs lowering leaves between ops, erases what it left
+/// unused and gathers the weights it created at the top of their function.
+LogicalResult cleanUp(Operation *root) {
+  FinalMarker marker;
+  GreedyRewriteConfig config;
+  config.useTopDownTraversal = true;
+  config.listener = &marker;
+  return applyPatternsAndFoldGreedily(root, FrozenRewritePatternSet(), config);
+}
 
 struct ConvertTopToTpuPass
     : public tpu::impl::ConvertTopToTpuBase<ConvertTopToTpuPass> {
@@ -77,25 +92,30 @@ struct ConvertTopToTpuPass
     tpu::populateDeconvLowering(patterns);
     tpu::populateResizeLowering(patterns);
     tpu::populateQuantLowering(patterns);
-    PrecisionCarrier carrier;
-    GreedyRewriteConfig config;
-    config.useTopDownTraversal = true;
-    config.listener = &carrier;
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), std::move(patterns),
-                                            config)))
-      return signalPassFailure();
-    // Every compute op must have been lowered; weights stay as top.weight.
-    WalkResult result = getOperation().walk([](Operation *op) {
-      if (isa<top::TopDialect>(op->getDialect()) &&
-          !isa<top::WeightOp, top::NoneOp>(op)) {
-        op->emitError("cannot lower '")
-            << op->getName() << "' with these operands to the chip (F32)";
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
+
+    // Top compute ops must all be lowered; weights and absent operands stay.
+    // A weight's quantize goes with its dequantizes, at compile time. The
+    // first round leaves the weight dequantizes INT8 ops read; the second
+    // lowers them.
+    bool firstRound = true;
+    ConversionTarget target(getContext());
+    target.addLegalDialect<tpu::TpuDialect, func::FuncDialect>();
+    target.addIllegalDialect<top::TopDialect>();
+    target.addLegalOp<ModuleOp, top::WeightOp, top::NoneOp>();
+    target.addDynamicallyLegalOp<top::QuantizeLinearOp>([](top::QuantizeLinearOp q) {
+      return q.getInput().getDefiningOp<top::WeightOp>() &&
+             llvm::all_of(q->getUsers(), llvm::IsaPred<top::DequantizeLinearOp>);
     });
-    if (result.wasInterrupted())
-      signalPassFailure();
+    target.addDynamicallyLegalOp<top::DequantizeLinearOp>(
+        [&](top::DequantizeLinearOp dq) { return firstRound && tpu::waitsForInt8Users(dq); });
+
+    FrozenRewritePatternSet lowerings(std::move(patterns));
+    if (failed(applyFullConversion(getOperation(), target, lowerings)))
+      return signalPassFailure();
+    firstRound = false;
+    if (failed(applyFullConversion(getOperation(), target, lowerings)) ||
+        failed(cleanUp(getOperation())))
+      return signalPassFailure();
     getOperation().walk([](top::WeightOp w) {
       if (w->use_empty())
         w.erase();

@@ -81,12 +81,6 @@ int64_t DdrLiveness::lastStep(Value v) const {
   return std::max(i.last, i.def);
 }
 
-/// Elementwise TIU ops: each output element reads the input elements at its
-/// own position, so a slice's rows map to the same rows.
-static bool isPointwise(Operation *op) {
-  return isa<EltwiseOp, ActiveOp, ReluOp, CastOp>(op);
-}
-
 Value DdrLiveness::findInPlaceOperand(GroupOp group, int64_t step) const {
   if (group.getNumResults() != 1)
     return {};
@@ -97,7 +91,7 @@ Value DdrLiveness::findInPlaceOperand(GroupOp group, int64_t step) const {
   for (Operation &inner : group.getBody().front()) {
     if (isa<LoadOp, StoreOp, YieldOp>(inner))
       continue;
-    if (!isPointwise(&inner) ||
+    if (!inner.hasTrait<Pointwise>() ||
         cast<RankedTensorType>(inner.getResult(0).getType()).getShape() != type.getShape())
       return {};
   }

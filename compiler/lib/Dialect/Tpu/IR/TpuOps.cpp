@@ -15,6 +15,7 @@ using namespace kiln::tpu;
 
 #include "kiln/Dialect/Tpu/IR/TpuDialect.cpp.inc"
 #include "kiln/Dialect/Tpu/IR/TpuEnums.cpp.inc"
+#include "kiln/Dialect/Tpu/IR/TpuInterfaces.cpp.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/Tpu/IR/TpuAttrs.cpp.inc"
@@ -338,3 +339,36 @@ LogicalResult YieldOp::verify() {
                                   << group.getResultTypes();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// SliceableOpInterface
+//===----------------------------------------------------------------------===//
+
+/// Each output channel reads its own input channel.
+static bool isDepthwise(Conv2DOp conv) {
+  auto in = cast<RankedTensorType>(conv.getInput().getType()).getShape();
+  auto out = cast<RankedTensorType>(conv.getType()).getShape();
+  int64_t groups = conv.getGroup();
+  return groups > 1 && groups == in[1] && groups == out[1];
+}
+
+std::optional<HWindow> Conv2DOp::getHWindow() {
+  return HWindow{getKernelShape()[0], getStrides()[0], getDilations()[0], getPads()[0]};
+}
+bool Conv2DOp::readsWholeOperand(unsigned operandNumber) { return operandNumber >= 1; }
+bool Conv2DOp::mixesChannels() { return !isDepthwise(*this); }
+bool Conv2DOp::isChannelSliceable() { return getGroup() == 1 || isDepthwise(*this); }
+
+std::optional<HWindow> Deconv2DOp::getHWindow() {
+  return HWindow{getKernelShape()[0], getStrides()[0], getDilations()[0], getPads()[0],
+                 /*transposed=*/true};
+}
+bool Deconv2DOp::readsWholeOperand(unsigned operandNumber) { return operandNumber >= 1; }
+bool Deconv2DOp::mixesChannels() { return true; }
+bool Deconv2DOp::isChannelSliceable() { return getGroup() == 1; }
+
+std::optional<HWindow> Pool2DOp::getHWindow() {
+  return HWindow{getKernelShape()[0], getStrides()[0], /*dilation=*/1, getPads()[0]};
+}
+
+bool ActiveOp::readsWholeOperand(unsigned operandNumber) { return operandNumber == 1; }

@@ -315,7 +315,7 @@ private:
       Value v = operand.get();
       if (isa<NoneType>(v.getType()))
         continue;
-      bool bias = isa<tpu::Conv2DOp, tpu::Deconv2DOp>(op) && operand.getOperandNumber() == 2;
+      bool bias = op->hasTrait<tpu::HasFilter>() && operand.getOperandNumber() == 2;
       operand.set(convert(v, bias ? f32 : element));
     }
     for (Value r : op->getResults())

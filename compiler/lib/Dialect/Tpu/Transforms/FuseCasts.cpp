@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
-#include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Support/Precision.h"
 
 #include "mlir/Dialect/Quant/QuantTypes.h"
@@ -84,7 +84,7 @@ struct FuseCastsPass : public tpu::impl::TpuFuseCastsBase<FuseCastsPass> {
     for (tpu::CastOp c : afterReshapes) {
       auto reshape = c.getInput().getDefiningOp<tpu::ReshapeOp>();
       Operation *def = reshape ? reshape.getInput().getDefiningOp() : nullptr;
-      if (!def || !codegen::isTiuOp(def) || !reshape->hasOneUse())
+      if (!def || !def->hasTrait<tpu::RunsOnTiu>() || !reshape->hasOneUse())
         continue;
       auto inType = cast<RankedTensorType>(reshape.getInput().getType());
       b.setInsertionPoint(c);

@@ -135,7 +135,7 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
     for (Operation &op : func.getBody().front()) {
       if (isa<top::WeightOp, top::NoneOp>(op))
         continue;
-      if (codegen::isTiuOp(&op))
+      if (op.hasTrait<tpu::RunsOnTiu>())
         runs.back().push_back(&op);
       else if (lg::isFilterView(&op) &&
                llvm::is_contained(runs.back(), op.getOperand(0).getDefiningOp()))

@@ -31,10 +31,10 @@ using namespace kiln;
 
 namespace {
 
+/// A pointwise op of one operand (an INT8 active's table, a second operand,
+/// is laid out for its lanes).
 bool isUnaryElementwise(Operation *op) {
-  if (auto active = dyn_cast<tpu::ActiveOp>(op))
-    return !active.getTable(); // an INT8 table is laid out for its lanes
-  return isa<tpu::ReluOp, tpu::CastOp>(op);
+  return op->hasTrait<tpu::Pointwise>() && op->getNumOperands() == 1;
 }
 
 std::optional<std::array<int64_t, 4>> shape4(Value v) {
@@ -95,11 +95,11 @@ bool spread(Operation *head) {
   // Its producer's and consumers' layer groups could have held what now goes
   // through DDR.
   uint64_t trips = 0;
-  if (Operation *def = in.getDefiningOp(); def && codegen::isTiuOp(def))
+  if (Operation *def = in.getDefiningOp(); def && def->hasTrait<tpu::RunsOnTiu>())
     trips += roundTripCycles(in);
   // A filter view reads its input in LMEM too, in the conv's group.
   if (llvm::any_of(out.getUsers(), [](Operation *user) {
-        return codegen::isTiuOp(user) || lg::isFilterView(user);
+        return user->hasTrait<tpu::RunsOnTiu>() || lg::isFilterView(user);
       }))
     trips += roundTripCycles(out);
   SmallVector<int64_t, 4> spreadShape = {n, c * k, h / k, w};

@@ -10,7 +10,30 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+
+namespace kiln::tpu {
+/// The input rows along H that a window op's output row y reads: rows
+/// y * stride - padTop + k * dilation for k in [0, kernel). Transposed (a
+/// deconv): input row i feeds output rows i * stride + k * dilation - padTop.
+struct HWindow {
+  int64_t kernel, stride, dilation, padTop;
+  bool transposed = false;
+};
+
+// The traits of TpuInterfaces.td; they carry no methods.
+template <typename ConcreteType>
+class RunsOnTiu : public mlir::OpTrait::TraitBase<ConcreteType, RunsOnTiu> {};
+template <typename ConcreteType>
+class Pointwise : public mlir::OpTrait::TraitBase<ConcreteType, Pointwise> {};
+template <typename ConcreteType>
+class HasFilter : public mlir::OpTrait::TraitBase<ConcreteType, HasFilter> {};
+template <typename ConcreteType>
+class DdrView : public mlir::OpTrait::TraitBase<ConcreteType, DdrView> {};
+} // namespace kiln::tpu
+
 #include "kiln/Dialect/Tpu/IR/TpuDialect.h.inc"
+#include "kiln/Dialect/Tpu/IR/TpuInterfaces.h.inc"
 #include "kiln/Dialect/Tpu/IR/TpuEnums.h.inc"
 
 #define GET_ATTRDEF_CLASSES
@@ -20,16 +43,10 @@
 #include "kiln/Dialect/Tpu/IR/TpuOps.h.inc"
 
 namespace kiln::tpu {
-/// Reshapes and views move no bytes: their result is part of their input's
-/// DDR memory (`input` is where the bytes come from). A fold_rows result has
-/// no memory of its own either: the loads that read it read its input.
+/// The DDR value whose bytes a view-like op's result is (DdrView), or null.
 inline mlir::Value viewSource(mlir::Operation *op) {
-  if (auto reshape = llvm::dyn_cast_or_null<ReshapeOp>(op))
-    return reshape.getInput();
-  if (auto view = llvm::dyn_cast_or_null<ViewOp>(op))
-    return view.getInput();
-  if (auto fold = llvm::dyn_cast_or_null<FoldRowsOp>(op))
-    return fold.getInput();
+  if (op && op->hasTrait<DdrView>())
+    return op->getOperand(0);
   return {};
 }
 

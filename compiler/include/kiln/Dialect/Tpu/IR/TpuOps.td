@@ -5,6 +5,7 @@ include "mlir/IR/OpBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "kiln/Dialect/Tpu/IR/TpuInterfaces.td"
 
 def Tpu_Dialect : Dialect {
   let name = "tpu";
@@ -61,7 +62,9 @@ class Tpu_Op<string mnemonic, list<Trait> traits = []>
 
 def AnyTensorOrNone : AnyTypeOf<[AnyRankedTensor, NoneType]>;
 
-def Tpu_Conv2DOp : Tpu_Op<"conv2d", [Pure]> {
+def Tpu_Conv2DOp : Tpu_Op<"conv2d", [Pure, Tpu_RunsOnTiu, Tpu_HasFilter,
+    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow", "readsWholeOperand",
+                                                         "mixesChannels", "isChannelSliceable"]>]> {
   let summary = "2-D convolution on the TIU";
   let description = [{
     filter [oc, ic/group, kh, kw]; pads [top, left, bottom, right]. The filter
@@ -79,7 +82,8 @@ def Tpu_Conv2DOp : Tpu_Op<"conv2d", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tpu_Pool2DOp : Tpu_Op<"pool2d", [Pure]> {
+def Tpu_Pool2DOp : Tpu_Op<"pool2d", [Pure, Tpu_RunsOnTiu,
+    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow"]>]> {
   let summary = "2-D max or average pooling on the TIU";
   let description = [{
     INT8 avg and sum carry `quant` = [multiplier, 0, rshift] (docs/precision.md);
@@ -94,7 +98,8 @@ def Tpu_Pool2DOp : Tpu_Op<"pool2d", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tpu_EltwiseOp : Tpu_Op<"eltwise", [Pure]> {
+def Tpu_EltwiseOp : Tpu_Op<"eltwise", [Pure, Tpu_RunsOnTiu, Tpu_Pointwise,
+                                        Tpu_SliceableOpInterface]> {
   let summary = "Binary elementwise op with broadcasting on the TIU";
   let description = [{
     INT8 (add, sub, mul, max, min) carries `quant` = [multiplier0,
@@ -108,7 +113,7 @@ def Tpu_EltwiseOp : Tpu_Op<"eltwise", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tpu_ReluOp : Tpu_Op<"relu", [Pure]> {
+def Tpu_ReluOp : Tpu_Op<"relu", [Pure, Tpu_RunsOnTiu, Tpu_Pointwise, Tpu_SliceableOpInterface]> {
   let summary = "ReLU on the TIU";
   let arguments = (ins AnyRankedTensor:$input);
   let results = (outs AnyRankedTensor:$output);
@@ -116,7 +121,8 @@ def Tpu_ReluOp : Tpu_Op<"relu", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tpu_ActiveOp : Tpu_Op<"active", [Pure]> {
+def Tpu_ActiveOp : Tpu_Op<"active", [Pure, Tpu_RunsOnTiu, Tpu_Pointwise,
+    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["readsWholeOperand"]>]> {
   let summary = "Unary function on the TIU";
   let description = [{
     `mode` is firmware-abi's kiln_active_kind; alpha and beta its parameters.
@@ -131,7 +137,7 @@ def Tpu_ActiveOp : Tpu_Op<"active", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tpu_CastOp : Tpu_Op<"cast", [Pure]> {
+def Tpu_CastOp : Tpu_Op<"cast", [Pure, Tpu_RunsOnTiu, Tpu_Pointwise, Tpu_SliceableOpInterface]> {
   let summary = "Dtype conversion on the TIU";
   let description = [{
     Converts between the input's and the result's element types: float to
@@ -146,7 +152,9 @@ def Tpu_CastOp : Tpu_Op<"cast", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tpu_Deconv2DOp : Tpu_Op<"deconv2d", [Pure]> {
+def Tpu_Deconv2DOp : Tpu_Op<"deconv2d", [Pure, Tpu_RunsOnTiu, Tpu_HasFilter,
+    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow", "readsWholeOperand",
+                                                         "mixesChannels", "isChannelSliceable"]>]> {
   let summary = "2-D transposed convolution on the TIU";
   let description = [{
     filter [oc, ic/group, kh, kw] (chip order); pads [top, left, bottom,
@@ -163,7 +171,7 @@ def Tpu_Deconv2DOp : Tpu_Op<"deconv2d", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tpu_ResizeOp : Tpu_Op<"resize", [Pure]> {
+def Tpu_ResizeOp : Tpu_Op<"resize", [Pure, Tpu_RunsOnTiu, Tpu_SliceableOpInterface]> {
   let summary = "Nearest or linear resize of H and W on the TIU";
   let description = [{
     mode, coord_mode, nearest_mode as firmware-abi's kiln_resize_*; scales
@@ -194,7 +202,7 @@ def Tpu_DmaOp : Tpu_Op<"dma", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tpu_ReshapeOp : Tpu_Op<"reshape", [Pure]> {
+def Tpu_ReshapeOp : Tpu_Op<"reshape", [Pure, Tpu_DdrView]> {
   let summary = "Reshape: aliases its input's DDR memory, no commands";
   let description = [{
     Folds a reshape of a reshape into one (lowering reshapes each op's result
@@ -208,7 +216,7 @@ def Tpu_ReshapeOp : Tpu_Op<"reshape", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tpu_ViewOp : Tpu_Op<"view", [Pure]> {
+def Tpu_ViewOp : Tpu_Op<"view", [Pure, Tpu_DdrView]> {
   let summary = "A contiguous part of its input's DDR memory, no commands";
   let description = [{
     The result's elements are the input's elements [offset, offset + size) in
@@ -222,7 +230,7 @@ def Tpu_ViewOp : Tpu_Op<"view", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Tpu_FoldRowsOp : Tpu_Op<"fold_rows", [Pure]> {
+def Tpu_FoldRowsOp : Tpu_Op<"fold_rows", [Pure, Tpu_DdrView]> {
   let summary = "A conv input with its kernel rows as channels, read by loads";
   let description = [{
     out[n, ky * C + c, y, x] = in[n, c, y * stride + ky * dilation - pad_top, x],

@@ -9,6 +9,8 @@ def ConvertTopToTpu : Pass<"convert-top-to-tpu", "mlir::ModuleOp"> {
     Conv, pooling, elementwise ops map one to one; a matmul with a weight right
     operand becomes a 1x1 conv between reshapes; global average pooling becomes
     a pool whose kernel covers H and W. Batch norms must have been fused.
+    A dialect conversion: a Top op no pattern lowers (top.weight and top.none
+    stay) fails legalization, named at its node.
   }];
   let constructor = "kiln::tpu::createConvertTopToTpuPass()";
   let dependentDialects = ["kiln::tpu::TpuDialect"];

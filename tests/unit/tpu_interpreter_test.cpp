@@ -490,8 +490,8 @@ struct Int8Net {
            "array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group "
            "= 1 : i64, do_relu = false} : (" + qx + ", " + w2 + ", " + tt + ") -> " + qc2 +
            " loc(\"c2\")\n"
-           "  %a = tpu.eltwise %c1, %c2 {kind = 0 : i32, do_relu = false, quant = array<i64: " +
-           std::to_string(m0) + ", " + std::to_string(m1) + ", " + std::to_string(s) +
+           "  %a = tpu.eltwise %c1, %c2 {kind = 0 : i32, do_relu = false, quant = #tpu.requant<m0 = " +
+           std::to_string(m0) + ", m1 = " + std::to_string(m1) + ", rshift = " + std::to_string(s) +
            ">} : (" + qc + ", " + qc2 + ") -> " + qa + " loc(\"a\")\n"
            "  %lut = top.weight {value = dense<0> : tensor<256xi8>} : tensor<256xi8> loc(\"lut\")\n"
            "  %s = tpu.active %a, %lut {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (" +

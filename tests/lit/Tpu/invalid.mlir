@@ -187,7 +187,7 @@ func.func @pool_pads(%arg0: tensor<1x8x8x8xf32>) {
 // -----
 
 func.func @pool_quant(%arg0: tensor<1x8x8x8xf32>) {
-  // expected-error @+1 {{'tpu.pool2d' op quant must have 3 entries, got 2}}
+  // expected-error @+1 {{'tpu.pool2d' op attribute 'quant' failed to satisfy constraint: INT8 requantization}}
   %0 = tpu.pool2d %arg0 {kind = 0 : i32, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, count_include_pad = false, do_relu = false, quant = array<i64: 1, 0>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32>
   return
 }
@@ -227,8 +227,8 @@ func.func @eltwise_result(%arg0: tensor<1x8x4x4xf32>, %arg1: tensor<1x8x1x1xf32>
 // -----
 
 func.func @eltwise_quant(%arg0: tensor<1x8x4x4xf32>, %arg1: tensor<1x8x4x4xf32>) {
-  // expected-error @+1 {{'tpu.eltwise' op quant must have 3 entries, got 1}}
-  %0 = tpu.eltwise %arg0, %arg1 {kind = 0 : i32, do_relu = false, quant = array<i64: 1>} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  // expected-error @+1 {{requant rshift 64 is not in [0, 63]}}
+  %0 = tpu.eltwise %arg0, %arg1 {kind = 0 : i32, do_relu = false, quant = #tpu.requant<m0 = 1, m1 = 1, rshift = 64>} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return
 }
 
@@ -267,8 +267,9 @@ func.func @cast_shape(%arg0: tensor<1x8x4x4xf32>) {
 // -----
 
 func.func @cast_quant(%arg0: tensor<1x8x4x4xi8>) {
-  // expected-error @+1 {{'tpu.cast' op quant must have 3 entries, got 2}}
-  %0 = tpu.cast %arg0 {quant = array<i64: 1, 0>} : (tensor<1x8x4x4xi8>) -> tensor<1x8x4x4xi8>
+  // expected-error @+2 {{integer value too large}}
+  // expected-error @+1 {{failed to parse Tpu_RequantAttr parameter 'm0'}}
+  %0 = tpu.cast %arg0 {quant = #tpu.requant<m0 = 2147483648, m1 = 0, rshift = 1>} : (tensor<1x8x4x4xi8>) -> tensor<1x8x4x4xi8>
   return
 }
 
@@ -315,7 +316,7 @@ func.func @resize_scales(%arg0: tensor<1x8x4x4xf32>) {
 // -----
 
 func.func @dma_length(%arg0: tensor<4x4xf32>) {
-  // expected-error @+1 {{'tpu.dma' op program has 7 entries, not a multiple of the record size 16}}
+  // expected-error @+1 {{'tpu.dma' op attribute 'program' failed to satisfy constraint: list of #tpu.copy}}
   %0 = tpu.dma %arg0 {program = array<i64: 0, 0, 0, 1, 1, 4, 4>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return
 }
@@ -324,7 +325,47 @@ func.func @dma_length(%arg0: tensor<4x4xf32>) {
 
 func.func @dma_source(%arg0: tensor<4x4xf32>) {
   // expected-error @+1 {{'tpu.dma' op copy 0 reads source 1; there are 1 inputs}}
-  %0 = tpu.dma %arg0 {program = array<i64: 1, 0, 0, 1, 1, 4, 4, 0, 0, 4, 1, 0, 0, 4, 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %0 = tpu.dma %arg0 {program = [#tpu.copy<src = 1, src_offset = 0, dst_offset = 0, shape = [1, 1, 4, 4], src_strides = [0, 0, 4, 1], dst_strides = [0, 0, 4, 1]>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dma_copy_source(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{copy source -3 is not an operand, fill or self}}
+  %0 = tpu.dma %arg0 {program = [#tpu.copy<src = -3, src_offset = 0, dst_offset = 0, shape = [1, 1, 4, 4], src_strides = [0, 0, 4, 1], dst_strides = [0, 0, 4, 1]>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dma_copy_rank(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{copy needs 4 dimensions and 4 strides on each side}}
+  %0 = tpu.dma %arg0 {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 0, shape = [4, 4], src_strides = [4, 1], dst_strides = [4, 1]>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dma_copy_shape(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{copy shape [1, 0, 4, 4] must be positive}}
+  %0 = tpu.dma %arg0 {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 0, shape = [1, 0, 4, 4], src_strides = [0, 0, 4, 1], dst_strides = [0, 0, 4, 1]>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dma_copy_stride(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{copy offsets and strides must not be negative}}
+  %0 = tpu.dma %arg0 {program = [#tpu.copy<src = self, src_offset = 0, dst_offset = 4, shape = [1, 1, 1, 4], src_strides = [0, 0, 0, -1], dst_strides = [0, 0, 0, 1]>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dma_copy_bits(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{expected '>'}}
+  %0 = tpu.dma %arg0 {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 0, shape = [1, 1, 4, 4], src_strides = [0, 0, 4, 1], dst_strides = [0, 0, 4, 1], bits = 0x1>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return
 }
 

@@ -85,7 +85,7 @@ func.func @int8_active_of_argument(%arg0: tensor<1x2x4x4xf32> {kiln.calib = arra
 // beyond int32, so both multipliers saturate at INT32_MAX with shift 0 (it
 // used to fail in codegen with "quant multiplier out of int32 range").
 // CHECK-LABEL: func.func @int8_sub_tiny_range
-// CHECK: tpu.eltwise {{.*}}kind = 1 : i32, quant = array<i64: 2147483647, 2147483647, 0>}
+// CHECK: tpu.eltwise {{.*}}kind = 1 : i32, quant = #tpu.requant<m0 = 2147483647, m1 = 2147483647, rshift = 0>}
 func.func @int8_sub_tiny_range(%arg0: tensor<1x8x1x1xf32> {kiln.calib = array<f64: 1.27, -1.27, 1.27>, kiln.name = "x"}) -> tensor<1x8x1x1xf32> {
   %s = tpu.eltwise %arg0, %arg0 {kind = 1 : i32, do_relu = false, kiln.dtype = "int8", kiln.calib = array<f64: 1.0e-13, -1.0e-13, 1.0e-13>, kiln.final} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc("shifted")
   return %s : tensor<1x8x1x1xf32>
@@ -113,11 +113,11 @@ func.func @int8_zero_range(%arg0: tensor<1x1x1x1xf32> {kiln.calib = array<f64: 0
 // CHECK-LABEL: func.func @int8_pad_fill_outside_range
 // CHECK: %[[CL:.*]] = tpu.active {{.*}} -> tensor<1x1x1x2x!quant.uniform<i8:f32, 0.003937007874015748>>
 // CHECK: %[[RQ:.*]] = tpu.cast %[[CL]] {{.*}} -> tensor<1x1x1x2x!quant.uniform<i8:f32, 0.0078740157480314959>>
-// CHECK: tpu.dma %[[RQ]] {{.*}}program = array<i64: 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 1, 4, 4, 4, 1, 0, -1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 4, 4, 4, 1, 127>}
+// CHECK: tpu.dma %[[RQ]] {{.*}}program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 1, shape = [1, 1, 1, 2], src_strides = [2, 2, 2, 1], dst_strides = [4, 4, 4, 1]>, #tpu.copy<src = fill, dst_offset = 0, shape = [1, 1, 1, 1], dst_strides = [4, 4, 4, 1], bits = 0x0000007F>]}
 // CHECK-SAME: -> tensor<1x1x1x4x!quant.uniform<i8:f32, 0.0078740157480314959>>
 func.func @int8_pad_fill_outside_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = array<f64: 1.0, -1.0, 1.0>, kiln.name = "x"}) -> tensor<1x1x1x4xf32> {
   %cl = tpu.active %arg0 {mode = 17 : i64, alpha = -0.5 : f64, beta = 0.5 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 0.5, -0.5, 0.5>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32> loc("cl")
-  %p = tpu.dma %cl {program = array<i64: 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 1, 4, 4, 4, 1, 0, -1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 4, 4, 4, 1, 1065353216>, kiln.dtype = "int8", kiln.calib = array<f64: 1.0, -0.5, 1.0>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x4xf32> loc("pad")
+  %p = tpu.dma %cl {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 1, shape = [1, 1, 1, 2], src_strides = [2, 2, 2, 1], dst_strides = [4, 4, 4, 1]>, #tpu.copy<src = fill, dst_offset = 0, shape = [1, 1, 1, 1], dst_strides = [4, 4, 4, 1], bits = 0x3F800000>], kiln.dtype = "int8", kiln.calib = array<f64: 1.0, -0.5, 1.0>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x4xf32> loc("pad")
   return %p : tensor<1x1x1x4xf32>
 }
 
@@ -130,7 +130,7 @@ func.func @int8_pad_fill_outside_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = 
 module {
 func.func @int8_pad_fill_no_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = array<f64: 1.0, -1.0, 1.0>, kiln.name = "x"}) -> tensor<1x1x1x4xf32> {
   %cl = tpu.active %arg0 {mode = 17 : i64, alpha = -0.5 : f64, beta = 0.5 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 0.5, -0.5, 0.5>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32> loc("cl")
-  %p = tpu.dma %cl {program = array<i64: 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 1, 4, 4, 4, 1, 0, -1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 4, 4, 4, 1, 1065353216>, kiln.dtype = "int8"} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x4xf32> loc("pad")
+  %p = tpu.dma %cl {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 1, shape = [1, 1, 1, 2], src_strides = [2, 2, 2, 1], dst_strides = [4, 4, 4, 1]>, #tpu.copy<src = fill, dst_offset = 0, shape = [1, 1, 1, 1], dst_strides = [4, 4, 4, 1], bits = 0x3F800000>], kiln.dtype = "int8"} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x4xf32> loc("pad")
   return %p : tensor<1x1x1x4xf32>
 }
 }

@@ -20,7 +20,7 @@ func.func @float_pairs(%arg0: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xbf16>, 
 // nothing, with others one requantization (0.02 / 0.04 = 2^30 / 2^31).
 // f32 -> f16 -> f32 rounds, so it stays.
 // CHECK-LABEL: func.func @int8_pairs
-// CHECK-NEXT: %[[R:.*]] = tpu.cast %arg0 {quant = array<i64: 1073741824, 0, 31>} : (tensor<4x!quant.uniform<i8:f32, 2.000000e-02>>) -> tensor<4x!quant.uniform<i8:f32, 4.000000e-02>>
+// CHECK-NEXT: %[[R:.*]] = tpu.cast %arg0 {quant = #tpu.requant<m0 = 1073741824, m1 = 0, rshift = 31>} : (tensor<4x!quant.uniform<i8:f32, 2.000000e-02>>) -> tensor<4x!quant.uniform<i8:f32, 4.000000e-02>>
 // CHECK-NEXT: %[[N:.*]] = tpu.cast %arg1 : (tensor<4xf32>) -> tensor<4xf16>
 // CHECK-NEXT: %[[F:.*]] = tpu.cast %[[N]] : (tensor<4xf16>) -> tensor<4xf32>
 // CHECK-NEXT: return %arg0, %[[R]], %[[F]]

@@ -92,7 +92,7 @@ struct BinaryLowering : public OpRewritePattern<TopOp> {
                     : tpu::reshapeTo(rewriter, loc, op.getRhs(), (*shapes)[1]);
     auto type4 = RankedTensorType::get((*shapes)[2], outType.getElementType());
     Value result = rewriter.create<tpu::EltwiseOp>(loc, type4, lhs, rhs, Kind,
-                                                   op.getDoRelu(), DenseI64ArrayAttr());
+                                                   op.getDoRelu(), tpu::RequantAttr());
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, result, outType.getShape()));
     return success();
   }

@@ -53,11 +53,11 @@ Value conv1x1(PatternRewriter &rewriter, Location loc, Value in, Value filter,
 /// x viewed as [b, r, c] -> [b, c, r].
 Value transposeLast2(PatternRewriter &rewriter, Location loc, Value x, int64_t b,
                      int64_t r, int64_t c) {
-  tpu::DmaProgram program;
+  tpu::DmaProgram program(rewriter.getContext());
   int64_t shape[3] = {b, r, c}, perm[3] = {0, 2, 1};
   program.transpose(shape, perm);
   auto type = RankedTensorType::get({b, c, r}, rewriter.getF32Type());
-  return rewriter.create<tpu::DmaOp>(loc, type, x, program.records());
+  return rewriter.create<tpu::DmaOp>(loc, type, x, program.attr());
 }
 
 /// Broadcasts x ([.., r, c]) to batch dims `batch` with a tpu.dma, if needed.
@@ -68,10 +68,10 @@ Value expandBatch(PatternRewriter &rewriter, Location loc, Value x,
   full.append({s[s.size() - 2], s.back()});
   if (s == ArrayRef<int64_t>(full))
     return x;
-  tpu::DmaProgram program;
+  tpu::DmaProgram program(rewriter.getContext());
   program.broadcast(s, full);
   return rewriter.create<tpu::DmaOp>(loc, RankedTensorType::get(full, rewriter.getF32Type()),
-                                     x, program.records());
+                                     x, program.attr());
 }
 
 /// Elements moved one per burst: an LMEM side whose planes hold one element
@@ -191,7 +191,7 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
       Value bias = tpu::reshapeTo(rewriter, loc, op.getBias(), columns(1));
       out = rewriter.create<tpu::EltwiseOp>(loc, out.getType(), out, bias,
                                             tpu::EltwiseKind::Add, op.getDoRelu(),
-                                            DenseI64ArrayAttr());
+                                            tpu::RequantAttr());
     }
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, out, outShape));
     return success();
@@ -261,7 +261,7 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
       Value flat = tpu::reshapeTo(rewriter, loc, out, out4);
       Value sum = rewriter.create<tpu::EltwiseOp>(
           loc, RankedTensorType::get(out4, rewriter.getF32Type()), flat, b4,
-          tpu::EltwiseKind::Add, op.getDoRelu(), DenseI64ArrayAttr());
+          tpu::EltwiseKind::Add, op.getDoRelu(), tpu::RequantAttr());
       out = tpu::reshapeTo(rewriter, loc, sum, outShape);
     }
     rewriter.replaceOp(op, out);

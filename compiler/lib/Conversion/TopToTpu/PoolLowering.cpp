@@ -25,7 +25,7 @@ struct PoolLowering : public OpRewritePattern<TopPool> {
     rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(
         op, op.getType(), op.getInput(), Kind, op.getKernelShape(),
         op.getStrides(), pads, op.getCountIncludePad(), false,
-        DenseI64ArrayAttr());
+        tpu::RequantAttr());
     return success();
   }
 };
@@ -64,14 +64,14 @@ struct GlobalAvgPoolLowering : public OpRewritePattern<top::GlobalAvgPoolOp> {
       int64_t kernel[2] = {k, in[3]};
       auto type = RankedTensorType::get({in[0], in[1], in[2] / k, 1}, rewriter.getF32Type());
       x = rewriter.create<tpu::Pool2DOp>(op.getLoc(), type, x, tpu::PoolKind::Avg, kernel,
-                                         kernel, pads, false, false, DenseI64ArrayAttr());
+                                         kernel, pads, false, false, tpu::RequantAttr());
     }
     auto rest = cast<RankedTensorType>(x.getType()).getShape();
     int64_t kernel[2] = {rest[2], rest[3]};
     int64_t strides[2] = {1, 1};
     rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(
         op, op.getType(), x, tpu::PoolKind::Avg, kernel, strides,
-        pads, false, false, DenseI64ArrayAttr());
+        pads, false, false, tpu::RequantAttr());
     return success();
   }
 };

@@ -90,7 +90,7 @@ struct LowerQuantize : public OpRewritePattern<top::QuantizeLinearOp> {
                                  type.getElementType().isUnsignedInteger());
     auto cast = rewriter.create<tpu::CastOp>(
         op.getLoc(), RankedTensorType::get(type.getShape(), elem),
-        op.getInput(), DenseI64ArrayAttr());
+        op.getInput(), tpu::RequantAttr());
     rewriter.replaceOp(op, cast.getOutput());
     return success();
   }
@@ -141,7 +141,7 @@ struct LowerDequantize : public OpRewritePattern<top::DequantizeLinearOp> {
              << " scales); the chip quantizes activations per tensor";
     auto cast = rewriter.create<tpu::CastOp>(
         op.getLoc(), RankedTensorType::get(type.getShape(), rewriter.getF32Type()),
-        in, DenseI64ArrayAttr());
+        in, tpu::RequantAttr());
     rewriter.replaceOp(op, cast.getOutput());
     return success();
   }

@@ -59,11 +59,11 @@ struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
       SmallVector<int64_t> shape;
       for (int64_t p : perm)
         shape.push_back(in[p]);
-      tpu::DmaProgram program;
+      tpu::DmaProgram program(rewriter.getContext());
       program.transpose(in, perm);
       x = rewriter.create<tpu::DmaOp>(
           loc, RankedTensorType::get(shape, inType.getElementType()), x,
-          program.records());
+          program.attr());
     }
     int64_t kw = divisorAtMost(reduced, kMaxDim), kh = reduced / kw;
     // Trailing axes keep their first as the window's rows and the rest as
@@ -91,7 +91,7 @@ struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
     auto pooledType = RankedTensorType::get({n, c, 1, 1}, inType.getElementType());
     Value pooled = rewriter.create<tpu::Pool2DOp>(loc, pooledType, x, kind, kernel,
                                                   strides, pads, false, false,
-                                                  DenseI64ArrayAttr());
+                                                  tpu::RequantAttr());
     if (mode == top::ReduceMode::L2)
       pooled = active(pooled, KILN_ACT_SQRT);
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, pooled,
@@ -108,7 +108,7 @@ struct GlobalMaxPoolLowering : public OpRewritePattern<top::GlobalMaxPoolOp> {
     int64_t kernel[2] = {in[2], in[3]}, strides[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
     rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(op, op.getType(), op.getInput(),
                                                tpu::PoolKind::Max, kernel, strides,
-                                               pads, false, false, DenseI64ArrayAttr());
+                                               pads, false, false, tpu::RequantAttr());
     return success();
   }
 };

@@ -229,11 +229,11 @@ private:
     else
       b.setInsertionPointToStart(&func.getBody().front());
     Location loc = NameLoc::get(b.getStringAttr(nameOf(v, func) + "_to_" + suffixOf(element)));
-    DenseI64ArrayAttr quant;
+    tpu::RequantAttr quant;
     auto fromQ = paramsOfType(from), toQ = paramsOfType(element);
     if (fromQ && toQ) {
       Multiplier m = requantMultiplier(fromQ->scale / toQ->scale);
-      quant = b.getDenseI64ArrayAttr({m.m, 0, m.shift});
+      quant = tpu::RequantAttr::get(b.getContext(), m.m, m.shift);
     }
     Value out = b.create<tpu::CastOp>(loc, tensorType(v).clone(element), v, quant);
     converted[key] = out;
@@ -297,13 +297,12 @@ private:
     return !(level >= -128.0 && level <= 127.0);
   }
 
-  /// The fill values of a dma program (records reading source -1).
+  /// The fill values of a dma program.
   static SmallVector<float> fillsOf(tpu::DmaOp dma) {
     SmallVector<float> fills;
-    ArrayRef<int64_t> program = dma.getProgram();
-    for (size_t r = 0; r + tpu::DmaOp::kDmaRecord <= program.size(); r += tpu::DmaOp::kDmaRecord)
-      if (program[r] == -1)
-        fills.push_back(kiln_f32_from_bits(uint32_t(program[r + tpu::DmaOp::kDmaRecord - 1])));
+    for (tpu::DmaCopyAttr copy : dma.getCopies())
+      if (copy.isFill())
+        fills.push_back(kiln_f32_from_bits(copy.getBits()));
     return fills;
   }
 
@@ -337,20 +336,24 @@ private:
     setElement(dma.getResult(), element);
     if (element == f32)
       return success();
-    SmallVector<int64_t> program(dma.getProgram());
-    for (size_t r = 0; r + tpu::DmaOp::kDmaRecord <= program.size(); r += tpu::DmaOp::kDmaRecord) {
-      if (program[r] != -1)
+    SmallVector<Attribute> program;
+    for (tpu::DmaCopyAttr copy : dma.getCopies()) {
+      program.push_back(copy);
+      if (!copy.isFill())
         continue;
-      int64_t &bits = program[r + tpu::DmaOp::kDmaRecord - 1];
-      float value = kiln_f32_from_bits(uint32_t(bits));
+      uint32_t bits = copy.getBits();
+      float value = kiln_f32_from_bits(bits);
       if (element.isF16())
         bits = kiln_f32_to_f16(value);
       else if (element.isBF16())
         bits = kiln_f32_to_bf16(value);
       else if (auto q = paramsOfType(element))
         bits = uint8_t(kiln_quantize_f32(value, float(q->scale), int32_t(q->zp)));
+      program.back() = tpu::DmaCopyAttr::get(b.getContext(), copy.getSrc(), copy.getSrcOffset(),
+                                             copy.getDstOffset(), copy.getShape(),
+                                             copy.getSrcStrides(), copy.getDstStrides(), bits);
     }
-    dma.setProgram(program);
+    dma.setProgramAttr(b.getArrayAttr(program));
     return success();
   }
 
@@ -447,7 +450,7 @@ private:
       return "no calibrated range";
     Multiplier m = requantMultiplier(in->scale / out->scale);
     pool->getOpOperand(0).set(convert(pool.getInput(), quantType(*in)));
-    pool.setQuantAttr(b.getDenseI64ArrayAttr({m.m, 0, m.shift}));
+    pool.setQuantAttr(tpu::RequantAttr::get(b.getContext(), m.m, m.shift));
     setElement(pool.getResult(), quantType(*out));
     return "";
   }
@@ -461,17 +464,17 @@ private:
     auto out = resultParams(elt);
     if (!lhs || !rhs || !out)
       return "no calibrated range";
-    SmallVector<int64_t> quant;
+    tpu::RequantAttr quant;
     if (kind == K::Mul) {
       Multiplier m = requantMultiplier(lhs->scale * rhs->scale / out->scale);
-      quant = {m.m, 0, m.shift};
+      quant = tpu::RequantAttr::get(b.getContext(), m.m, m.shift);
     } else {
       auto [ms, shift] = sharedMultipliers({lhs->scale / out->scale, rhs->scale / out->scale});
-      quant = {ms[0], ms[1], shift};
+      quant = tpu::RequantAttr::get(b.getContext(), ms[0], ms[1], shift);
     }
     elt->getOpOperand(0).set(convert(elt.getLhs(), quantType(*lhs)));
     elt->getOpOperand(1).set(convert(elt.getRhs(), quantType(*rhs)));
-    elt.setQuantAttr(b.getDenseI64ArrayAttr(quant));
+    elt.setQuantAttr(quant);
     setElement(elt.getResult(), quantType(*out));
     return "";
   }

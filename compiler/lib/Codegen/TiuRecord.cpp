@@ -159,8 +159,9 @@ LogicalResult codegen::fillTiuRecord(Operation *op, kiln_tiu_cmd &c) {
     }
   } else if (auto resize = dyn_cast<tpu::ResizeOp>(op)) {
     c.op = KILN_TIU_RESIZE;
-    c.subop = resize.getMode() | resize.getCoordMode() << 4 |
-              resize.getNearestMode() << 8;
+    // The modes' values are firmware-abi's (TopAttrs.td).
+    c.subop = uint32_t(resize.getMode()) | uint32_t(resize.getCoordMode()) << 4 |
+              uint32_t(resize.getNearestMode()) << 8;
     c.param[0] = resize.getScales()[0];
     c.param[1] = resize.getScales()[1];
     // An axis whose scale is exactly out / in of its full lengths (sizes):
@@ -175,7 +176,7 @@ LogicalResult codegen::fillTiuRecord(Operation *op, kiln_tiu_cmd &c) {
     }
   } else if (auto active = dyn_cast<tpu::ActiveOp>(op)) {
     c.op = KILN_TIU_ACTIVE;
-    c.subop = active.getMode();
+    c.subop = uint32_t(active.getMode());
     if (int8) {
       if (!active.getTable())
         return op->emitError("codegen: INT8 active needs its 256-entry table");

@@ -243,8 +243,8 @@ func.func @relu_shape(%arg0: tensor<1x8x4x4xf32>) {
 // -----
 
 func.func @active_mode(%arg0: tensor<1x8x4x4xf32>) {
-  // expected-error @+1 {{'tpu.active' op mode 23 is not a kiln_active_kind in [0, 23)}}
-  %0 = tpu.active %arg0 {mode = 23 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  // expected-error @+1 {{'tpu.active' op attribute 'mode' failed to satisfy constraint: unary function}}
+  %0 = tpu.active %arg0 {mode = 23 : i32, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return
 }
 
@@ -252,7 +252,7 @@ func.func @active_mode(%arg0: tensor<1x8x4x4xf32>) {
 
 func.func @active_table(%arg0: tensor<1x8x4x4xi8>, %arg1: tensor<128xi8>) {
   // expected-error @+1 {{'tpu.active' op table must have 256 entries, got type 'tensor<128xi8>'}}
-  %0 = tpu.active %arg0, %arg1 {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x8x4x4xi8>, tensor<128xi8>) -> tensor<1x8x4x4xi8>
+  %0 = tpu.active %arg0, %arg1 {mode = 2 : i32, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x8x4x4xi8>, tensor<128xi8>) -> tensor<1x8x4x4xi8>
   return
 }
 
@@ -277,7 +277,7 @@ func.func @cast_quant(%arg0: tensor<1x8x4x4xi8>) {
 
 func.func @resize_rank(%arg0: tensor<8x4x4xf32>) {
   // expected-error @+1 {{'tpu.resize' op expects a 4-D input and result, got ranks 3 and 4}}
-  %0 = tpu.resize %arg0 {mode = 0 : i64, coord_mode = 1 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0, 2.0>} : (tensor<8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  %0 = tpu.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 0 : i32, scales = array<f64: 2.0, 2.0>} : (tensor<8x4x4xf32>) -> tensor<1x8x8x8xf32>
   return
 }
 
@@ -285,23 +285,23 @@ func.func @resize_rank(%arg0: tensor<8x4x4xf32>) {
 
 func.func @resize_channels(%arg0: tensor<1x8x4x4xf32>) {
   // expected-error @+1 {{'tpu.resize' op result [1, 4, 8, 8] must keep the input's batch and channels [1, 8]}}
-  %0 = tpu.resize %arg0 {mode = 0 : i64, coord_mode = 1 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x4x8x8xf32>
+  %0 = tpu.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 0 : i32, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x4x8x8xf32>
   return
 }
 
 // -----
 
 func.func @resize_mode(%arg0: tensor<1x8x4x4xf32>) {
-  // expected-error @+1 {{'tpu.resize' op mode 2 must be 0 (nearest) or 1 (linear)}}
-  %0 = tpu.resize %arg0 {mode = 2 : i64, coord_mode = 1 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  // expected-error @+1 {{'tpu.resize' op attribute 'mode' failed to satisfy constraint: interpolation}}
+  %0 = tpu.resize %arg0 {mode = 2 : i32, coord_mode = 1 : i32, nearest_mode = 0 : i32, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
   return
 }
 
 // -----
 
 func.func @resize_coord_mode(%arg0: tensor<1x8x4x4xf32>) {
-  // expected-error @+1 {{'tpu.resize' op coord_mode 4 and nearest_mode 0 must be in [0, 3]}}
-  %0 = tpu.resize %arg0 {mode = 0 : i64, coord_mode = 4 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  // expected-error @+1 {{'tpu.resize' op attribute 'coord_mode' failed to satisfy constraint: resize coordinate transform}}
+  %0 = tpu.resize %arg0 {mode = 0 : i32, coord_mode = 4 : i32, nearest_mode = 0 : i32, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
   return
 }
 
@@ -309,7 +309,7 @@ func.func @resize_coord_mode(%arg0: tensor<1x8x4x4xf32>) {
 
 func.func @resize_scales(%arg0: tensor<1x8x4x4xf32>) {
   // expected-error @+1 {{'tpu.resize' op expects 2 positive scales}}
-  %0 = tpu.resize %arg0 {mode = 0 : i64, coord_mode = 1 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  %0 = tpu.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 0 : i32, scales = array<f64: 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
   return
 }
 

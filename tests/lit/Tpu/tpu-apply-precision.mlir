@@ -59,7 +59,7 @@ module {
 func.func @int8_active_after_f16(%arg0: tensor<1x2x4x4xf32> {kiln.calib = array<f64: 1.27, -1.27, 1.0>, kiln.name = "x"}) -> tensor<1x2x4x4xf32> {
   %three = top.weight {value = dense<3.0> : tensor<1x1x1x1xf32>} : tensor<1x1x1x1xf32>
   %a = tpu.eltwise %arg0, %three {kind = 0 : i32, do_relu = false, kiln.dtype = "int8", kiln.calib = array<f64: 4.27, 1.73, 4.27>, kiln.final} : (tensor<1x2x4x4xf32>, tensor<1x1x1x1xf32>) -> tensor<1x2x4x4xf32> loc("add")
-  %cl = tpu.active %a {mode = 17 : i64, alpha = 0.0 : f64, beta = 6.0 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 6.0, 0.0, 6.0>, kiln.final} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("cl")
+  %cl = tpu.active %a {mode = 17 : i32, alpha = 0.0 : f64, beta = 6.0 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 6.0, 0.0, 6.0>, kiln.final} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("cl")
   return %cl : tensor<1x2x4x4xf32>
 }
 }
@@ -116,7 +116,7 @@ func.func @int8_zero_range(%arg0: tensor<1x1x1x1xf32> {kiln.calib = array<f64: 0
 // CHECK: tpu.dma %[[RQ]] {{.*}}program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 1, shape = [1, 1, 1, 2], src_strides = [2, 2, 2, 1], dst_strides = [4, 4, 4, 1]>, #tpu.copy<src = fill, dst_offset = 0, shape = [1, 1, 1, 1], dst_strides = [4, 4, 4, 1], bits = 0x0000007F>]}
 // CHECK-SAME: -> tensor<1x1x1x4x!quant.uniform<i8:f32, 0.0078740157480314959>>
 func.func @int8_pad_fill_outside_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = array<f64: 1.0, -1.0, 1.0>, kiln.name = "x"}) -> tensor<1x1x1x4xf32> {
-  %cl = tpu.active %arg0 {mode = 17 : i64, alpha = -0.5 : f64, beta = 0.5 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 0.5, -0.5, 0.5>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32> loc("cl")
+  %cl = tpu.active %arg0 {mode = 17 : i32, alpha = -0.5 : f64, beta = 0.5 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 0.5, -0.5, 0.5>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32> loc("cl")
   %p = tpu.dma %cl {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 1, shape = [1, 1, 1, 2], src_strides = [2, 2, 2, 1], dst_strides = [4, 4, 4, 1]>, #tpu.copy<src = fill, dst_offset = 0, shape = [1, 1, 1, 1], dst_strides = [4, 4, 4, 1], bits = 0x3F800000>], kiln.dtype = "int8", kiln.calib = array<f64: 1.0, -0.5, 1.0>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x4xf32> loc("pad")
   return %p : tensor<1x1x1x4xf32>
 }
@@ -129,7 +129,7 @@ func.func @int8_pad_fill_outside_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = 
 // CHECK: tpu.dma {{.*}} -> tensor<1x1x1x4xf16>
 module {
 func.func @int8_pad_fill_no_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = array<f64: 1.0, -1.0, 1.0>, kiln.name = "x"}) -> tensor<1x1x1x4xf32> {
-  %cl = tpu.active %arg0 {mode = 17 : i64, alpha = -0.5 : f64, beta = 0.5 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 0.5, -0.5, 0.5>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32> loc("cl")
+  %cl = tpu.active %arg0 {mode = 17 : i32, alpha = -0.5 : f64, beta = 0.5 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 0.5, -0.5, 0.5>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32> loc("cl")
   %p = tpu.dma %cl {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 1, shape = [1, 1, 1, 2], src_strides = [2, 2, 2, 1], dst_strides = [4, 4, 4, 1]>, #tpu.copy<src = fill, dst_offset = 0, shape = [1, 1, 1, 1], dst_strides = [4, 4, 4, 1], bits = 0x3F800000>], kiln.dtype = "int8"} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x4xf32> loc("pad")
   return %p : tensor<1x1x1x4xf32>
 }

@@ -46,7 +46,7 @@ func.func @int8_pairs(%arg0: tensor<4x!quant.uniform<i8:f32, 0.02>>, %arg1: tens
 // CHECK-NEXT: tpu.cast %[[V]]
 // CHECK: return %[[R]]
 func.func @output_cast(%arg0: tensor<1x40x1x64xf16>, %arg1: tensor<1x40x1x64xf16>) -> (tensor<1x40x64xf32>, tensor<1x40x64xf32>) {
-  %0 = tpu.active %arg0 {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x40x1x64xf16>) -> tensor<1x40x1x64xf16>
+  %0 = tpu.active %arg0 {mode = 2 : i32, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x40x1x64xf16>) -> tensor<1x40x1x64xf16>
   %1 = tpu.reshape %0 : (tensor<1x40x1x64xf16>) -> tensor<1x40x64xf16>
   %2 = tpu.cast %1 : (tensor<1x40x64xf16>) -> tensor<1x40x64xf32>
   %3 = tpu.reshape %arg1 : (tensor<1x40x1x64xf16>) -> tensor<1x40x64xf16>

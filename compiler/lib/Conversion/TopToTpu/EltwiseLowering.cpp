@@ -122,11 +122,9 @@ struct ActiveLowering : public OpRewritePattern<top::ActiveOp> {
     auto type = cast<RankedTensorType>(op.getType());
     Location loc = op.getLoc();
     Value in = tpu::reshapeTo(rewriter, loc, op.getInput(), unary4D(type.getShape()));
-    // Top's ActiveMode values are firmware-abi's kiln_active_kind.
-    Value result = rewriter.create<tpu::ActiveOp>(
-        loc, in.getType(), in, Value(),
-        rewriter.getI64IntegerAttr(static_cast<int64_t>(op.getMode())),
-        op.getAlphaAttr(), op.getBetaAttr());
+    Value result = rewriter.create<tpu::ActiveOp>(loc, in.getType(), in, Value(),
+                                                  op.getModeAttr(), op.getAlphaAttr(),
+                                                  op.getBetaAttr());
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, result, type.getShape()));
     return success();
   }

@@ -47,11 +47,9 @@ struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
     }
     Value x = op.getInput();
     auto mode = op.getMode();
-    auto active = [&](Value v, int64_t kind) -> Value {
-      return rewriter.create<tpu::ActiveOp>(loc, v.getType(), v, Value(),
-                                            rewriter.getI64IntegerAttr(kind),
-                                            rewriter.getF64FloatAttr(0.0),
-                                            rewriter.getF64FloatAttr(0.0));
+    auto active = [&](Value v, top::ActiveMode kind) -> Value {
+      return rewriter.create<tpu::ActiveOp>(loc, v.getType(), v, Value(), kind, APFloat(0.0),
+                                            APFloat(0.0));
     };
     // Square while the tensor still has a TIU-friendly shape.
     bool squares = mode == top::ReduceMode::L2 || mode == top::ReduceMode::SumSquare;
@@ -79,7 +77,7 @@ struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
       return rewriter.notifyMatchFailure(op, "reduction too large for one pool");
     x = tpu::reshapeTo(rewriter, loc, x, {n, c, kh, kw});
     if (squares)
-      x = active(x, KILN_ACT_SQUARE);
+      x = active(x, top::ActiveMode::Square);
     tpu::PoolKind kind = tpu::PoolKind::Sum;
     if (mode == top::ReduceMode::Mean)
       kind = tpu::PoolKind::Avg;
@@ -93,7 +91,7 @@ struct ReduceLowering : public OpRewritePattern<top::ReduceOp> {
                                                   strides, pads, false, false,
                                                   tpu::RequantAttr());
     if (mode == top::ReduceMode::L2)
-      pooled = active(pooled, KILN_ACT_SQRT);
+      pooled = active(pooled, top::ActiveMode::Sqrt);
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, pooled,
                                           cast<RankedTensorType>(op.getType()).getShape()));
     return success();

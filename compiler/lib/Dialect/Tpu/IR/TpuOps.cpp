@@ -328,10 +328,6 @@ LogicalResult EltwiseOp::verify() {
 LogicalResult ReluOp::verify() { return verifySameShape(*this, getInput(), getOutput()); }
 
 LogicalResult ActiveOp::verify() {
-  int64_t mode = getMode();
-  if (mode < 0 || mode >= KILN_ACT_END)
-    return emitOpError("mode ") << mode << " is not a kiln_active_kind in [0, "
-                                << int64_t(KILN_ACT_END) << ")";
   if (getTable()) {
     auto table = cast<RankedTensorType>(getTable().getType());
     if (!table.hasStaticShape() || table.getNumElements() != 256)
@@ -352,12 +348,6 @@ LogicalResult ResizeOp::verify() {
   if (out[0] != in[0] || out[1] != in[1])
     return emitOpError("result [") << out << "] must keep the input's batch and channels ["
                                    << in.take_front(2) << "]";
-  int64_t mode = getMode(), coord = getCoordMode(), nearest = getNearestMode();
-  if (mode != KILN_RESIZE_NEAREST && mode != KILN_RESIZE_LINEAR)
-    return emitOpError("mode ") << mode << " must be 0 (nearest) or 1 (linear)";
-  if (coord < 0 || coord > 3 || nearest < 0 || nearest > 3)
-    return emitOpError("coord_mode ")
-           << coord << " and nearest_mode " << nearest << " must be in [0, 3]";
   ArrayRef<double> scales = getScales();
   if (scales.size() != 2 || !(scales[0] > 0) || !(scales[1] > 0))
     return emitOpError("expects 2 positive scales");

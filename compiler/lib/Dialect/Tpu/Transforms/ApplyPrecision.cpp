@@ -487,7 +487,7 @@ private:
     auto out = resultParams(op);
     if (!in || !out)
       return "no calibrated range";
-    int64_t mode = KILN_ACT_RELU;
+    top::ActiveMode mode = top::ActiveMode::Relu;
     double alpha = 0, beta = 0;
     if (auto active = dyn_cast<tpu::ActiveOp>(op)) {
       mode = active.getMode();
@@ -527,8 +527,7 @@ private:
     Value qin = convert(input, quantType(*in));
     auto type = tensorType(op->getResult(0)).clone(quantType(*out));
     auto active = b.create<tpu::ActiveOp>(op->getLoc(), type, qin, tableValue,
-                                          b.getI64IntegerAttr(mode), b.getF64FloatAttr(alpha),
-                                          b.getF64FloatAttr(beta));
+                                          mode, APFloat(alpha), APFloat(beta));
     for (NamedAttribute a : op->getDiscardableAttrs())
       active->setAttr(a.getName(), a.getValue());
     op->getResult(0).replaceAllUsesWith(active.getResult());

@@ -6,6 +6,7 @@ include "mlir/IR/EnumAttr.td"
 include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
+include "kiln/Dialect/Top/IR/TopAttrs.td"
 include "kiln/Dialect/Tpu/IR/TpuAttrs.td"
 
 class Tpu_Op<string mnemonic, list<Trait> traits = []>
@@ -70,13 +71,13 @@ def Tpu_ReluOp : Tpu_Op<"relu", [Pure]> {
 def Tpu_ActiveOp : Tpu_Op<"active", [Pure]> {
   let summary = "Unary function on the TIU";
   let description = [{
-    `mode` is firmware-abi's kiln_active_kind; alpha and beta its parameters.
+    The function `mode` (top.active's, or relu) with parameters alpha and beta.
     In INT8 `table` is the 256-entry lookup table (tensor<256x!quant...> or
     i8, indexed by the input's bits as uint8) that computes the function from
     the input's quantization to the output's.
   }];
   let arguments = (ins AnyRankedTensor:$input, Optional<AnyRankedTensor>:$table,
-                   I64Attr:$mode, F64Attr:$alpha, F64Attr:$beta);
+                   Top_ActiveMode:$mode, F64Attr:$alpha, F64Attr:$beta);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -117,11 +118,12 @@ def Tpu_Deconv2DOp : Tpu_Op<"deconv2d", [Pure]> {
 def Tpu_ResizeOp : Tpu_Op<"resize", [Pure]> {
   let summary = "Nearest or linear resize of H and W on the TIU";
   let description = [{
-    mode, coord_mode, nearest_mode as firmware-abi's kiln_resize_*; scales
-    are out / in for H and W as the model gives them.
+    mode, coord_mode, nearest_mode as top.resize's; scales are out / in for H
+    and W as the model gives them.
   }];
-  let arguments = (ins AnyRankedTensor:$input, I64Attr:$mode, I64Attr:$coord_mode,
-                   I64Attr:$nearest_mode, DenseF64ArrayAttr:$scales);
+  let arguments = (ins AnyRankedTensor:$input, Top_ResizeMode:$mode,
+                   Top_ResizeCoordMode:$coord_mode, Top_ResizeNearestMode:$nearest_mode,
+                   DenseF64ArrayAttr:$scales);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -6,7 +6,6 @@
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/abi/chip.h"
-#include "kiln/abi/commands.h"
 
 #include <cmath>
 

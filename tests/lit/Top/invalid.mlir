@@ -600,3 +600,12 @@ func.func @dequantize_zero_point(%arg0: tensor<2x3xui8>) {
   %r = top.dequantize_linear %arg0 {scale = array<f64: 0.5>, zero_point = array<i64: -1>} : (tensor<2x3xui8>) -> tensor<2x3xf32>
   return
 }
+
+// -----
+
+func.func @dtype_name(%arg0: tensor<2x3xf32>) {
+  // expected-error @+2 {{expected ::kiln::top::DType to be one of: f32, f16, bf16, int8}}
+  // expected-error @+1 {{failed to parse Top_DTypeAttr parameter 'value'}}
+  %r = top.relu %arg0 {kiln.dtype = #top.dtype<f64>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}

@@ -28,7 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Tpu/IR/DmaProgram.h"
-#include "kiln/Support/Precision.h"
+#include "kiln/Support/Names.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cost.h"
 #include "Patterns.h"
@@ -130,7 +130,6 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
   }
 
   LogicalResult lowerRowsOnLanes(top::MatMulOp op, PatternRewriter &rewriter) const {
-    auto dtype = op->getAttrOfType<StringAttr>(kDTypeAttr);
     auto a = shapeOf(op.getInput()), r = shapeOf(op.getRight());
     auto outShape = cast<RankedTensorType>(op.getType()).getShape();
     if (a.size() < 2 || r.size() < 2)
@@ -151,7 +150,8 @@ struct MatMulLowering : public OpRewritePattern<top::MatMulOp> {
       return failure();
     bool rightWeight = isa_and_nonnull<top::WeightOp>(op.getRight().getDefiningOp());
     // In INT8 a conv whose filter is computed runs in F16 (tpu-apply-precision).
-    uint32_t colsDtype = precisionDtype(dtype ? dtype.getValue() : "f32");
+    // DType values are firmware-abi's kiln_dtype.
+    uint32_t colsDtype = uint32_t(top::runDtype(op).value_or(top::DType::F32));
     uint32_t rowsDtype = colsDtype == KILN_DTYPE_INT8 ? uint32_t{KILN_DTYPE_F16} : colsDtype;
     if (rowsOnLanesCycles(b, rows, k, n, rowsDtype, op.getRightTranspose() && !rightWeight) >=
         columnsOnLanesCycles(b, rows, k, n, colsDtype, sharedRight && rightWeight))

@@ -1,4 +1,3 @@
-#include "kiln/Support/Precision.h"
 #include "kiln/abi/cost.h"
 #include "Patterns.h"
 
@@ -55,8 +54,8 @@ struct GlobalAvgPoolLowering : public OpRewritePattern<top::GlobalAvgPoolOp> {
   LogicalResult matchAndRewrite(top::GlobalAvgPoolOp op,
                                 PatternRewriter &rewriter) const override {
     auto in = cast<RankedTensorType>(op.getInput().getType()).getShape();
-    auto dtype = op->getAttrOfType<StringAttr>(kDTypeAttr);
-    uint32_t chipDtype = precisionDtype(dtype ? dtype.getValue() : "f32");
+    // DType values are firmware-abi's kiln_dtype.
+    uint32_t chipDtype = uint32_t(top::runDtype(op).value_or(top::DType::F32));
     int64_t k = chipDtype == KILN_DTYPE_INT8 ? in[2] : firstStageRows(in[2], in[3], chipDtype);
     int64_t pads[4] = {0, 0, 0, 0};
     Value x = op.getInput();

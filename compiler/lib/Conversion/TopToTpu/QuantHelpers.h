@@ -24,7 +24,7 @@ namespace kiln::tpu {
 ///   scale:zp> (uint8 zero points become int8: zp - 128; per-tensor only);
 /// - dequantize_linear of such a value: tpu.cast quant -> f32;
 /// - dequantize_linear of a weight: an f32 top.weight at compile time, unless
-///   a user is a Top op running in INT8 (kiln.dtype = "int8") and
+///   a user is a Top op running in INT8 (kiln.dtype = #top.dtype<int8>) and
 ///   weightQuantization accepts it: then that user's lowering reads it.
 void populateQuantLowering(mlir::RewritePatternSet &patterns);
 

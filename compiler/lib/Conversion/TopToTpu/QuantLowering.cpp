@@ -67,10 +67,7 @@ Type quantElementType(MLIRContext *ctx, double scale, int64_t zp,
       Float32Type::get(ctx), scale, zp, -128, 127);
 }
 
-bool runsInInt8(Operation *op) {
-  auto dtype = op->getAttrOfType<StringAttr>("kiln.dtype");
-  return dtype && dtype.getValue() == "int8";
-}
+bool runsInInt8(Operation *op) { return top::runDtype(op) == top::DType::INT8; }
 
 struct LowerQuantize : public OpRewritePattern<top::QuantizeLinearOp> {
   using OpRewritePattern::OpRewritePattern;

@@ -3,7 +3,6 @@
 
 #include "kiln/Support/ShapeRules.h"
 #include "kiln/abi/chip.h"
-#include "kiln/abi/commands.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -235,7 +234,6 @@ static LogicalResult verifySameShape(Operation *op, Value input, Value output) {
   return success();
 }
 
-/// An optional `quant` attribute has 3 entries.
 /// The result's spatial extents for a conv-like op: out[i] == expected[i],
 /// or with `atLeast` out[i] >= expected[i] (deconv: output_padding).
 static LogicalResult verifySpatial(Operation *op, ArrayRef<int64_t> out,

@@ -96,10 +96,10 @@ private:
     v.setType(tensorType(v).clone(element));
   }
 
-  Type floatType(StringRef dtype) {
-    if (dtype == "f16")
+  Type floatType(top::DType dtype) {
+    if (dtype == top::DType::F16)
       return b.getF16Type();
-    if (dtype == "bf16")
+    if (dtype == top::DType::BF16)
       return b.getBF16Type();
     return f32;
   }
@@ -257,15 +257,13 @@ private:
     if (auto dma = dyn_cast<tpu::DmaOp>(op))
       return applyDma(dma);
 
-    StringRef dtype = "f32";
-    if (auto attr = op->getAttrOfType<StringAttr>(kDTypeAttr))
-      dtype = attr.getValue();
-    if (dtype == "int8") {
+    top::DType dtype = top::runDtype(op).value_or(top::DType::F32);
+    if (dtype == top::DType::INT8) {
       std::string why = applyInt8(op);
       if (why.empty())
         return success();
       report(op, "f16 (" + why + ")");
-      dtype = "f16";
+      dtype = top::DType::F16;
     }
     applyFloat(op, floatType(dtype));
     return success();

@@ -307,6 +307,14 @@ func.func @resize_coord_mode(%arg0: tensor<1x8x4x4xf32>) {
 
 // -----
 
+func.func @resize_nearest_mode(%arg0: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{'tpu.resize' op attribute 'nearest_mode' failed to satisfy constraint: nearest resize rounding}}
+  %0 = tpu.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 4 : i32, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
 func.func @resize_scales(%arg0: tensor<1x8x4x4xf32>) {
   // expected-error @+1 {{'tpu.resize' op expects 2 positive scales}}
   %0 = tpu.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 0 : i32, scales = array<f64: 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>

@@ -1031,11 +1031,11 @@ TEST_F(OnnxImporterTest, ResizeAndUpsample) {
   EXPECT_EQ(y.getMode(), kiln::top::ResizeMode::Linear);
   EXPECT_EQ(y.getOutHw(), ArrayRef<int64_t>({8, 9}));
   EXPECT_EQ(y.getScales(), ArrayRef<double>({2.0, 1.5}));
-  EXPECT_EQ(y.getCoordMode(), 3u);
+  EXPECT_EQ(y.getCoordMode(), kiln::top::ResizeCoordMode::PytorchHalfPixel);
   auto z = cast<kiln::top::ResizeOp>(opNamed(*module, "z"));
   EXPECT_EQ(z.getMode(), kiln::top::ResizeMode::Nearest);
-  EXPECT_EQ(z.getCoordMode(), 1u);
-  EXPECT_EQ(z.getNearestMode(), 2u);
+  EXPECT_EQ(z.getCoordMode(), kiln::top::ResizeCoordMode::Asymmetric);
+  EXPECT_EQ(z.getNearestMode(), kiln::top::ResizeNearestMode::Floor);
 
   // Upsample (opset 9) keeps its asymmetric, floor semantics through the
   // conversion to Resize-11.
@@ -1049,8 +1049,8 @@ TEST_F(OnnxImporterTest, ResizeAndUpsample) {
   ASSERT_TRUE(module) << allErrors();
   auto up = cast<kiln::top::ResizeOp>(opNamed(*module, "y"));
   EXPECT_EQ(up.getMode(), kiln::top::ResizeMode::Linear);
-  EXPECT_EQ(up.getCoordMode(), 1u);
-  EXPECT_EQ(up.getNearestMode(), 2u);
+  EXPECT_EQ(up.getCoordMode(), kiln::top::ResizeCoordMode::Asymmetric);
+  EXPECT_EQ(up.getNearestMode(), kiln::top::ResizeNearestMode::Floor);
   EXPECT_EQ(typeStr(up.getType()), "tensor<1x2x6x6xf32>");
 }
 

@@ -168,13 +168,13 @@ func.func @main(%a: tensor<1x3x7x7xf32>) -> tensor<1x4x14x14xf32> {
 })"},
     {"resize", R"(
 func.func @main(%a: tensor<1x3x5x6xf32>) -> (tensor<1x3x10x12xf32>, tensor<1x3x10x12xf32>) {
-  %0 = top.resize %a {mode = 0 : i32, out_hw = array<i64: 10, 12>, scales = array<f64: 2.0, 2.0>, coord_mode = 1 : i64, nearest_mode = 2 : i64} : (tensor<1x3x5x6xf32>) -> tensor<1x3x10x12xf32>
-  %1 = top.resize %a {mode = 1 : i32, out_hw = array<i64: 10, 12>, scales = array<f64: 2.0, 2.0>, coord_mode = 3 : i64, nearest_mode = 0 : i64} : (tensor<1x3x5x6xf32>) -> tensor<1x3x10x12xf32>
+  %0 = top.resize %a {mode = 0 : i32, out_hw = array<i64: 10, 12>, scales = array<f64: 2.0, 2.0>, coord_mode = 1 : i32, nearest_mode = 2 : i32} : (tensor<1x3x5x6xf32>) -> tensor<1x3x10x12xf32>
+  %1 = top.resize %a {mode = 1 : i32, out_hw = array<i64: 10, 12>, scales = array<f64: 2.0, 2.0>, coord_mode = 3 : i32, nearest_mode = 0 : i32} : (tensor<1x3x5x6xf32>) -> tensor<1x3x10x12xf32>
   return %0, %1 : tensor<1x3x10x12xf32>, tensor<1x3x10x12xf32>
 })"},
     {"resize_sliced", R"(
 func.func @main(%a: tensor<1x8x160x160xf32>) -> tensor<1x8x320x320xf32> {
-  %0 = top.resize %a {mode = 1 : i32, out_hw = array<i64: 320, 320>, scales = array<f64: 2.0, 2.0>, coord_mode = 0 : i64, nearest_mode = 0 : i64} : (tensor<1x8x160x160xf32>) -> tensor<1x8x320x320xf32>
+  %0 = top.resize %a {mode = 1 : i32, out_hw = array<i64: 320, 320>, scales = array<f64: 2.0, 2.0>, coord_mode = 0 : i32, nearest_mode = 0 : i32} : (tensor<1x8x160x160xf32>) -> tensor<1x8x320x320xf32>
   return %0 : tensor<1x8x320x320xf32>
 })"},
     {"deconv_sliced", R"(

@@ -809,10 +809,10 @@ outs = [F.interpolate(x, size=(7, 10), mode='bilinear', align_corners=False),
   // align_corners, nearest is asymmetric with floor; scales are out / in.
   std::string ir = R"(
   func.func @main(%x: tensor<1x2x4x5xf32>) -> (tensor<1x2x7x10xf32>, tensor<1x2x7x10xf32>, tensor<1x2x8x15xf32>, tensor<1x2x3x3xf32>) {
-    %0 = top.resize %x {mode = 1 : i32, out_hw = array<i64: 7, 10>, scales = array<f64: 1.75, 2.0>, coord_mode = 3 : i64, nearest_mode = 0 : i64} : (tensor<1x2x4x5xf32>) -> tensor<1x2x7x10xf32>
-    %1 = top.resize %x {mode = 1 : i32, out_hw = array<i64: 7, 10>, scales = array<f64: 1.75, 2.0>, coord_mode = 2 : i64, nearest_mode = 0 : i64} : (tensor<1x2x4x5xf32>) -> tensor<1x2x7x10xf32>
-    %2 = top.resize %x {mode = 0 : i32, out_hw = array<i64: 8, 15>, scales = array<f64: 2.0, 3.0>, coord_mode = 1 : i64, nearest_mode = 2 : i64} : (tensor<1x2x4x5xf32>) -> tensor<1x2x8x15xf32>
-    %3 = top.resize %x {mode = 1 : i32, out_hw = array<i64: 3, 3>, scales = array<f64: 0.75, 0.6>, coord_mode = 0 : i64, nearest_mode = 0 : i64} : (tensor<1x2x4x5xf32>) -> tensor<1x2x3x3xf32>
+    %0 = top.resize %x {mode = 1 : i32, out_hw = array<i64: 7, 10>, scales = array<f64: 1.75, 2.0>, coord_mode = 3 : i32, nearest_mode = 0 : i32} : (tensor<1x2x4x5xf32>) -> tensor<1x2x7x10xf32>
+    %1 = top.resize %x {mode = 1 : i32, out_hw = array<i64: 7, 10>, scales = array<f64: 1.75, 2.0>, coord_mode = 2 : i32, nearest_mode = 0 : i32} : (tensor<1x2x4x5xf32>) -> tensor<1x2x7x10xf32>
+    %2 = top.resize %x {mode = 0 : i32, out_hw = array<i64: 8, 15>, scales = array<f64: 2.0, 3.0>, coord_mode = 1 : i32, nearest_mode = 2 : i32} : (tensor<1x2x4x5xf32>) -> tensor<1x2x8x15xf32>
+    %3 = top.resize %x {mode = 1 : i32, out_hw = array<i64: 3, 3>, scales = array<f64: 0.75, 0.6>, coord_mode = 0 : i32, nearest_mode = 0 : i32} : (tensor<1x2x4x5xf32>) -> tensor<1x2x3x3xf32>
     return %0, %1, %2, %3 : tensor<1x2x7x10xf32>, tensor<1x2x7x10xf32>, tensor<1x2x8x15xf32>, tensor<1x2x3x3xf32>
   })";
   TensorMap outputs;

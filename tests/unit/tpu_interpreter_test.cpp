@@ -239,7 +239,7 @@ std::string fpPoolNet(const char *ft, int64_t c, int64_t h, int64_t w, int mode,
          "  %p = tpu.pool2d %c {kind = 0 : i32, kernel_shape = array<i64: 2, 2>, strides = "
          "array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, count_include_pad = false, do_relu = "
          "false} : (" + t + ") -> " + to + " loc(\"p\")\n"
-         "  %s = tpu.active %p {mode = " + std::to_string(mode) + " : i64, alpha = " +
+         "  %s = tpu.active %p {mode = " + std::to_string(mode) + " : i32, alpha = " +
          std::to_string(alpha) + " : f64, beta = " + std::to_string(beta) + " : f64} : (" + to +
          ") -> " + to + " loc(\"s\")\n"
          "  %y = tpu.cast %s : (" + to + ") -> " + f32o + " loc(\"y\")\n"
@@ -490,11 +490,11 @@ struct Int8Net {
            "array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group "
            "= 1 : i64, do_relu = false} : (" + qx + ", " + w2 + ", " + tt + ") -> " + qc2 +
            " loc(\"c2\")\n"
-           "  %a = tpu.eltwise %c1, %c2 {kind = 0 : i32, do_relu = false, quant = array<i64: " +
-           std::to_string(m0) + ", " + std::to_string(m1) + ", " + std::to_string(s) +
+           "  %a = tpu.eltwise %c1, %c2 {kind = 0 : i32, do_relu = false, quant = #tpu.requant<m0 = " +
+           std::to_string(m0) + ", m1 = " + std::to_string(m1) + ", rshift = " + std::to_string(s) +
            ">} : (" + qc + ", " + qc2 + ") -> " + qa + " loc(\"a\")\n"
            "  %lut = top.weight {value = dense<0> : tensor<256xi8>} : tensor<256xi8> loc(\"lut\")\n"
-           "  %s = tpu.active %a, %lut {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (" +
+           "  %s = tpu.active %a, %lut {mode = 2 : i32, alpha = 0.0 : f64, beta = 0.0 : f64} : (" +
            qa + ", tensor<256xi8>) -> " + qo + " loc(\"s\")\n"
            "  %y = tpu.cast %s : (" + qo + ") -> " + fo + " loc(\"y\")\n"
            "  return %y : " + fo + "\n}\n";

@@ -85,9 +85,8 @@ public:
     clone->walk([&](Operation *op) {
       if (!isa<top::TopDialect>(op->getDialect()) || isa<top::WeightOp, top::NoneOp>(op))
         return;
-      auto dtype = op->getAttrOfType<StringAttr>(kDTypeAttr);
       std::string name = opName(op);
-      if (dtype && dtype.getValue() == "int8" && !name.empty() && seen.insert(name).second)
+      if (top::runDtype(op) == top::DType::INT8 && !name.empty() && seen.insert(name).second)
         names.push_back(name);
     });
     return names;

@@ -211,13 +211,10 @@ GroupCode codegen::generateDma(tpu::DmaOp dma, uint32_t id) {
   code.ops.push_back(nameOf(dma.getOperation()));
   uint64_t dst = ddrAddrOf(dma.getOutput());
   uint8_t dtype = tpu::dtypeOrF32(dma.getOutput());
-  ArrayRef<int64_t> program = dma.getProgram();
-  for (size_t r = 0; r + tpu::DmaOp::kDmaRecord <= program.size();
-       r += tpu::DmaOp::kDmaRecord) {
-    ArrayRef<int64_t> rec = program.slice(r, tpu::DmaOp::kDmaRecord);
-    int64_t src = rec[0];
+  for (tpu::DmaCopyAttr copy : dma.getCopies()) {
+    int64_t src = copy.getSrc();
     uint64_t srcBase = src >= 0 ? ddrAddrOf(dma.getInputs()[src]) : dst;
-    kiln_gdma_cmd c = tpu::dmaCommand(rec, dtype, srcBase, dst);
+    kiln_gdma_cmd c = tpu::dmaCommand(copy, dtype, srcBase, dst);
     c.cmd_id = code.gdma.size() + 1;
     code.gdma.push_back(c);
   }

@@ -45,22 +45,13 @@ int64_t zeroPointOf(Value v) {
   return tpu::isInt8Type(v.getType()) ? tpu::quantParamsOf(v.getType()).zeroPoint : 0;
 }
 
-/// aux[0] = m0, aux[1] = m1, aux[3] = rshift from a `quant` attribute
-/// [m0, m1, rshift].
-LogicalResult setQuant(Operation *op, std::optional<ArrayRef<int64_t>> quant,
-                       kiln_tiu_cmd &c) {
+/// aux[0] = m0, aux[1] = m1, aux[3] = rshift from the op's `quant`.
+LogicalResult setQuant(Operation *op, tpu::RequantAttr quant, kiln_tiu_cmd &c) {
   if (!quant)
     return op->emitError("codegen: INT8 op needs its `quant` attribute");
-  if (quant->size() != 3)
-    return op->emitError("codegen: `quant` must be [multiplier0, multiplier1, rshift]");
-  for (int i = 0; i < 2; ++i)
-    if ((*quant)[i] < INT32_MIN || (*quant)[i] > INT32_MAX)
-      return op->emitError("codegen: quant multiplier out of int32 range");
-  if ((*quant)[2] < 0 || (*quant)[2] > 63)
-    return op->emitError("codegen: quant rshift out of 0..63");
-  c.aux[0] = (uint32_t)(int32_t)(*quant)[0];
-  c.aux[1] = (uint32_t)(int32_t)(*quant)[1];
-  c.aux[3] = (uint32_t)(*quant)[2];
+  c.aux[0] = (uint32_t)quant.getM0();
+  c.aux[1] = (uint32_t)quant.getM1();
+  c.aux[3] = (uint32_t)quant.getRshift();
   return success();
 }
 
@@ -148,7 +139,7 @@ LogicalResult codegen::fillTiuRecord(Operation *op, kiln_tiu_cmd &c) {
     if (int8) {
       bool minMax = pool.getKind() == tpu::PoolKind::Max ||
                     pool.getKind() == tpu::PoolKind::Min;
-      if (!minMax && failed(setQuant(op, pool.getQuant(), c)))
+      if (!minMax && failed(setQuant(op, pool.getQuantAttr(), c)))
         return failure();
       c.aux[2] = kiln_pack_zero_points(zpIn0, 0, zpOut);
     }
@@ -157,14 +148,15 @@ LogicalResult codegen::fillTiuRecord(Operation *op, kiln_tiu_cmd &c) {
     c.subop = static_cast<uint16_t>(elt.getKind());
     relu = elt.getDoRelu();
     if (int8) {
-      if (failed(setQuant(op, elt.getQuant(), c)))
+      if (failed(setQuant(op, elt.getQuantAttr(), c)))
         return failure();
       c.aux[2] = kiln_pack_zero_points(zpIn0, zeroPointOf(elt.getRhs()), zpOut);
     }
   } else if (auto resize = dyn_cast<tpu::ResizeOp>(op)) {
     c.op = KILN_TIU_RESIZE;
-    c.subop = resize.getMode() | resize.getCoordMode() << 4 |
-              resize.getNearestMode() << 8;
+    // The modes' values are firmware-abi's (TopAttrs.td).
+    c.subop = uint32_t(resize.getMode()) | uint32_t(resize.getCoordMode()) << 4 |
+              uint32_t(resize.getNearestMode()) << 8;
     c.param[0] = resize.getScales()[0];
     c.param[1] = resize.getScales()[1];
     // An axis whose scale is exactly out / in of its full lengths (sizes):
@@ -179,7 +171,7 @@ LogicalResult codegen::fillTiuRecord(Operation *op, kiln_tiu_cmd &c) {
     }
   } else if (auto active = dyn_cast<tpu::ActiveOp>(op)) {
     c.op = KILN_TIU_ACTIVE;
-    c.subop = active.getMode();
+    c.subop = uint32_t(active.getMode());
     if (int8) {
       if (!active.getTable())
         return op->emitError("codegen: INT8 active needs its 256-entry table");
@@ -201,7 +193,7 @@ LogicalResult codegen::fillTiuRecord(Operation *op, kiln_tiu_cmd &c) {
     c.op = KILN_TIU_CAST;
     bool qIn = tpu::isInt8Type(in0.getType()), qOut = tpu::isInt8Type(out.getType());
     if (qIn && qOut) {
-      if (failed(setQuant(op, cast.getQuant(), c)))
+      if (failed(setQuant(op, cast.getQuantAttr(), c)))
         return failure();
       c.aux[1] = 0;
       c.aux[2] = kiln_pack_zero_points(zpIn0, 0, zpOut);

@@ -117,6 +117,8 @@ FailureOr<Tensor> runBinary(Operation *op, const Tensor &lhs,
 static double activate(top::ActiveMode mode, double x, double a, double b) {
   using top::ActiveMode;
   switch (mode) {
+  case ActiveMode::Relu:
+    return x < 0 ? 0.0 : x;
   case ActiveMode::LeakyRelu:
     return x < 0 ? a * x : x;
   case ActiveMode::Sigmoid:

@@ -15,39 +15,32 @@ using namespace mlir;
 
 namespace kiln::interp {
 
-namespace {
-/// Firmware-abi's kiln_resize_coord and kiln_resize_nearest values.
-enum Coord {
-  HalfPixel = 0,
-  Asymmetric = 1,
-  AlignCorners = 2,
-  PytorchHalfPixel = 3
-};
-enum Nearest { RoundPreferFloor = 0, RoundPreferCeil = 1, Floor = 2, Ceil = 3 };
-} // namespace
+using Coord = top::ResizeCoordMode;
+using Nearest = top::ResizeNearestMode;
 
 static double sourceCoord(int64_t o, int64_t in, int64_t out, double scale,
-                          int64_t coord) {
+                          Coord coord) {
   switch (coord) {
-  case HalfPixel:
+  case Coord::HalfPixel:
     return (o + 0.5) / scale - 0.5;
-  case Asymmetric:
+  case Coord::Asymmetric:
     return o / scale;
-  case AlignCorners:
+  case Coord::AlignCorners:
     // ONNX's resized length is in * scale, not always the integer out.
     (void)out;
     return in * scale > 1 ? double(o) * (in - 1) / (in * scale - 1) : 0.0;
-  default: // PytorchHalfPixel
-    return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+  case Coord::PytorchHalfPixel:
+    break;
   }
+  return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
 }
 
-static int64_t nearestIndex(double x, int64_t in, int64_t mode) {
+static int64_t nearestIndex(double x, int64_t in, Nearest mode) {
   double floor = std::floor(x);
   bool half = x - floor == 0.5;
-  double picked = mode == Floor  ? floor
-                  : mode == Ceil ? std::ceil(x)
-                  : half ? (mode == RoundPreferFloor ? floor : floor + 1)
+  double picked = mode == Nearest::Floor  ? floor
+                  : mode == Nearest::Ceil ? std::ceil(x)
+                  : half ? (mode == Nearest::RoundPreferFloor ? floor : floor + 1)
                          : std::round(x);
   return std::clamp<int64_t>(int64_t(picked), 0, in - 1);
 }
@@ -65,23 +58,23 @@ struct Taps {
 /// source coordinate as the exact fraction num / den of the integer lengths,
 /// so a tie is a tie (the cmodel's KILN_RESIZE_EXACT_* path, commands.h).
 static int64_t exactNearestIndex(int64_t o, int64_t in, int64_t out,
-                                 int64_t coord, int64_t mode) {
+                                 Coord coord, Nearest mode) {
   int64_t num, den;
-  if (coord == Asymmetric) {
+  if (coord == Coord::Asymmetric) {
     num = o * in, den = out;
-  } else if (coord == AlignCorners || (coord == PytorchHalfPixel && out <= 1)) {
-    num = out > 1 && coord == AlignCorners ? o * (in - 1) : 0;
-    den = out > 1 && coord == AlignCorners ? out - 1 : 1;
+  } else if (coord == Coord::AlignCorners || (coord == Coord::PytorchHalfPixel && out <= 1)) {
+    num = out > 1 && coord == Coord::AlignCorners ? o * (in - 1) : 0;
+    den = out > 1 && coord == Coord::AlignCorners ? out - 1 : 1;
   } else {
     num = (2 * o + 1) * in - out, den = 2 * out;
   }
   int64_t f = num / den, rem = num % den;
   if (rem < 0)
     f -= 1, rem += den;
-  bool up = mode == RoundPreferCeil ? 2 * rem >= den
-            : mode == Floor         ? false
-            : mode == Ceil          ? rem > 0
-                                    : 2 * rem > den;
+  bool up = mode == Nearest::RoundPreferCeil ? 2 * rem >= den
+            : mode == Nearest::Floor         ? false
+            : mode == Nearest::Ceil          ? rem > 0
+                                             : 2 * rem > den;
   return std::clamp<int64_t>(f + (up ? 1 : 0), 0, in - 1);
 }
 

@@ -344,56 +344,42 @@ FailureOr<RawTensor> Interpreter::runDma(tpu::DmaOp op) {
     if (!sameStorage(in.getType(), out.type))
       return op.emitError("Tpu interpreter: dma moves bytes, its inputs need the result's "
                           "element type");
-  auto program = op.getProgram();
-  constexpr int64_t kRec = tpu::DmaOp::kDmaRecord;
-  if (program.size() % kRec)
-    return op.emitError("Tpu interpreter: dma program is not whole records");
-  for (size_t r = 0; r < program.size(); r += kRec) {
-    ArrayRef<int64_t> rec = program.slice(r, kRec);
-    int64_t src = rec[0];
+  for (tpu::DmaCopyAttr copy : op.getCopies()) {
+    // The attribute keeps shapes positive, strides and offsets non-negative
+    // and sources in range.
     const std::vector<uint8_t> *from = nullptr;
-    if (src >= 0) {
-      if (src >= (int64_t)op.getInputs().size())
-        return op.emitError("Tpu interpreter: dma record reads operand ") << src;
-      from = &get(op.getInputs()[src]).bytes;
-    } else if (src == -2) {
+    if (copy.getSrc() >= 0)
+      from = &get(op.getInputs()[copy.getSrc()]).bytes;
+    else if (copy.getSrc() == tpu::DmaCopyAttr::kSelf)
       from = &out.bytes;
-    } else if (src != -1) {
-      return op.emitError("Tpu interpreter: dma record source ") << src;
-    }
-    int64_t shape[4] = {rec[3], rec[4], rec[5], rec[6]};
-    if (shape[0] <= 0 || shape[1] <= 0 || shape[2] <= 0 || shape[3] <= 0)
-      continue;
+    ArrayRef<int64_t> shape = copy.getShape(), sst = copy.getSrcStrides(),
+                      dst = copy.getDstStrides();
+    int64_t srcOff = copy.getSrcOffset(), dstOff = copy.getDstOffset();
     // Bounds of every access, from the furthest element.
-    auto last = [&](int64_t base, const int64_t *stride) {
+    auto last = [&](int64_t base, ArrayRef<int64_t> stride) {
       int64_t e = base;
       for (int i = 0; i < 4; ++i)
         e += (shape[i] - 1) * stride[i];
       return e;
     };
-    int64_t sst[4] = {rec[7], rec[8], rec[9], rec[10]};
-    int64_t dst[4] = {rec[11], rec[12], rec[13], rec[14]};
-    for (int i = 0; i < 4; ++i)
-      if (sst[i] < 0 || dst[i] < 0)
-        return op.emitError("Tpu interpreter: negative dma stride");
-    if (rec[2] < 0 || (uint64_t)(last(rec[2], dst) + 1) * dsize > out.bytes.size())
+    if ((uint64_t)(last(dstOff, dst) + 1) * dsize > out.bytes.size())
       return op.emitError("Tpu interpreter: dma record writes outside the result");
-    if (from && (rec[1] < 0 || (uint64_t)(last(rec[1], sst) + 1) * dsize > from->size()))
+    if (from && (uint64_t)(last(srcOff, sst) + 1) * dsize > from->size())
       return op.emitError("Tpu interpreter: dma record reads outside its source");
     uint8_t pattern[4];
     for (int b = 0; b < 4; ++b)
-      pattern[b] = uint8_t((uint32_t)rec[15] >> (8 * b));
+      pattern[b] = uint8_t(copy.getBits() >> (8 * b));
     // As the cmodel's GDMA: NCHW order, memmove per row or element.
     for (int64_t n = 0; n < shape[0]; ++n)
       for (int64_t c = 0; c < shape[1]; ++c)
         for (int64_t h = 0; h < shape[2]; ++h) {
-          uint8_t *to = out.bytes.data() + (rec[2] + n * dst[0] + c * dst[1] + h * dst[2]) * dsize;
+          uint8_t *to = out.bytes.data() + (dstOff + n * dst[0] + c * dst[1] + h * dst[2]) * dsize;
           if (!from) {
             for (int64_t w = 0; w < shape[3]; ++w)
               std::memcpy(to + w * dst[3] * dsize, pattern, dsize);
             continue;
           }
-          const uint8_t *f = from->data() + (rec[1] + n * sst[0] + c * sst[1] + h * sst[2]) * dsize;
+          const uint8_t *f = from->data() + (srcOff + n * sst[0] + c * sst[1] + h * sst[2]) * dsize;
           if (sst[3] == 1 && dst[3] == 1) {
             std::memmove(to, f, shape[3] * dsize);
             continue;

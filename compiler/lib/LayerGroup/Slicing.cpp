@@ -6,7 +6,6 @@
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/abi/chip.h"
-#include "kiln/abi/commands.h"
 
 #include <cmath>
 
@@ -211,11 +210,11 @@ static GroupSlicing::Read deconvRead(Slice out, Range inC, int64_t in, int64_t k
 static double resizeSource(tpu::ResizeOp op, int64_t o, int64_t in, int64_t out) {
   double scale = op.getScales()[0];
   switch (op.getCoordMode()) {
-  case KILN_COORD_ASYMMETRIC:
+  case top::ResizeCoordMode::Asymmetric:
     return o / scale;
-  case KILN_COORD_ALIGN_CORNERS:
+  case top::ResizeCoordMode::AlignCorners:
     return in * scale > 1 ? (double)o * (in - 1) / (in * scale - 1) : 0.0;
-  case KILN_COORD_PYTORCH_HALF_PIXEL:
+  case top::ResizeCoordMode::PytorchHalfPixel:
     if (out <= 1)
       return 0.0;
     [[fallthrough]];

@@ -1,25 +1,10 @@
 #include "kiln/Support/Precision.h"
 
-#include "kiln/abi/chip.h"
-
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
 
 using namespace mlir;
-
-bool kiln::isPrecisionName(llvm::StringRef name) {
-  return name == "f32" || name == "f16" || name == "bf16" || name == "int8";
-}
-
-uint32_t kiln::precisionDtype(llvm::StringRef name) {
-  return llvm::StringSwitch<uint32_t>(name)
-      .Case("f16", KILN_DTYPE_F16)
-      .Case("bf16", KILN_DTYPE_BF16)
-      .Case("int8", KILN_DTYPE_INT8)
-      .Default(KILN_DTYPE_F32);
-}
 
 double kiln::Range::absMax() const { return std::max(std::fabs(min), std::fabs(max)); }
 

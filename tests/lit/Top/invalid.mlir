@@ -343,7 +343,7 @@ func.func @pad_reflect(%arg0: tensor<2x3xf32>) {
 
 func.func @resize_rank(%arg0: tensor<8x8xf32>) {
   // expected-error @+1 {{'top.resize' op expects a 4-D NCHW input}}
-  %r = top.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i64, nearest_mode = 0 : i64, out_hw = array<i64: 16, 16>, scales = array<f64: 2.0, 2.0>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
+  %r = top.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 0 : i32, out_hw = array<i64: 16, 16>, scales = array<f64: 2.0, 2.0>} : (tensor<8x8xf32>) -> tensor<8x8xf32>
   return
 }
 
@@ -351,7 +351,7 @@ func.func @resize_rank(%arg0: tensor<8x8xf32>) {
 
 func.func @resize_out_hw(%arg0: tensor<1x8x8x8xf32>) {
   // expected-error @+1 {{'top.resize' op expects a positive out_hw of 2 entries}}
-  %r = top.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i64, nearest_mode = 0 : i64, out_hw = array<i64: 16>, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %r = top.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 0 : i32, out_hw = array<i64: 16>, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return
 }
 
@@ -359,15 +359,23 @@ func.func @resize_out_hw(%arg0: tensor<1x8x8x8xf32>) {
 
 func.func @resize_scales(%arg0: tensor<1x8x8x8xf32>) {
   // expected-error @+1 {{'top.resize' op expects 2 positive scales}}
-  %r = top.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i64, nearest_mode = 0 : i64, out_hw = array<i64: 16, 16>, scales = array<f64: 2.0, 0.0>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  %r = top.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 0 : i32, out_hw = array<i64: 16, 16>, scales = array<f64: 2.0, 0.0>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return
 }
 
 // -----
 
 func.func @resize_coord_mode(%arg0: tensor<1x8x8x8xf32>) {
-  // expected-error @+1 {{'top.resize' op coord_mode and nearest_mode must be in [0, 3]}}
-  %r = top.resize %arg0 {mode = 0 : i32, coord_mode = 4 : i64, nearest_mode = 0 : i64, out_hw = array<i64: 16, 16>, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  // expected-error @+1 {{'top.resize' op attribute 'coord_mode' failed to satisfy constraint: resize coordinate transform}}
+  %r = top.resize %arg0 {mode = 0 : i32, coord_mode = 4 : i32, nearest_mode = 0 : i32, out_hw = array<i64: 16, 16>, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_nearest_mode(%arg0: tensor<1x8x8x8xf32>) {
+  // expected-error @+1 {{'top.resize' op attribute 'nearest_mode' failed to satisfy constraint: nearest resize rounding}}
+  %r = top.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 4 : i32, out_hw = array<i64: 16, 16>, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return
 }
 
@@ -590,5 +598,14 @@ func.func @quantize_type(%arg0: tensor<2x3xf32>) {
 func.func @dequantize_zero_point(%arg0: tensor<2x3xui8>) {
   // expected-error @+1 {{'top.dequantize_linear' op zero point -1 is out of range for 'ui8'}}
   %r = top.dequantize_linear %arg0 {scale = array<f64: 0.5>, zero_point = array<i64: -1>} : (tensor<2x3xui8>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @dtype_name(%arg0: tensor<2x3xf32>) {
+  // expected-error @+2 {{expected ::kiln::top::DType to be one of: f32, f16, bf16, int8}}
+  // expected-error @+1 {{failed to parse Top_DTypeAttr parameter 'value'}}
+  %r = top.relu %arg0 {kiln.dtype = #top.dtype<f64>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return
 }

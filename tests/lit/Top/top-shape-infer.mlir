@@ -82,7 +82,7 @@ func.func @data_movement(%arg0: tensor<2x3x4xf32>) -> (tensor<1xf32>, tensor<1xf
 // CHECK-LABEL: func.func @resize
 // CHECK: top.resize {{.*}} -> tensor<1x3x8x12xf32>
 func.func @resize(%arg0: tensor<1x3x4x6xf32>) -> tensor<1xf32> {
-  %0 = top.resize %arg0 {mode = 1 : i32, out_hw = array<i64: 8, 12>, scales = array<f64: 2.0, 2.0>, coord_mode = 0 : i64, nearest_mode = 0 : i64} : (tensor<1x3x4x6xf32>) -> tensor<1xf32>
+  %0 = top.resize %arg0 {mode = 1 : i32, out_hw = array<i64: 8, 12>, scales = array<f64: 2.0, 2.0>, coord_mode = 0 : i32, nearest_mode = 0 : i32} : (tensor<1x3x4x6xf32>) -> tensor<1xf32>
   return %0 : tensor<1xf32>
 }
 

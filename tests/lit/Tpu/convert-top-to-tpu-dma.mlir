@@ -1,9 +1,8 @@
 // RUN: kiln-opt %s -convert-top-to-tpu -split-input-file | FileCheck %s
 
-// A 4-D transpose is one strided copy: record = [src, src_off, dst_off,
-// n, c, h, w, src strides x4, dst strides x4, fill].
+// A 4-D transpose is one strided copy.
 // CHECK-LABEL: func.func @transpose
-// CHECK: tpu.dma %arg0 {program = array<i64: 0, 0, 0, 2, 5, 4, 3, 60, 1, 5, 20, 60, 12, 3, 1, 0>}
+// CHECK: tpu.dma %arg0 {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 0, shape = [2, 5, 4, 3], src_strides = [60, 1, 5, 20], dst_strides = [60, 12, 3, 1]>]}
 func.func @transpose(%arg0: tensor<2x3x4x5xf32>) -> tensor<2x5x4x3xf32> {
   %0 = top.transpose %arg0 {perm = array<i64: 0, 3, 2, 1>} : (tensor<2x3x4x5xf32>) -> tensor<2x5x4x3xf32>
   return %0 : tensor<2x5x4x3xf32>
@@ -14,7 +13,7 @@ func.func @transpose(%arg0: tensor<2x3x4x5xf32>) -> tensor<2x5x4x3xf32> {
 // Contiguous dimensions merge: a slice of rows 1..3 of a [4, 8] matrix is one
 // run of 16 elements starting at element 8.
 // CHECK-LABEL: func.func @slice_rows
-// CHECK: tpu.dma %arg0 {program = array<i64: 0, 8, 0, 1, 1, 1, 16, 0, 0, 0, 1, 0, 0, 0, 1, 0>}
+// CHECK: tpu.dma %arg0 {program = [#tpu.copy<src = 0, src_offset = 8, dst_offset = 0, shape = [1, 1, 1, 16], src_strides = [0, 0, 0, 1], dst_strides = [0, 0, 0, 1]>]}
 func.func @slice_rows(%arg0: tensor<4x8xf32>) -> tensor<2x8xf32> {
   %0 = top.slice %arg0 {starts = array<i64: 1, 0>, ends = array<i64: 3, 8>, steps = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<2x8xf32>
   return %0 : tensor<2x8xf32>
@@ -24,7 +23,7 @@ func.func @slice_rows(%arg0: tensor<4x8xf32>) -> tensor<2x8xf32> {
 
 // Broadcasting reads with stride 0.
 // CHECK-LABEL: func.func @expand
-// CHECK: tpu.dma %arg0 {program = array<i64: 0, 0, 0, 1, 1, 3, 4, 0, 0, 1, 0, 0, 0, 4, 1, 0>}
+// CHECK: tpu.dma %arg0 {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 0, shape = [1, 1, 3, 4], src_strides = [0, 0, 1, 0], dst_strides = [0, 0, 4, 1]>]}
 func.func @expand(%arg0: tensor<3x1xf32>) -> tensor<3x4xf32> {
   %0 = top.expand %arg0 {shape = array<i64: 3, 4>} : (tensor<3x1xf32>) -> tensor<3x4xf32>
   return %0 : tensor<3x4xf32>
@@ -34,7 +33,7 @@ func.func @expand(%arg0: tensor<3x1xf32>) -> tensor<3x4xf32> {
 
 // Constant padding fills, then copies the interior; 1.5 is 0x3FC00000.
 // CHECK-LABEL: func.func @pad
-// CHECK: tpu.dma %arg0 {program = array<i64: -1, 0, 0, 1, 1, 1, 20, 0, 0, 0, 0, 0, 0, 0, 1, 1069547520, 0, 0, 6, 1, 1, 2, 3, 0, 0, 3, 1, 0, 0, 5, 1, 0>}
+// CHECK: tpu.dma %arg0 {program = [#tpu.copy<src = fill, dst_offset = 0, shape = [1, 1, 1, 20], dst_strides = [0, 0, 0, 1], bits = 0x3FC00000>, #tpu.copy<src = 0, src_offset = 0, dst_offset = 6, shape = [1, 1, 2, 3], src_strides = [0, 0, 3, 1], dst_strides = [0, 0, 5, 1]>]}
 func.func @pad(%arg0: tensor<2x3xf32>) -> tensor<4x5xf32> {
   %0 = top.pad %arg0 {pads = array<i64: 1, 1, 1, 1>, mode = 0 : i32, value = 1.5 : f64} : (tensor<2x3xf32>) -> tensor<4x5xf32>
   return %0 : tensor<4x5xf32>

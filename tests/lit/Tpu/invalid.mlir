@@ -187,7 +187,7 @@ func.func @pool_pads(%arg0: tensor<1x8x8x8xf32>) {
 // -----
 
 func.func @pool_quant(%arg0: tensor<1x8x8x8xf32>) {
-  // expected-error @+1 {{'tpu.pool2d' op quant must have 3 entries, got 2}}
+  // expected-error @+1 {{'tpu.pool2d' op attribute 'quant' failed to satisfy constraint: INT8 requantization}}
   %0 = tpu.pool2d %arg0 {kind = 0 : i32, kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, count_include_pad = false, do_relu = false, quant = array<i64: 1, 0>} : (tensor<1x8x8x8xf32>) -> tensor<1x8x4x4xf32>
   return
 }
@@ -227,8 +227,8 @@ func.func @eltwise_result(%arg0: tensor<1x8x4x4xf32>, %arg1: tensor<1x8x1x1xf32>
 // -----
 
 func.func @eltwise_quant(%arg0: tensor<1x8x4x4xf32>, %arg1: tensor<1x8x4x4xf32>) {
-  // expected-error @+1 {{'tpu.eltwise' op quant must have 3 entries, got 1}}
-  %0 = tpu.eltwise %arg0, %arg1 {kind = 0 : i32, do_relu = false, quant = array<i64: 1>} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  // expected-error @+1 {{requant rshift 64 is not in [0, 63]}}
+  %0 = tpu.eltwise %arg0, %arg1 {kind = 0 : i32, do_relu = false, quant = #tpu.requant<m0 = 1, m1 = 1, rshift = 64>} : (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return
 }
 
@@ -243,8 +243,8 @@ func.func @relu_shape(%arg0: tensor<1x8x4x4xf32>) {
 // -----
 
 func.func @active_mode(%arg0: tensor<1x8x4x4xf32>) {
-  // expected-error @+1 {{'tpu.active' op mode 23 is not a kiln_active_kind in [0, 23)}}
-  %0 = tpu.active %arg0 {mode = 23 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  // expected-error @+1 {{'tpu.active' op attribute 'mode' failed to satisfy constraint: unary function}}
+  %0 = tpu.active %arg0 {mode = 23 : i32, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
   return
 }
 
@@ -252,7 +252,7 @@ func.func @active_mode(%arg0: tensor<1x8x4x4xf32>) {
 
 func.func @active_table(%arg0: tensor<1x8x4x4xi8>, %arg1: tensor<128xi8>) {
   // expected-error @+1 {{'tpu.active' op table must have 256 entries, got type 'tensor<128xi8>'}}
-  %0 = tpu.active %arg0, %arg1 {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x8x4x4xi8>, tensor<128xi8>) -> tensor<1x8x4x4xi8>
+  %0 = tpu.active %arg0, %arg1 {mode = 2 : i32, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x8x4x4xi8>, tensor<128xi8>) -> tensor<1x8x4x4xi8>
   return
 }
 
@@ -267,8 +267,9 @@ func.func @cast_shape(%arg0: tensor<1x8x4x4xf32>) {
 // -----
 
 func.func @cast_quant(%arg0: tensor<1x8x4x4xi8>) {
-  // expected-error @+1 {{'tpu.cast' op quant must have 3 entries, got 2}}
-  %0 = tpu.cast %arg0 {quant = array<i64: 1, 0>} : (tensor<1x8x4x4xi8>) -> tensor<1x8x4x4xi8>
+  // expected-error @+2 {{integer value too large}}
+  // expected-error @+1 {{failed to parse Tpu_RequantAttr parameter 'm0'}}
+  %0 = tpu.cast %arg0 {quant = #tpu.requant<m0 = 2147483648, m1 = 0, rshift = 1>} : (tensor<1x8x4x4xi8>) -> tensor<1x8x4x4xi8>
   return
 }
 
@@ -276,7 +277,7 @@ func.func @cast_quant(%arg0: tensor<1x8x4x4xi8>) {
 
 func.func @resize_rank(%arg0: tensor<8x4x4xf32>) {
   // expected-error @+1 {{'tpu.resize' op expects a 4-D input and result, got ranks 3 and 4}}
-  %0 = tpu.resize %arg0 {mode = 0 : i64, coord_mode = 1 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0, 2.0>} : (tensor<8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  %0 = tpu.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 0 : i32, scales = array<f64: 2.0, 2.0>} : (tensor<8x4x4xf32>) -> tensor<1x8x8x8xf32>
   return
 }
 
@@ -284,23 +285,31 @@ func.func @resize_rank(%arg0: tensor<8x4x4xf32>) {
 
 func.func @resize_channels(%arg0: tensor<1x8x4x4xf32>) {
   // expected-error @+1 {{'tpu.resize' op result [1, 4, 8, 8] must keep the input's batch and channels [1, 8]}}
-  %0 = tpu.resize %arg0 {mode = 0 : i64, coord_mode = 1 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x4x8x8xf32>
+  %0 = tpu.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 0 : i32, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x4x8x8xf32>
   return
 }
 
 // -----
 
 func.func @resize_mode(%arg0: tensor<1x8x4x4xf32>) {
-  // expected-error @+1 {{'tpu.resize' op mode 2 must be 0 (nearest) or 1 (linear)}}
-  %0 = tpu.resize %arg0 {mode = 2 : i64, coord_mode = 1 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  // expected-error @+1 {{'tpu.resize' op attribute 'mode' failed to satisfy constraint: interpolation}}
+  %0 = tpu.resize %arg0 {mode = 2 : i32, coord_mode = 1 : i32, nearest_mode = 0 : i32, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
   return
 }
 
 // -----
 
 func.func @resize_coord_mode(%arg0: tensor<1x8x4x4xf32>) {
-  // expected-error @+1 {{'tpu.resize' op coord_mode 4 and nearest_mode 0 must be in [0, 3]}}
-  %0 = tpu.resize %arg0 {mode = 0 : i64, coord_mode = 4 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  // expected-error @+1 {{'tpu.resize' op attribute 'coord_mode' failed to satisfy constraint: resize coordinate transform}}
+  %0 = tpu.resize %arg0 {mode = 0 : i32, coord_mode = 4 : i32, nearest_mode = 0 : i32, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @resize_nearest_mode(%arg0: tensor<1x8x4x4xf32>) {
+  // expected-error @+1 {{'tpu.resize' op attribute 'nearest_mode' failed to satisfy constraint: nearest resize rounding}}
+  %0 = tpu.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 4 : i32, scales = array<f64: 2.0, 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
   return
 }
 
@@ -308,14 +317,14 @@ func.func @resize_coord_mode(%arg0: tensor<1x8x4x4xf32>) {
 
 func.func @resize_scales(%arg0: tensor<1x8x4x4xf32>) {
   // expected-error @+1 {{'tpu.resize' op expects 2 positive scales}}
-  %0 = tpu.resize %arg0 {mode = 0 : i64, coord_mode = 1 : i64, nearest_mode = 0 : i64, scales = array<f64: 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
+  %0 = tpu.resize %arg0 {mode = 0 : i32, coord_mode = 1 : i32, nearest_mode = 0 : i32, scales = array<f64: 2.0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x8x8xf32>
   return
 }
 
 // -----
 
 func.func @dma_length(%arg0: tensor<4x4xf32>) {
-  // expected-error @+1 {{'tpu.dma' op program has 7 entries, not a multiple of the record size 16}}
+  // expected-error @+1 {{'tpu.dma' op attribute 'program' failed to satisfy constraint: list of #tpu.copy}}
   %0 = tpu.dma %arg0 {program = array<i64: 0, 0, 0, 1, 1, 4, 4>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return
 }
@@ -324,7 +333,47 @@ func.func @dma_length(%arg0: tensor<4x4xf32>) {
 
 func.func @dma_source(%arg0: tensor<4x4xf32>) {
   // expected-error @+1 {{'tpu.dma' op copy 0 reads source 1; there are 1 inputs}}
-  %0 = tpu.dma %arg0 {program = array<i64: 1, 0, 0, 1, 1, 4, 4, 0, 0, 4, 1, 0, 0, 4, 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  %0 = tpu.dma %arg0 {program = [#tpu.copy<src = 1, src_offset = 0, dst_offset = 0, shape = [1, 1, 4, 4], src_strides = [0, 0, 4, 1], dst_strides = [0, 0, 4, 1]>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dma_copy_source(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{copy source -3 is not an operand, fill or self}}
+  %0 = tpu.dma %arg0 {program = [#tpu.copy<src = -3, src_offset = 0, dst_offset = 0, shape = [1, 1, 4, 4], src_strides = [0, 0, 4, 1], dst_strides = [0, 0, 4, 1]>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dma_copy_rank(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{copy needs 4 dimensions and 4 strides on each side}}
+  %0 = tpu.dma %arg0 {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 0, shape = [4, 4], src_strides = [4, 1], dst_strides = [4, 1]>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dma_copy_shape(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{copy shape [1, 0, 4, 4] must be positive}}
+  %0 = tpu.dma %arg0 {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 0, shape = [1, 0, 4, 4], src_strides = [0, 0, 4, 1], dst_strides = [0, 0, 4, 1]>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dma_copy_stride(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{copy offsets and strides must not be negative}}
+  %0 = tpu.dma %arg0 {program = [#tpu.copy<src = self, src_offset = 0, dst_offset = 4, shape = [1, 1, 1, 4], src_strides = [0, 0, 0, -1], dst_strides = [0, 0, 0, 1]>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @dma_copy_bits(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{expected '>'}}
+  %0 = tpu.dma %arg0 {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 0, shape = [1, 1, 4, 4], src_strides = [0, 0, 4, 1], dst_strides = [0, 0, 4, 1], bits = 0x1>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
   return
 }
 

@@ -11,7 +11,7 @@
 func.func @f16_conv(%arg0: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
   %w = top.weight {value = dense<[[[[1.0]], [[2.0]]], [[[3.0]], [[4.0]]]]> : tensor<2x2x1x1xf32>} : tensor<2x2x1x1xf32>
   %b = top.weight {value = dense<[0.5, -0.5]> : tensor<2xf32>} : tensor<2xf32>
-  %c = tpu.conv2d %arg0, %w, %b {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false, kiln.dtype = "f16"} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32> loc("conv")
+  %c = tpu.conv2d %arg0, %w, %b {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false, kiln.dtype = #top.dtype<f16>} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32> loc("conv")
   return %c : tensor<1x2x4x4xf32>
 }
 
@@ -34,8 +34,8 @@ module {
 func.func @int8_conv(%arg0: tensor<1x2x4x4xf32> {kiln.calib = array<f64: 1.27, -1.27, 1.0>, kiln.name = "input"}) -> tensor<1x2x4x4xf32> {
   %w = top.weight {value = dense<[[[[1.0]], [[2.0]]], [[[-4.0]], [[3.0]]]]> : tensor<2x2x1x1xf32>} : tensor<2x2x1x1xf32>
   %b = top.weight {value = dense<[0.5, -0.5]> : tensor<2xf32>} : tensor<2xf32>
-  %c = tpu.conv2d %arg0, %w, %b {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false, kiln.dtype = "int8", kiln.calib = array<f64: 2.54, -2.54, 2.54>, kiln.final} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32> loc("conv")
-  %d = tpu.eltwise %c, %c {kind = 5 : i32, do_relu = false, kiln.dtype = "int8", kiln.calib = array<f64: 1.0, 0.0, 1.0>, kiln.final} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("div")
+  %c = tpu.conv2d %arg0, %w, %b {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false, kiln.dtype = #top.dtype<int8>, kiln.calib = array<f64: 2.54, -2.54, 2.54>, kiln.final} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32> loc("conv")
+  %d = tpu.eltwise %c, %c {kind = 5 : i32, do_relu = false, kiln.dtype = #top.dtype<int8>, kiln.calib = array<f64: 1.0, 0.0, 1.0>, kiln.final} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("div")
   return %d : tensor<1x2x4x4xf32>
 }
 }
@@ -58,8 +58,8 @@ func.func @int8_conv(%arg0: tensor<1x2x4x4xf32> {kiln.calib = array<f64: 1.27, -
 module {
 func.func @int8_active_after_f16(%arg0: tensor<1x2x4x4xf32> {kiln.calib = array<f64: 1.27, -1.27, 1.0>, kiln.name = "x"}) -> tensor<1x2x4x4xf32> {
   %three = top.weight {value = dense<3.0> : tensor<1x1x1x1xf32>} : tensor<1x1x1x1xf32>
-  %a = tpu.eltwise %arg0, %three {kind = 0 : i32, do_relu = false, kiln.dtype = "int8", kiln.calib = array<f64: 4.27, 1.73, 4.27>, kiln.final} : (tensor<1x2x4x4xf32>, tensor<1x1x1x1xf32>) -> tensor<1x2x4x4xf32> loc("add")
-  %cl = tpu.active %a {mode = 17 : i64, alpha = 0.0 : f64, beta = 6.0 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 6.0, 0.0, 6.0>, kiln.final} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("cl")
+  %a = tpu.eltwise %arg0, %three {kind = 0 : i32, do_relu = false, kiln.dtype = #top.dtype<int8>, kiln.calib = array<f64: 4.27, 1.73, 4.27>, kiln.final} : (tensor<1x2x4x4xf32>, tensor<1x1x1x1xf32>) -> tensor<1x2x4x4xf32> loc("add")
+  %cl = tpu.active %a {mode = 17 : i32, alpha = 0.0 : f64, beta = 6.0 : f64, kiln.dtype = #top.dtype<int8>, kiln.calib = array<f64: 6.0, 0.0, 6.0>, kiln.final} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("cl")
   return %cl : tensor<1x2x4x4xf32>
 }
 }
@@ -73,7 +73,7 @@ func.func @int8_active_after_f16(%arg0: tensor<1x2x4x4xf32> {kiln.calib = array<
 // CHECK: %[[R:.*]] = tpu.active %[[Q]], %[[T]] {{.*}}
 // CHECK: return
 func.func @int8_active_of_argument(%arg0: tensor<1x2x4x4xf32> {kiln.calib = array<f64: 1.27, -1.27, 1.0>, kiln.name = "x"}) -> tensor<1x2x4x4xf32> {
-  %r = tpu.relu %arg0 {kiln.dtype = "int8", kiln.calib = array<f64: 1.0, 0.0, 1.0>, kiln.final} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("relu")
+  %r = tpu.relu %arg0 {kiln.dtype = #top.dtype<int8>, kiln.calib = array<f64: 1.0, 0.0, 1.0>, kiln.final} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> loc("relu")
   return %r : tensor<1x2x4x4xf32>
 }
 
@@ -85,9 +85,9 @@ func.func @int8_active_of_argument(%arg0: tensor<1x2x4x4xf32> {kiln.calib = arra
 // beyond int32, so both multipliers saturate at INT32_MAX with shift 0 (it
 // used to fail in codegen with "quant multiplier out of int32 range").
 // CHECK-LABEL: func.func @int8_sub_tiny_range
-// CHECK: tpu.eltwise {{.*}}kind = 1 : i32, quant = array<i64: 2147483647, 2147483647, 0>}
+// CHECK: tpu.eltwise {{.*}}kind = 1 : i32, quant = #tpu.requant<m0 = 2147483647, m1 = 2147483647, rshift = 0>}
 func.func @int8_sub_tiny_range(%arg0: tensor<1x8x1x1xf32> {kiln.calib = array<f64: 1.27, -1.27, 1.27>, kiln.name = "x"}) -> tensor<1x8x1x1xf32> {
-  %s = tpu.eltwise %arg0, %arg0 {kind = 1 : i32, do_relu = false, kiln.dtype = "int8", kiln.calib = array<f64: 1.0e-13, -1.0e-13, 1.0e-13>, kiln.final} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc("shifted")
+  %s = tpu.eltwise %arg0, %arg0 {kind = 1 : i32, do_relu = false, kiln.dtype = #top.dtype<int8>, kiln.calib = array<f64: 1.0e-13, -1.0e-13, 1.0e-13>, kiln.final} : (tensor<1x8x1x1xf32>, tensor<1x8x1x1xf32>) -> tensor<1x8x1x1xf32> loc("shifted")
   return %s : tensor<1x8x1x1xf32>
 }
 
@@ -100,7 +100,7 @@ func.func @int8_sub_tiny_range(%arg0: tensor<1x8x1x1xf32> {kiln.calib = array<f6
 // CHECK-LABEL: func.func @int8_zero_range
 // CHECK: tpu.active {{.*}} -> tensor<1x1x1x1x!quant.uniform<i8:f32, 0.0078740157480314959>>
 func.func @int8_zero_range(%arg0: tensor<1x1x1x1xf32> {kiln.calib = array<f64: 0.64, -0.64, -0.45>, kiln.name = "x"}) -> tensor<1x1x1x1xf32> {
-  %r = tpu.relu %arg0 {kiln.dtype = "int8", kiln.calib = array<f64: 0.0, 0.0, 0.0>, kiln.final} : (tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32> loc("relu")
+  %r = tpu.relu %arg0 {kiln.dtype = #top.dtype<int8>, kiln.calib = array<f64: 0.0, 0.0, 0.0>, kiln.final} : (tensor<1x1x1x1xf32>) -> tensor<1x1x1x1xf32> loc("relu")
   return %r : tensor<1x1x1x1xf32>
 }
 
@@ -113,11 +113,11 @@ func.func @int8_zero_range(%arg0: tensor<1x1x1x1xf32> {kiln.calib = array<f64: 0
 // CHECK-LABEL: func.func @int8_pad_fill_outside_range
 // CHECK: %[[CL:.*]] = tpu.active {{.*}} -> tensor<1x1x1x2x!quant.uniform<i8:f32, 0.003937007874015748>>
 // CHECK: %[[RQ:.*]] = tpu.cast %[[CL]] {{.*}} -> tensor<1x1x1x2x!quant.uniform<i8:f32, 0.0078740157480314959>>
-// CHECK: tpu.dma %[[RQ]] {{.*}}program = array<i64: 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 1, 4, 4, 4, 1, 0, -1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 4, 4, 4, 1, 127>}
+// CHECK: tpu.dma %[[RQ]] {{.*}}program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 1, shape = [1, 1, 1, 2], src_strides = [2, 2, 2, 1], dst_strides = [4, 4, 4, 1]>, #tpu.copy<src = fill, dst_offset = 0, shape = [1, 1, 1, 1], dst_strides = [4, 4, 4, 1], bits = 0x0000007F>]}
 // CHECK-SAME: -> tensor<1x1x1x4x!quant.uniform<i8:f32, 0.0078740157480314959>>
 func.func @int8_pad_fill_outside_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = array<f64: 1.0, -1.0, 1.0>, kiln.name = "x"}) -> tensor<1x1x1x4xf32> {
-  %cl = tpu.active %arg0 {mode = 17 : i64, alpha = -0.5 : f64, beta = 0.5 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 0.5, -0.5, 0.5>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32> loc("cl")
-  %p = tpu.dma %cl {program = array<i64: 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 1, 4, 4, 4, 1, 0, -1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 4, 4, 4, 1, 1065353216>, kiln.dtype = "int8", kiln.calib = array<f64: 1.0, -0.5, 1.0>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x4xf32> loc("pad")
+  %cl = tpu.active %arg0 {mode = 17 : i32, alpha = -0.5 : f64, beta = 0.5 : f64, kiln.dtype = #top.dtype<int8>, kiln.calib = array<f64: 0.5, -0.5, 0.5>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32> loc("cl")
+  %p = tpu.dma %cl {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 1, shape = [1, 1, 1, 2], src_strides = [2, 2, 2, 1], dst_strides = [4, 4, 4, 1]>, #tpu.copy<src = fill, dst_offset = 0, shape = [1, 1, 1, 1], dst_strides = [4, 4, 4, 1], bits = 0x3F800000>], kiln.dtype = #top.dtype<int8>, kiln.calib = array<f64: 1.0, -0.5, 1.0>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x4xf32> loc("pad")
   return %p : tensor<1x1x1x4xf32>
 }
 
@@ -129,8 +129,8 @@ func.func @int8_pad_fill_outside_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = 
 // CHECK: tpu.dma {{.*}} -> tensor<1x1x1x4xf16>
 module {
 func.func @int8_pad_fill_no_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = array<f64: 1.0, -1.0, 1.0>, kiln.name = "x"}) -> tensor<1x1x1x4xf32> {
-  %cl = tpu.active %arg0 {mode = 17 : i64, alpha = -0.5 : f64, beta = 0.5 : f64, kiln.dtype = "int8", kiln.calib = array<f64: 0.5, -0.5, 0.5>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32> loc("cl")
-  %p = tpu.dma %cl {program = array<i64: 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 1, 4, 4, 4, 1, 0, -1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 4, 4, 4, 1, 1065353216>, kiln.dtype = "int8"} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x4xf32> loc("pad")
+  %cl = tpu.active %arg0 {mode = 17 : i32, alpha = -0.5 : f64, beta = 0.5 : f64, kiln.dtype = #top.dtype<int8>, kiln.calib = array<f64: 0.5, -0.5, 0.5>, kiln.final} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x2xf32> loc("cl")
+  %p = tpu.dma %cl {program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 1, shape = [1, 1, 1, 2], src_strides = [2, 2, 2, 1], dst_strides = [4, 4, 4, 1]>, #tpu.copy<src = fill, dst_offset = 0, shape = [1, 1, 1, 1], dst_strides = [4, 4, 4, 1], bits = 0x3F800000>], kiln.dtype = #top.dtype<int8>} : (tensor<1x1x1x2xf32>) -> tensor<1x1x1x4xf32> loc("pad")
   return %p : tensor<1x1x1x4xf32>
 }
 }
@@ -151,6 +151,6 @@ func.func @int8_pad_fill_no_range(%arg0: tensor<1x1x1x2xf32> {kiln.calib = array
 func.func @filter_view_cast(%rows: tensor<1x512x1x4xf32>, %vec: tensor<1x1x512xf32>) -> tensor<1x1x1x4xf32> {
   %n = top.none
   %f = tpu.reshape %vec : (tensor<1x1x512xf32>) -> tensor<1x512x1x1xf32>
-  %c = tpu.conv2d %rows, %f, %n {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false, kiln.dtype = "f16"} : (tensor<1x512x1x4xf32>, tensor<1x512x1x1xf32>, none) -> tensor<1x1x1x4xf32>
+  %c = tpu.conv2d %rows, %f, %n {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false, kiln.dtype = #top.dtype<f16>} : (tensor<1x512x1x4xf32>, tensor<1x512x1x1xf32>, none) -> tensor<1x1x1x4xf32>
   return %c : tensor<1x1x1x4xf32>
 }

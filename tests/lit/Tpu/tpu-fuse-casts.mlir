@@ -20,7 +20,7 @@ func.func @float_pairs(%arg0: tensor<4xf16>) -> (tensor<4xf16>, tensor<4xbf16>, 
 // nothing, with others one requantization (0.02 / 0.04 = 2^30 / 2^31).
 // f32 -> f16 -> f32 rounds, so it stays.
 // CHECK-LABEL: func.func @int8_pairs
-// CHECK-NEXT: %[[R:.*]] = tpu.cast %arg0 {quant = array<i64: 1073741824, 0, 31>} : (tensor<4x!quant.uniform<i8:f32, 2.000000e-02>>) -> tensor<4x!quant.uniform<i8:f32, 4.000000e-02>>
+// CHECK-NEXT: %[[R:.*]] = tpu.cast %arg0 {quant = #tpu.requant<m0 = 1073741824, m1 = 0, rshift = 31>} : (tensor<4x!quant.uniform<i8:f32, 2.000000e-02>>) -> tensor<4x!quant.uniform<i8:f32, 4.000000e-02>>
 // CHECK-NEXT: %[[N:.*]] = tpu.cast %arg1 : (tensor<4xf32>) -> tensor<4xf16>
 // CHECK-NEXT: %[[F:.*]] = tpu.cast %[[N]] : (tensor<4xf16>) -> tensor<4xf32>
 // CHECK-NEXT: return %arg0, %[[R]], %[[F]]
@@ -46,7 +46,7 @@ func.func @int8_pairs(%arg0: tensor<4x!quant.uniform<i8:f32, 0.02>>, %arg1: tens
 // CHECK-NEXT: tpu.cast %[[V]]
 // CHECK: return %[[R]]
 func.func @output_cast(%arg0: tensor<1x40x1x64xf16>, %arg1: tensor<1x40x1x64xf16>) -> (tensor<1x40x64xf32>, tensor<1x40x64xf32>) {
-  %0 = tpu.active %arg0 {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x40x1x64xf16>) -> tensor<1x40x1x64xf16>
+  %0 = tpu.active %arg0 {mode = 2 : i32, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x40x1x64xf16>) -> tensor<1x40x1x64xf16>
   %1 = tpu.reshape %0 : (tensor<1x40x1x64xf16>) -> tensor<1x40x64xf16>
   %2 = tpu.cast %1 : (tensor<1x40x64xf16>) -> tensor<1x40x64xf32>
   %3 = tpu.reshape %arg1 : (tensor<1x40x1x64xf16>) -> tensor<1x40x64xf16>

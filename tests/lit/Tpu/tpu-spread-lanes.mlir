@@ -11,7 +11,7 @@
 // CHECK: %[[B:.*]] = tpu.reshape %[[C]] : (tensor<1x64x10x640xf32>) -> tensor<1x1x640x640xf32>
 // CHECK: return %[[B]]
 func.func @head(%x: tensor<1x1x640x640xf16>) -> tensor<1x1x640x640xf32> {
-  %0 = tpu.active %x {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x1x640x640xf16>) -> tensor<1x1x640x640xf16>
+  %0 = tpu.active %x {mode = 2 : i32, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x1x640x640xf16>) -> tensor<1x1x640x640xf16>
   %1 = tpu.cast %0 : (tensor<1x1x640x640xf16>) -> tensor<1x1x640x640xf32>
   return %1 : tensor<1x1x640x640xf32>
 }
@@ -29,7 +29,7 @@ func.func @kept(%x: tensor<1x16x32x32xf32>, %y: tensor<1x64x8x8xf32>) -> (tensor
   %0 = tpu.conv2d %x, %w, %none {dilations = array<i64: 1, 1>, do_relu = false, group = 1 : i64, kernel_shape = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x32x32xf32>, tensor<16x16x1x1xf32>, none) -> tensor<1x16x32x32xf32>
   %1 = tpu.relu %0 : (tensor<1x16x32x32xf32>) -> tensor<1x16x32x32xf32>
   %2 = tpu.conv2d %1, %w, %none {dilations = array<i64: 1, 1>, do_relu = false, group = 1 : i64, kernel_shape = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x16x32x32xf32>, tensor<16x16x1x1xf32>, none) -> tensor<1x16x32x32xf32>
-  %3 = tpu.active %y {mode = 2 : i64, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
+  %3 = tpu.active %y {mode = 2 : i32, alpha = 0.0 : f64, beta = 0.0 : f64} : (tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
   return %2, %3 : tensor<1x16x32x32xf32>, tensor<1x64x8x8xf32>
 }
 

@@ -20,7 +20,7 @@
 
 namespace kiln {
 
-inline constexpr llvm::StringLiteral kDTypeAttr = "kiln.dtype";
+inline constexpr llvm::StringLiteral kDTypeAttr = "kiln.dtype"; // #top.dtype (top::runDtype)
 inline constexpr llvm::StringLiteral kCalibAttr = "kiln.calib";     // [threshold, min, max]
 inline constexpr llvm::StringLiteral kQParamsAttr = "kiln.qparams"; // [scale, zero point]
 inline constexpr llvm::StringLiteral kReasonAttr = "kiln.reason";
@@ -42,11 +42,6 @@ inline void markNormalization(mlir::Operation *op, llvm::StringRef node, llvm::S
 /// why, and which graph rewrites were applied where (e.g. modulated convs).
 inline constexpr llvm::StringLiteral kPrecisionReportAttr = "kiln.precision_report";
 inline constexpr llvm::StringLiteral kRewriteReportAttr = "kiln.rewrite_report";
-
-/// f32 | f16 | bf16 | int8
-bool isPrecisionName(llvm::StringRef name);
-/// The chip dtype (kiln_dtype) a precision name runs in; F32 for others.
-uint32_t precisionDtype(llvm::StringRef name);
 
 /// A tensor's calibrated range.
 struct Range {

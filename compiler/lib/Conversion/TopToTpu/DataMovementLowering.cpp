@@ -21,14 +21,14 @@ ArrayRef<int64_t> shapeOf(Value v) {
 void replaceWithDma(PatternRewriter &rewriter, Operation *op, ValueRange inputs,
                     const DmaProgram &program) {
   rewriter.replaceOpWithNewOp<tpu::DmaOp>(op, op->getResult(0).getType(), inputs,
-                                          program.records());
+                                          program.attr());
 }
 
 struct TransposeLowering : public tpu::TopLowering<top::TransposeOp> {
   using TopLowering::TopLowering;
   LogicalResult lower(top::TransposeOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
-    DmaProgram program;
+    DmaProgram program(rewriter.getContext());
     program.transpose(shapeOf(adaptor.getInput()), op.getPerm());
     replaceWithDma(rewriter, op, adaptor.getInput(), program);
     return success();
@@ -50,7 +50,7 @@ struct SliceLowering : public tpu::TopLowering<top::SliceOp> {
       srcOff += starts[i] * inStrides[i];
       src.push_back(steps[i] * inStrides[i]);
     }
-    DmaProgram program;
+    DmaProgram program(rewriter.getContext());
     // GDMA strides are unsigned: a reversed axis is copied index by index.
     std::function<void(size_t, int64_t, int64_t, SmallVector<int64_t>)> walk =
         [&](size_t axis, int64_t s, int64_t d, SmallVector<int64_t> shape) {
@@ -92,7 +92,7 @@ struct GatherLowering : public tpu::TopLowering<top::GatherOp> {
       suf *= in[i];
     auto indices = op.getIndices();
     int64_t count = indices.size();
-    DmaProgram program;
+    DmaProgram program(rewriter.getContext());
     // Runs of consecutive indices move as one block.
     for (int64_t p = 0; p < count;) {
       int64_t run = 1;
@@ -116,7 +116,7 @@ struct ExpandLowering : public tpu::TopLowering<top::ExpandOp> {
     auto in = shapeOf(adaptor.getInput());
     auto out = shapeOf(op.getOutput());
     auto outStrides = tpu::contiguousStrides(out);
-    DmaProgram program;
+    DmaProgram program(rewriter.getContext());
     if (!op.getRepeats().empty()) {
       // Tile: output dim i is (repeat r, element j) -> r * in[i] + j.
       auto inStrides = tpu::contiguousStrides(in);
@@ -145,7 +145,7 @@ struct PadLowering : public tpu::TopLowering<top::PadOp> {
     auto pads = op.getPads();
     auto outStrides = tpu::contiguousStrides(out);
     auto inStrides = tpu::contiguousStrides(in);
-    DmaProgram program;
+    DmaProgram program(rewriter.getContext());
     if (op.getMode() == top::PadMode::Constant)
       program.fill(0, out, outStrides, (float)op.getValue().convertToDouble());
     int64_t interior = 0;
@@ -171,7 +171,7 @@ struct PadLowering : public tpu::TopLowering<top::PadOp> {
         }
         bool reflect = op.getMode() == top::PadMode::Reflect;
         auto copyRow = [&](int64_t dstIdx, int64_t srcIdx) {
-          program.copy(tpu::kDmaSelf, base + srcIdx * outStrides[a],
+          program.copy(tpu::DmaCopyAttr::kSelf, base + srcIdx * outStrides[a],
                        base + dstIdx * outStrides[a], slab, outStrides, outStrides);
         };
         for (int64_t b = 0; b < begin; ++b)

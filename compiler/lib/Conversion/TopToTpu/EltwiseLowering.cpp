@@ -93,7 +93,7 @@ struct BinaryLowering : public tpu::TopLowering<TopOp> {
                     : tpu::reshapeTo(rewriter, loc, adaptor.getRhs(), (*shapes)[1]);
     auto type4 = RankedTensorType::get((*shapes)[2], outType.getElementType());
     Value result = rewriter.create<tpu::EltwiseOp>(loc, type4, lhs, rhs, Kind,
-                                                   op.getDoRelu(), DenseI64ArrayAttr());
+                                                   op.getDoRelu(), tpu::RequantAttr());
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, result, outType.getShape()));
     return success();
   }
@@ -123,11 +123,9 @@ struct ActiveLowering : public tpu::TopLowering<top::ActiveOp> {
     auto type = cast<RankedTensorType>(op.getType());
     Location loc = op.getLoc();
     Value in = tpu::reshapeTo(rewriter, loc, adaptor.getInput(), unary4D(type.getShape()));
-    // Top's ActiveMode values are firmware-abi's kiln_active_kind.
-    Value result = rewriter.create<tpu::ActiveOp>(
-        loc, in.getType(), in, Value(),
-        rewriter.getI64IntegerAttr(static_cast<int64_t>(op.getMode())),
-        op.getAlphaAttr(), op.getBetaAttr());
+    Value result = rewriter.create<tpu::ActiveOp>(loc, in.getType(), in, Value(),
+                                                  op.getModeAttr(), op.getAlphaAttr(),
+                                                  op.getBetaAttr());
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, result, type.getShape()));
     return success();
   }

@@ -28,7 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/Tpu/IR/DmaProgram.h"
-#include "kiln/Support/Precision.h"
+#include "kiln/Support/Names.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cost.h"
 #include "Patterns.h"
@@ -53,11 +53,11 @@ Value conv1x1(PatternRewriter &rewriter, Location loc, Value in, Value filter,
 /// x viewed as [b, r, c] -> [b, c, r].
 Value transposeLast2(PatternRewriter &rewriter, Location loc, Value x, int64_t b,
                      int64_t r, int64_t c) {
-  tpu::DmaProgram program;
+  tpu::DmaProgram program(rewriter.getContext());
   int64_t shape[3] = {b, r, c}, perm[3] = {0, 2, 1};
   program.transpose(shape, perm);
   auto type = RankedTensorType::get({b, c, r}, rewriter.getF32Type());
-  return rewriter.create<tpu::DmaOp>(loc, type, x, program.records());
+  return rewriter.create<tpu::DmaOp>(loc, type, x, program.attr());
 }
 
 /// Broadcasts x ([.., r, c]) to batch dims `batch` with a tpu.dma, if needed.
@@ -68,10 +68,10 @@ Value expandBatch(PatternRewriter &rewriter, Location loc, Value x,
   full.append({s[s.size() - 2], s.back()});
   if (s == ArrayRef<int64_t>(full))
     return x;
-  tpu::DmaProgram program;
+  tpu::DmaProgram program(rewriter.getContext());
   program.broadcast(s, full);
   return rewriter.create<tpu::DmaOp>(loc, RankedTensorType::get(full, rewriter.getF32Type()),
-                                     x, program.records());
+                                     x, program.attr());
 }
 
 /// Elements moved one per burst: an LMEM side whose planes hold one element
@@ -131,7 +131,6 @@ struct MatMulLowering : public tpu::TopLowering<top::MatMulOp> {
 
   LogicalResult lowerRowsOnLanes(top::MatMulOp op, OpAdaptor adaptor,
                                  ConversionPatternRewriter &rewriter) const {
-    auto dtype = op->getAttrOfType<StringAttr>(kDTypeAttr);
     auto a = shapeOf(adaptor.getInput()), r = shapeOf(adaptor.getRight());
     auto outShape = cast<RankedTensorType>(op.getType()).getShape();
     if (a.size() < 2 || r.size() < 2)
@@ -152,7 +151,8 @@ struct MatMulLowering : public tpu::TopLowering<top::MatMulOp> {
       return failure();
     bool rightWeight = isa_and_nonnull<top::WeightOp>(adaptor.getRight().getDefiningOp());
     // In INT8 a conv whose filter is computed runs in F16 (tpu-apply-precision).
-    uint32_t colsDtype = precisionDtype(dtype ? dtype.getValue() : "f32");
+    // DType values are firmware-abi's kiln_dtype.
+    uint32_t colsDtype = uint32_t(top::runDtype(op).value_or(top::DType::F32));
     uint32_t rowsDtype = colsDtype == KILN_DTYPE_INT8 ? uint32_t{KILN_DTYPE_F16} : colsDtype;
     if (rowsOnLanesCycles(b, rows, k, n, rowsDtype, op.getRightTranspose() && !rightWeight) >=
         columnsOnLanesCycles(b, rows, k, n, colsDtype, sharedRight && rightWeight))
@@ -194,7 +194,7 @@ struct MatMulLowering : public tpu::TopLowering<top::MatMulOp> {
       Value bias = tpu::reshapeTo(rewriter, loc, adaptor.getBias(), columns(1));
       out = rewriter.create<tpu::EltwiseOp>(loc, out.getType(), out, bias,
                                             tpu::EltwiseKind::Add, op.getDoRelu(),
-                                            DenseI64ArrayAttr());
+                                            tpu::RequantAttr());
     }
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, out, outShape));
     return success();
@@ -265,7 +265,7 @@ struct MatMulLowering : public tpu::TopLowering<top::MatMulOp> {
       Value flat = tpu::reshapeTo(rewriter, loc, out, out4);
       Value sum = rewriter.create<tpu::EltwiseOp>(
           loc, RankedTensorType::get(out4, rewriter.getF32Type()), flat, b4,
-          tpu::EltwiseKind::Add, op.getDoRelu(), DenseI64ArrayAttr());
+          tpu::EltwiseKind::Add, op.getDoRelu(), tpu::RequantAttr());
       out = tpu::reshapeTo(rewriter, loc, sum, outShape);
     }
     rewriter.replaceOp(op, out);

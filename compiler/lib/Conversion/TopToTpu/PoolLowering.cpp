@@ -1,4 +1,3 @@
-#include "kiln/Support/Precision.h"
 #include "kiln/abi/cost.h"
 #include "Patterns.h"
 
@@ -26,7 +25,7 @@ struct PoolLowering : public tpu::TopLowering<TopPool> {
     rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(
         op, op.getType(), adaptor.getInput(), Kind, op.getKernelShape(),
         op.getStrides(), pads, op.getCountIncludePad(), false,
-        DenseI64ArrayAttr());
+        tpu::RequantAttr());
     return success();
   }
 };
@@ -56,8 +55,8 @@ struct GlobalAvgPoolLowering : public tpu::TopLowering<top::GlobalAvgPoolOp> {
   LogicalResult lower(top::GlobalAvgPoolOp op, OpAdaptor adaptor,
                       ConversionPatternRewriter &rewriter) const override {
     auto in = cast<RankedTensorType>(adaptor.getInput().getType()).getShape();
-    auto dtype = op->getAttrOfType<StringAttr>(kDTypeAttr);
-    uint32_t chipDtype = precisionDtype(dtype ? dtype.getValue() : "f32");
+    // DType values are firmware-abi's kiln_dtype.
+    uint32_t chipDtype = uint32_t(top::runDtype(op).value_or(top::DType::F32));
     int64_t k = chipDtype == KILN_DTYPE_INT8 ? in[2] : firstStageRows(in[2], in[3], chipDtype);
     int64_t pads[4] = {0, 0, 0, 0};
     Value x = adaptor.getInput();
@@ -65,14 +64,14 @@ struct GlobalAvgPoolLowering : public tpu::TopLowering<top::GlobalAvgPoolOp> {
       int64_t kernel[2] = {k, in[3]};
       auto type = RankedTensorType::get({in[0], in[1], in[2] / k, 1}, rewriter.getF32Type());
       x = rewriter.create<tpu::Pool2DOp>(op.getLoc(), type, x, tpu::PoolKind::Avg, kernel,
-                                         kernel, pads, false, false, DenseI64ArrayAttr());
+                                         kernel, pads, false, false, tpu::RequantAttr());
     }
     auto rest = cast<RankedTensorType>(x.getType()).getShape();
     int64_t kernel[2] = {rest[2], rest[3]};
     int64_t strides[2] = {1, 1};
     rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(
         op, op.getType(), x, tpu::PoolKind::Avg, kernel, strides,
-        pads, false, false, DenseI64ArrayAttr());
+        pads, false, false, tpu::RequantAttr());
     return success();
   }
 };

@@ -68,10 +68,7 @@ Type quantElementType(MLIRContext *ctx, double scale, int64_t zp,
       Float32Type::get(ctx), scale, zp, -128, 127);
 }
 
-bool runsInInt8(Operation *op) {
-  auto dtype = op->getAttrOfType<StringAttr>("kiln.dtype");
-  return dtype && dtype.getValue() == "int8";
-}
+bool runsInInt8(Operation *op) { return top::runDtype(op) == top::DType::INT8; }
 
 struct LowerQuantize : public tpu::TopLowering<top::QuantizeLinearOp> {
   using TopLowering::TopLowering;
@@ -91,7 +88,7 @@ struct LowerQuantize : public tpu::TopLowering<top::QuantizeLinearOp> {
                                  type.getElementType().isUnsignedInteger());
     auto cast = rewriter.create<tpu::CastOp>(
         op.getLoc(), RankedTensorType::get(type.getShape(), elem),
-        adaptor.getInput(), DenseI64ArrayAttr());
+        adaptor.getInput(), tpu::RequantAttr());
     rewriter.replaceOp(op, cast.getOutput());
     return success();
   }
@@ -136,7 +133,7 @@ struct LowerDequantize : public tpu::TopLowering<top::DequantizeLinearOp> {
              << " scales); the chip quantizes activations per tensor";
     auto cast = rewriter.create<tpu::CastOp>(
         op.getLoc(), RankedTensorType::get(type.getShape(), rewriter.getF32Type()),
-        in, DenseI64ArrayAttr());
+        in, tpu::RequantAttr());
     rewriter.replaceOp(op, cast.getOutput());
     return success();
   }

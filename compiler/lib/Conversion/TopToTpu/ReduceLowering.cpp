@@ -47,11 +47,9 @@ struct ReduceLowering : public tpu::TopLowering<top::ReduceOp> {
     }
     Value x = adaptor.getInput();
     auto mode = op.getMode();
-    auto active = [&](Value v, int64_t kind) -> Value {
-      return rewriter.create<tpu::ActiveOp>(loc, v.getType(), v, Value(),
-                                            rewriter.getI64IntegerAttr(kind),
-                                            rewriter.getF64FloatAttr(0.0),
-                                            rewriter.getF64FloatAttr(0.0));
+    auto active = [&](Value v, top::ActiveMode kind) -> Value {
+      return rewriter.create<tpu::ActiveOp>(loc, v.getType(), v, Value(), kind, APFloat(0.0),
+                                            APFloat(0.0));
     };
     // Square while the tensor still has a TIU-friendly shape.
     bool squares = mode == top::ReduceMode::L2 || mode == top::ReduceMode::SumSquare;
@@ -59,11 +57,11 @@ struct ReduceLowering : public tpu::TopLowering<top::ReduceOp> {
       SmallVector<int64_t> shape;
       for (int64_t p : perm)
         shape.push_back(in[p]);
-      tpu::DmaProgram program;
+      tpu::DmaProgram program(rewriter.getContext());
       program.transpose(in, perm);
       x = rewriter.create<tpu::DmaOp>(
           loc, RankedTensorType::get(shape, inType.getElementType()), x,
-          program.records());
+          program.attr());
     }
     int64_t kw = divisorAtMost(reduced, kMaxDim), kh = reduced / kw;
     // Trailing axes keep their first as the window's rows and the rest as
@@ -79,7 +77,7 @@ struct ReduceLowering : public tpu::TopLowering<top::ReduceOp> {
       return rewriter.notifyMatchFailure(op, "reduction too large for one pool");
     x = tpu::reshapeTo(rewriter, loc, x, {n, c, kh, kw});
     if (squares)
-      x = active(x, KILN_ACT_SQUARE);
+      x = active(x, top::ActiveMode::Square);
     tpu::PoolKind kind = tpu::PoolKind::Sum;
     if (mode == top::ReduceMode::Mean)
       kind = tpu::PoolKind::Avg;
@@ -91,9 +89,9 @@ struct ReduceLowering : public tpu::TopLowering<top::ReduceOp> {
     auto pooledType = RankedTensorType::get({n, c, 1, 1}, inType.getElementType());
     Value pooled = rewriter.create<tpu::Pool2DOp>(loc, pooledType, x, kind, kernel,
                                                   strides, pads, false, false,
-                                                  DenseI64ArrayAttr());
+                                                  tpu::RequantAttr());
     if (mode == top::ReduceMode::L2)
-      pooled = active(pooled, KILN_ACT_SQRT);
+      pooled = active(pooled, top::ActiveMode::Sqrt);
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, pooled,
                                           cast<RankedTensorType>(op.getType()).getShape()));
     return success();
@@ -108,7 +106,7 @@ struct GlobalMaxPoolLowering : public tpu::TopLowering<top::GlobalMaxPoolOp> {
     int64_t kernel[2] = {in[2], in[3]}, strides[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
     rewriter.replaceOpWithNewOp<tpu::Pool2DOp>(op, op.getType(), adaptor.getInput(),
                                                tpu::PoolKind::Max, kernel, strides,
-                                               pads, false, false, DenseI64ArrayAttr());
+                                               pads, false, false, tpu::RequantAttr());
     return success();
   }
 };

@@ -10,7 +10,6 @@
 #include "Importer.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
 
@@ -564,12 +563,12 @@ LogicalResult Importer::importPad(const Node &node) {
 LogicalResult Importer::emitResize(const Node &node, Value input,
                                    top::ResizeMode mode,
                                    ArrayRef<int64_t> outHW,
-                                   ArrayRef<double> scales, int64_t coordMode,
-                                   int64_t nearestMode) {
+                                   ArrayRef<double> scales,
+                                   top::ResizeCoordMode coordMode,
+                                   top::ResizeNearestMode nearestMode) {
   return setValue(node, 0,
                   create<top::ResizeOp>(node, nodeLoc(node), input, mode, outHW,
-                                        scales, uint64_t(coordMode),
-                                        uint64_t(nearestMode)));
+                                        scales, coordMode, nearestMode));
 }
 
 /// Reads Resize/Upsample scales or sizes for a 4-D input: only H and W may
@@ -627,24 +626,17 @@ LogicalResult Importer::importResize(const Node &node) {
       modeName == "linear" ? top::ResizeMode::Linear : top::ResizeMode::Nearest;
   std::string coordName =
       getString(node, "coordinate_transformation_mode", "half_pixel");
-  int64_t coordMode = llvm::StringSwitch<int64_t>(coordName)
-                          .Case("half_pixel", 0)
-                          .Case("asymmetric", 1)
-                          .Case("align_corners", 2)
-                          .Case("pytorch_half_pixel", 3)
-                          .Default(-1);
-  if (coordMode < 0)
+  // The enums' names are ONNX's.
+  std::optional<top::ResizeCoordMode> coordMode =
+      top::symbolizeResizeCoordMode(coordName);
+  if (!coordMode)
     return unsupportedAttr(node, "coordinate_transformation_mode",
                            '"' + coordName + '"');
   std::string nearestName =
       getString(node, "nearest_mode", "round_prefer_floor");
-  int64_t nearestMode = llvm::StringSwitch<int64_t>(nearestName)
-                            .Case("round_prefer_floor", 0)
-                            .Case("round_prefer_ceil", 1)
-                            .Case("floor", 2)
-                            .Case("ceil", 3)
-                            .Default(-1);
-  if (nearestMode < 0)
+  std::optional<top::ResizeNearestMode> nearestMode =
+      top::symbolizeResizeNearestMode(nearestName);
+  if (!nearestMode)
     return unsupportedAttr(node, "nearest_mode", '"' + nearestName + '"');
 
   Value input = nchwInput(node);
@@ -675,7 +667,7 @@ LogicalResult Importer::importResize(const Node &node) {
   std::string why;
   if (failed(resolveResizeSizes(in, scales, sizes, outHW, hwScales, why)))
     return nodeError(node) << why;
-  return emitResize(node, input, mode, outHW, hwScales, coordMode, nearestMode);
+  return emitResize(node, input, mode, outHW, hwScales, *coordMode, *nearestMode);
 }
 
 LogicalResult Importer::importUpsample(const Node &node) {
@@ -705,7 +697,8 @@ LogicalResult Importer::importUpsample(const Node &node) {
   return emitResize(node, input,
                     modeName == "nearest" ? top::ResizeMode::Nearest
                                           : top::ResizeMode::Linear,
-                    outHW, hwScales, /*asymmetric*/ 1, /*floor*/ 2);
+                    outHW, hwScales, top::ResizeCoordMode::Asymmetric,
+                    top::ResizeNearestMode::Floor);
 }
 
 } // namespace kiln::onnx_frontend

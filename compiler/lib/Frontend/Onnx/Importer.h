@@ -297,7 +297,8 @@ private:
                                  top::ResizeMode mode,
                                  llvm::ArrayRef<int64_t> outHW,
                                  llvm::ArrayRef<double> scales,
-                                 int64_t coordMode, int64_t nearestMode);
+                                 top::ResizeCoordMode coordMode,
+                                 top::ResizeNearestMode nearestMode);
 
   mlir::MLIRContext &ctx;
   std::string path;

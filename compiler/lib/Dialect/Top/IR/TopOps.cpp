@@ -1,11 +1,14 @@
 #include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/Support/Precision.h"
 #include "kiln/Support/ShapeRules.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
@@ -17,11 +20,28 @@ using kiln::windowOut;
 #include "kiln/Dialect/Top/IR/TopEnums.cpp.inc"
 #include "kiln/Dialect/Top/IR/TopInterfaces.cpp.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "kiln/Dialect/Top/IR/TopAttrs.cpp.inc"
+
 void TopDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/Top/IR/TopOps.cpp.inc"
       >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "kiln/Dialect/Top/IR/TopAttrs.cpp.inc"
+      >();
+}
+
+std::optional<DType> kiln::top::runDtype(Operation *op) {
+  if (auto dtype = op->getAttrOfType<DTypeAttr>(kDTypeAttr))
+    return dtype.getValue();
+  return std::nullopt;
+}
+
+void kiln::top::setRunDtype(Operation *op, DType dtype) {
+  op->setAttr(kDTypeAttr, DTypeAttr::get(op->getContext(), dtype));
 }
 
 #define GET_OP_CLASSES
@@ -402,9 +422,6 @@ ShapeOr ResizeOp::resultShape() {
     return emitOpError("expects a positive out_hw of 2 entries");
   if (scales.size() != 2 || !(scales[0] > 0) || !(scales[1] > 0))
     return emitOpError("expects 2 positive scales");
-  int64_t coord = getCoordMode(), nearest = getNearestMode();
-  if (coord < 0 || coord > 3 || nearest < 0 || nearest > 3)
-    return emitOpError("coord_mode and nearest_mode must be in [0, 3]");
   return SmallVector<int64_t>{in[0], in[1], outHW[0], outHW[1]};
 }
 

@@ -22,6 +22,7 @@ namespace kiln::top {
 
 using namespace mlir;
 using namespace kiln;
+using kiln::top::DType;
 
 namespace {
 /// The largest calibrated magnitude among an op's result and operands, and
@@ -65,19 +66,21 @@ struct AssignPrecisionPass
 
   void runOnOperation() override {
     func::FuncOp func = getOperation();
-    if (!isPrecisionName(mode)) {
+    std::optional<DType> modeDtype = top::symbolizeDType(mode);
+    if (!modeDtype) {
       func.emitError("top-assign-precision: unknown mode '") << mode << "'";
       return signalPassFailure();
     }
-    llvm::StringMap<std::string> overrides;
+    llvm::StringMap<DType> overrides;
     for (const std::string &entry : qtable) {
-      auto [name, dtype] = StringRef(entry).rsplit('=');
-      if (name.empty() || !isPrecisionName(dtype)) {
+      auto [name, dtypeName] = StringRef(entry).rsplit('=');
+      std::optional<DType> dtype = top::symbolizeDType(dtypeName);
+      if (name.empty() || !dtype) {
         func.emitError("top-assign-precision: bad qtable entry '") << entry
                                                                     << "' (want name=dtype)";
         return signalPassFailure();
       }
-      overrides[name] = dtype.str();
+      overrides[name] = *dtype;
     }
 
     Builder b(&getContext());
@@ -87,43 +90,44 @@ struct AssignPrecisionPass
       if (!isa<top::TopDialect>(op->getDialect()) || isa<top::WeightOp, top::NoneOp>(op))
         return;
       std::string name = kiln::opName(op);
-      std::string dtype = mode;
+      DType dtype = *modeDtype;
       std::string reason;
       if (auto it = overrides.find(name); it != overrides.end()) {
         dtype = it->second;
         used[name] = true;
         reason = "qtable";
       } else if (auto norm = op->getAttrOfType<ArrayAttr>(kNormAttr);
-                 mode == "int8" && norm && norm.size() == 2) {
+                 *modeDtype == DType::INT8 && norm && norm.size() == 2) {
         // Inner ops of a normalization (kNormAttr): INT8 rounds `centered`
         // on a nearly constant channel to a few levels that rstd then
         // multiplies; a softmax's sum loses the exponentials INT8 rounds to 0.
-        dtype = "f16";
+        dtype = DType::F16;
         std::string node = cast<StringAttr>(norm[0]).str();
         reason = "inner op of normalization '" + node + "': " +
                  cast<StringAttr>(norm[1]).str();
         op->setAttr(kReasonAttr, b.getStringAttr(reason));
-        op->setAttr(kDTypeAttr, b.getStringAttr(dtype));
+        top::setRunDtype(op, dtype);
         // One report line per normalization, not one per op of it.
         if (reportedNorms.insert(node).second)
           appendReport(func, kPrecisionReportAttr, node + " (inner ops of the normalization): f16 (" +
                                           cast<StringAttr>(norm[1]).str() + ")");
         return;
-      } else if (mode == "f16" || (mode == "int8" && isSquareReduce(op))) {
+      } else if (*modeDtype == DType::F16 || (*modeDtype == DType::INT8 && isSquareReduce(op))) {
         // The op must neither produce nor read a value f16 cannot hold. In
         // int8, a sum of squares has no INT8 form (its inner square has no
         // range of its own) and runs in F16, so the same check applies.
         auto [largest, what] = largestMagnitude(op);
         if (largest > f16Limit) {
-          dtype = "f32";
+          dtype = DType::F32;
           reason = llvm::formatv("{0} reaches |x| = {1:g} > f16 limit {2:g}", what, largest,
                                  f16Limit.getValue());
         }
       }
-      op->setAttr(kDTypeAttr, b.getStringAttr(dtype));
+      top::setRunDtype(op, dtype);
       if (!reason.empty()) {
         op->setAttr(kReasonAttr, b.getStringAttr(reason));
-        appendReport(func, kPrecisionReportAttr, name + ": " + dtype + " (" + reason + ")");
+        appendReport(func, kPrecisionReportAttr,
+                     name + ": " + top::stringifyDType(dtype).str() + " (" + reason + ")");
       }
     });
     for (auto &entry : overrides)

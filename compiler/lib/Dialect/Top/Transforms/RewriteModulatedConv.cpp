@@ -489,7 +489,8 @@ struct RewriteModulatedConvPass
           << mode << "' is not auto, rewrite or keep";
       return signalPassFailure();
     }
-    uint32_t dtype = kiln::precisionDtype(precision);
+    // DType values are firmware-abi's kiln_dtype; other names run in F32.
+    uint32_t dtype = uint32_t(symbolizeDType(precision).value_or(DType::F32));
     bool changed = false;
 
     SmallVector<Operation *> convs;

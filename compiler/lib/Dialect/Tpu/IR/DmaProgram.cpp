@@ -4,7 +4,6 @@
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 
 #include "kiln/abi/chip.h"
-#include "kiln/abi/cost.h"
 
 #include <cstring>
 
@@ -31,13 +30,13 @@ void DmaProgram::fill(int64_t dstOff, ArrayRef<int64_t> shape,
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof(bits));
   SmallVector<int64_t> zeros(shape.size(), 0);
-  emit(kDmaFill, 0, dstOff, shape, zeros, dstStrides, bits);
+  emit(DmaCopyAttr::kFill, 0, dstOff, shape, zeros, dstStrides, bits);
 }
 
 void DmaProgram::fillBits(int64_t dstOff, ArrayRef<int64_t> shape,
                           ArrayRef<int64_t> dstStrides, uint32_t bits) {
   SmallVector<int64_t> zeros(shape.size(), 0);
-  emit(kDmaFill, 0, dstOff, shape, zeros, dstStrides, bits);
+  emit(DmaCopyAttr::kFill, 0, dstOff, shape, zeros, dstStrides, bits);
 }
 
 void DmaProgram::transpose(ArrayRef<int64_t> inShape, ArrayRef<int64_t> perm) {
@@ -93,39 +92,30 @@ void DmaProgram::emit(int64_t src, int64_t srcOff, int64_t dstOff,
            ArrayRef(ss).drop_front(), ArrayRef(ds).drop_front(), fillBits);
     return;
   }
-  records_.append({src, srcOff, dstOff, d[0], d[1], d[2], d[3], ss[0], ss[1], ss[2],
-                   ss[3], ds[0], ds[1], ds[2], ds[3], (int64_t)fillBits});
+  copies_.push_back(DmaCopyAttr::get(ctx_, src, srcOff, dstOff, d, ss, ds, fillBits));
 }
 
-kiln_gdma_cmd tpu::dmaCommand(ArrayRef<int64_t> rec, uint8_t dtype, uint64_t srcBase,
+kiln_gdma_cmd tpu::dmaCommand(DmaCopyAttr copy, uint8_t dtype, uint64_t srcBase,
                               uint64_t dstBase) {
   uint32_t bytes = kiln_dtype_bytes(dtype);
   kiln_gdma_cmd c{};
   c.dir = KILN_GDMA_DDR_TO_DDR;
   c.dtype = dtype;
-  if (rec[0] == kDmaFill) {
+  if (copy.isFill()) {
     c.flags = KILN_GDMA_FLAG_FILL;
-    c.src_addr = (uint32_t)rec[15];
+    c.src_addr = copy.getBits();
   } else {
-    c.src_addr = srcBase + rec[1] * bytes;
+    c.src_addr = srcBase + copy.getSrcOffset() * bytes;
   }
-  c.dst_addr = dstBase + rec[2] * bytes;
-  c.n = rec[3];
-  c.c = rec[4];
-  c.h = rec[5];
-  c.w = rec[6];
+  c.dst_addr = dstBase + copy.getDstOffset() * bytes;
+  ArrayRef<int64_t> shape = copy.getShape();
+  c.n = shape[0];
+  c.c = shape[1];
+  c.h = shape[2];
+  c.w = shape[3];
   for (int i = 0; i < 4; ++i) {
-    c.src_stride[i] = rec[7 + i];
-    c.dst_stride[i] = rec[11 + i];
+    c.src_stride[i] = copy.getSrcStrides()[i];
+    c.dst_stride[i] = copy.getDstStrides()[i];
   }
   return c;
-}
-
-uint64_t tpu::dmaProgramCycles(ArrayRef<int64_t> program, uint8_t dtype) {
-  uint64_t cycles = 0;
-  for (size_t r = 0; r + DmaOp::kDmaRecord <= program.size(); r += DmaOp::kDmaRecord) {
-    kiln_gdma_cmd c = dmaCommand(program.slice(r, DmaOp::kDmaRecord), dtype, 0, 0);
-    cycles += kiln_gdma_cycles(&c);
-  }
-  return cycles;
 }

@@ -3,12 +3,12 @@
 
 #include "kiln/Support/ShapeRules.h"
 #include "kiln/abi/chip.h"
-#include "kiln/abi/commands.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/Format.h"
 
 using namespace mlir;
 using namespace kiln::tpu;
@@ -19,6 +19,101 @@ using namespace kiln::tpu;
 
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/Tpu/IR/TpuAttrs.cpp.inc"
+
+LogicalResult RequantAttr::verify(function_ref<InFlightDiagnostic()> emitError, int32_t,
+                                  int32_t, int32_t rshift) {
+  if (rshift < 0 || rshift > 63)
+    return emitError() << "requant rshift " << rshift << " is not in [0, 63]";
+  return success();
+}
+
+LogicalResult DmaCopyAttr::verify(function_ref<InFlightDiagnostic()> emitError, int64_t src,
+                                  int64_t srcOffset, int64_t dstOffset, ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> srcStrides, ArrayRef<int64_t> dstStrides,
+                                  uint32_t bits) {
+  if (src < kSelf)
+    return emitError() << "copy source " << src << " is not an operand, fill or self";
+  if (shape.size() != 4 || srcStrides.size() != 4 || dstStrides.size() != 4)
+    return emitError() << "copy needs 4 dimensions and 4 strides on each side";
+  if (llvm::any_of(shape, [](int64_t d) { return d < 1; }))
+    return emitError() << "copy shape [" << shape << "] must be positive";
+  if (srcOffset < 0 || dstOffset < 0 || llvm::any_of(srcStrides, [](int64_t s) { return s < 0; }) ||
+      llvm::any_of(dstStrides, [](int64_t s) { return s < 0; }))
+    return emitError() << "copy offsets and strides must not be negative";
+  // A fill reads nothing; only a fill has a value.
+  if (src == kFill ? srcOffset != 0 || llvm::any_of(srcStrides, [](int64_t s) { return s != 0; })
+                   : bits != 0)
+    return emitError() << (src == kFill ? "a fill has no source offset or strides"
+                                        : "only a fill has bits");
+  return success();
+}
+
+/// `[d0, d1, ...]`
+static void printDims(AsmPrinter &printer, StringRef name, ArrayRef<int64_t> dims) {
+  printer << ", " << name << " = [" << dims << "]";
+}
+
+static ParseResult parseDims(AsmParser &parser, StringRef name, SmallVectorImpl<int64_t> &dims) {
+  return failure(parser.parseComma() || parser.parseKeyword(name) || parser.parseEqual() ||
+                 parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+                   return parser.parseInteger(dims.emplace_back());
+                 }));
+}
+
+void DmaCopyAttr::print(AsmPrinter &printer) const {
+  printer << "<src = ";
+  if (isFill())
+    printer << "fill";
+  else if (getSrc() == kSelf)
+    printer << "self";
+  else
+    printer << getSrc();
+  if (!isFill())
+    printer << ", src_offset = " << getSrcOffset();
+  printer << ", dst_offset = " << getDstOffset();
+  printDims(printer, "shape", getShape());
+  if (!isFill())
+    printDims(printer, "src_strides", getSrcStrides());
+  printDims(printer, "dst_strides", getDstStrides());
+  if (isFill())
+    printer.getStream() << ", bits = " << llvm::format_hex(getBits(), 10, /*Upper=*/true);
+  printer << ">";
+}
+
+Attribute DmaCopyAttr::parse(AsmParser &parser, Type) {
+  auto loc = parser.getCurrentLocation();
+  int64_t src = 0, srcOffset = 0, dstOffset = 0;
+  uint32_t bits = 0;
+  SmallVector<int64_t> shape, srcStrides, dstStrides;
+  if (parser.parseLess() || parser.parseKeyword("src") || parser.parseEqual())
+    return {};
+  if (succeeded(parser.parseOptionalKeyword("fill")))
+    src = kFill;
+  else if (succeeded(parser.parseOptionalKeyword("self")))
+    src = kSelf;
+  else if (parser.parseInteger(src))
+    return {};
+  bool fill = src == kFill;
+  if (!fill && (parser.parseComma() || parser.parseKeyword("src_offset") ||
+                parser.parseEqual() || parser.parseInteger(srcOffset)))
+    return {};
+  if (parser.parseComma() || parser.parseKeyword("dst_offset") || parser.parseEqual() ||
+      parser.parseInteger(dstOffset) || parseDims(parser, "shape", shape))
+    return {};
+  if (fill)
+    srcStrides.assign(shape.size(), 0);
+  else if (parseDims(parser, "src_strides", srcStrides))
+    return {};
+  if (parseDims(parser, "dst_strides", dstStrides))
+    return {};
+  if (fill && (parser.parseComma() || parser.parseKeyword("bits") || parser.parseEqual() ||
+               parser.parseInteger(bits)))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<DmaCopyAttr>(loc, parser.getContext(), src, srcOffset, dstOffset,
+                                        shape, srcStrides, dstStrides, bits);
+}
 
 void TpuDialect::initialize() {
   addOperations<
@@ -140,13 +235,6 @@ static LogicalResult verifySameShape(Operation *op, Value input, Value output) {
   return success();
 }
 
-/// An optional `quant` attribute has 3 entries.
-static LogicalResult verifyQuant(Operation *op, std::optional<ArrayRef<int64_t>> quant) {
-  if (quant && quant->size() != 3)
-    return op->emitOpError("quant must have 3 entries, got ") << quant->size();
-  return success();
-}
-
 /// The result's spatial extents for a conv-like op: out[i] == expected[i],
 /// or with `atLeast` out[i] >= expected[i] (deconv: output_padding).
 static LogicalResult verifySpatial(Operation *op, ArrayRef<int64_t> out,
@@ -211,8 +299,6 @@ LogicalResult Pool2DOp::verify() {
   int64_t dilations[2] = {1, 1};
   if (auto problem = kiln::checkWindowAttrs(getKernelShape(), getStrides(), getPads(), dilations))
     return emitOpError(*problem);
-  if (failed(verifyQuant(*this, getQuant())))
-    return failure();
   if (!allStatic({getInput(), getOutput()}))
     return success();
   if (out[0] != in[0] || out[1] != in[1])
@@ -226,8 +312,6 @@ LogicalResult Pool2DOp::verify() {
 }
 
 LogicalResult EltwiseOp::verify() {
-  if (failed(verifyQuant(*this, getQuant())))
-    return failure();
   size_t bad = 0;
   auto shape = kiln::broadcastShapes(shapeOf(getLhs()), shapeOf(getRhs()), bad);
   if (!shape)
@@ -243,10 +327,6 @@ LogicalResult EltwiseOp::verify() {
 LogicalResult ReluOp::verify() { return verifySameShape(*this, getInput(), getOutput()); }
 
 LogicalResult ActiveOp::verify() {
-  int64_t mode = getMode();
-  if (mode < 0 || mode >= KILN_ACT_END)
-    return emitOpError("mode ") << mode << " is not a kiln_active_kind in [0, "
-                                << int64_t(KILN_ACT_END) << ")";
   if (getTable()) {
     auto table = cast<RankedTensorType>(getTable().getType());
     if (!table.hasStaticShape() || table.getNumElements() != 256)
@@ -256,8 +336,6 @@ LogicalResult ActiveOp::verify() {
 }
 
 LogicalResult CastOp::verify() {
-  if (failed(verifyQuant(*this, getQuant())))
-    return failure();
   return verifySameShape(*this, getInput(), getOutput());
 }
 
@@ -269,12 +347,6 @@ LogicalResult ResizeOp::verify() {
   if (out[0] != in[0] || out[1] != in[1])
     return emitOpError("result [") << out << "] must keep the input's batch and channels ["
                                    << in.take_front(2) << "]";
-  int64_t mode = getMode(), coord = getCoordMode(), nearest = getNearestMode();
-  if (mode != KILN_RESIZE_NEAREST && mode != KILN_RESIZE_LINEAR)
-    return emitOpError("mode ") << mode << " must be 0 (nearest) or 1 (linear)";
-  if (coord < 0 || coord > 3 || nearest < 0 || nearest > 3)
-    return emitOpError("coord_mode ")
-           << coord << " and nearest_mode " << nearest << " must be in [0, 3]";
   ArrayRef<double> scales = getScales();
   if (scales.size() != 2 || !(scales[0] > 0) || !(scales[1] > 0))
     return emitOpError("expects 2 positive scales");
@@ -282,15 +354,11 @@ LogicalResult ResizeOp::verify() {
 }
 
 LogicalResult DmaOp::verify() {
-  ArrayRef<int64_t> program = getProgram();
-  if (program.size() % kDmaRecord != 0)
-    return emitOpError("program has ")
-           << program.size() << " entries, not a multiple of the record size " << kDmaRecord;
   const int64_t numInputs = getInputs().size();
-  for (size_t r = 0; r < program.size(); r += kDmaRecord)
-    if (program[r] < kDmaSelf || program[r] >= numInputs)
-      return emitOpError("copy ") << r / kDmaRecord << " reads source " << program[r]
-                                  << "; there are " << numInputs << " inputs";
+  for (auto [i, copy] : llvm::enumerate(getCopies()))
+    if (copy.getSrc() >= numInputs)
+      return emitOpError("copy ") << i << " reads source " << copy.getSrc() << "; there are "
+                                  << numInputs << " inputs";
   return success();
 }
 

@@ -97,10 +97,10 @@ private:
     v.setType(tensorType(v).clone(element));
   }
 
-  Type floatType(StringRef dtype) {
-    if (dtype == "f16")
+  Type floatType(top::DType dtype) {
+    if (dtype == top::DType::F16)
       return b.getF16Type();
-    if (dtype == "bf16")
+    if (dtype == top::DType::BF16)
       return b.getBF16Type();
     return f32;
   }
@@ -255,11 +255,11 @@ private:
   /// A tpu.cast of v to `element` at the insertion point.
   Value createCast(Value v, Type element) {
     Location loc = NameLoc::get(b.getStringAttr(nameOf(v, func) + "_to_" + suffixOf(element)));
-    DenseI64ArrayAttr quant;
+    tpu::RequantAttr quant;
     auto fromQ = paramsOfType(elementOf(v)), toQ = paramsOfType(element);
     if (fromQ && toQ) {
       Multiplier m = requantMultiplier(fromQ->scale / toQ->scale);
-      quant = b.getDenseI64ArrayAttr({m.m, 0, m.shift});
+      quant = tpu::RequantAttr::get(b.getContext(), m.m, m.shift);
     }
     return b.create<tpu::CastOp>(loc, tensorType(v).clone(element), v, quant);
   }
@@ -288,15 +288,13 @@ private:
     if (auto dma = dyn_cast<tpu::DmaOp>(op))
       return applyDma(dma);
 
-    StringRef dtype = "f32";
-    if (auto attr = op->getAttrOfType<StringAttr>(kDTypeAttr))
-      dtype = attr.getValue();
-    if (dtype == "int8") {
+    top::DType dtype = top::runDtype(op).value_or(top::DType::F32);
+    if (dtype == top::DType::INT8) {
       std::string why = applyInt8(op);
       if (why.empty())
         return success();
       report(op, "f16 (" + why + ")");
-      dtype = "f16";
+      dtype = top::DType::F16;
     }
     applyFloat(op, floatType(dtype));
     return success();
@@ -328,13 +326,12 @@ private:
     return !(level >= -128.0 && level <= 127.0);
   }
 
-  /// The fill values of a dma program (records reading source -1).
+  /// The fill values of a dma program.
   static SmallVector<float> fillsOf(tpu::DmaOp dma) {
     SmallVector<float> fills;
-    ArrayRef<int64_t> program = dma.getProgram();
-    for (size_t r = 0; r + tpu::DmaOp::kDmaRecord <= program.size(); r += tpu::DmaOp::kDmaRecord)
-      if (program[r] == -1)
-        fills.push_back(kiln_f32_from_bits(uint32_t(program[r + tpu::DmaOp::kDmaRecord - 1])));
+    for (tpu::DmaCopyAttr copy : dma.getCopies())
+      if (copy.isFill())
+        fills.push_back(kiln_f32_from_bits(copy.getBits()));
     return fills;
   }
 
@@ -368,20 +365,24 @@ private:
     setElement(dma.getResult(), element);
     if (element == f32)
       return success();
-    SmallVector<int64_t> program(dma.getProgram());
-    for (size_t r = 0; r + tpu::DmaOp::kDmaRecord <= program.size(); r += tpu::DmaOp::kDmaRecord) {
-      if (program[r] != -1)
+    SmallVector<Attribute> program;
+    for (tpu::DmaCopyAttr copy : dma.getCopies()) {
+      program.push_back(copy);
+      if (!copy.isFill())
         continue;
-      int64_t &bits = program[r + tpu::DmaOp::kDmaRecord - 1];
-      float value = kiln_f32_from_bits(uint32_t(bits));
+      uint32_t bits = copy.getBits();
+      float value = kiln_f32_from_bits(bits);
       if (element.isF16())
         bits = kiln_f32_to_f16(value);
       else if (element.isBF16())
         bits = kiln_f32_to_bf16(value);
       else if (auto q = paramsOfType(element))
         bits = uint8_t(kiln_quantize_f32(value, float(q->scale), int32_t(q->zp)));
+      program.back() = tpu::DmaCopyAttr::get(b.getContext(), copy.getSrc(), copy.getSrcOffset(),
+                                             copy.getDstOffset(), copy.getShape(),
+                                             copy.getSrcStrides(), copy.getDstStrides(), bits);
     }
-    dma.setProgram(program);
+    dma.setProgramAttr(b.getArrayAttr(program));
     return success();
   }
 
@@ -478,7 +479,7 @@ private:
       return "no calibrated range";
     Multiplier m = requantMultiplier(in->scale / out->scale);
     pool->getOpOperand(0).set(convert(pool.getInput(), quantType(*in)));
-    pool.setQuantAttr(b.getDenseI64ArrayAttr({m.m, 0, m.shift}));
+    pool.setQuantAttr(tpu::RequantAttr::get(b.getContext(), m.m, m.shift));
     setElement(pool.getResult(), quantType(*out));
     return "";
   }
@@ -492,17 +493,17 @@ private:
     auto out = resultParams(elt);
     if (!lhs || !rhs || !out)
       return "no calibrated range";
-    SmallVector<int64_t> quant;
+    tpu::RequantAttr quant;
     if (kind == K::Mul) {
       Multiplier m = requantMultiplier(lhs->scale * rhs->scale / out->scale);
-      quant = {m.m, 0, m.shift};
+      quant = tpu::RequantAttr::get(b.getContext(), m.m, m.shift);
     } else {
       auto [ms, shift] = sharedMultipliers({lhs->scale / out->scale, rhs->scale / out->scale});
-      quant = {ms[0], ms[1], shift};
+      quant = tpu::RequantAttr::get(b.getContext(), ms[0], ms[1], shift);
     }
     elt->getOpOperand(0).set(convert(elt.getLhs(), quantType(*lhs)));
     elt->getOpOperand(1).set(convert(elt.getRhs(), quantType(*rhs)));
-    elt.setQuantAttr(b.getDenseI64ArrayAttr(quant));
+    elt.setQuantAttr(quant);
     setElement(elt.getResult(), quantType(*out));
     return "";
   }
@@ -515,7 +516,7 @@ private:
     auto out = resultParams(op);
     if (!in || !out)
       return "no calibrated range";
-    int64_t mode = KILN_ACT_RELU;
+    top::ActiveMode mode = top::ActiveMode::Relu;
     double alpha = 0, beta = 0;
     if (auto active = dyn_cast<tpu::ActiveOp>(op)) {
       mode = active.getMode();
@@ -555,8 +556,7 @@ private:
     Value qin = convert(input, quantType(*in));
     auto type = tensorType(op->getResult(0)).clone(quantType(*out));
     auto active = b.create<tpu::ActiveOp>(op->getLoc(), type, qin, tableValue,
-                                          b.getI64IntegerAttr(mode), b.getF64FloatAttr(alpha),
-                                          b.getF64FloatAttr(beta));
+                                          mode, APFloat(alpha), APFloat(beta));
     for (NamedAttribute a : op->getDiscardableAttrs())
       active->setAttr(a.getName(), a.getValue());
     op->getResult(0).replaceAllUsesWith(active.getResult());

@@ -24,17 +24,18 @@ namespace {
 /// The source element offset if `dma` is one copy of a contiguous range of
 /// operand 0 onto its whole result.
 std::optional<int64_t> contiguousSource(tpu::DmaOp dma) {
-  ArrayRef<int64_t> program = dma.getProgram();
+  ArrayAttr program = dma.getProgram();
   auto type = cast<RankedTensorType>(dma.getType());
-  if (dma.getInputs().empty() || program.size() != tpu::DmaOp::kDmaRecord ||
+  if (dma.getInputs().empty() || program.size() != 1 ||
       !type.hasStaticShape() ||
       cast<RankedTensorType>(dma.getInputs()[0].getType()).getElementType() !=
           type.getElementType())
     return std::nullopt;
-  int64_t src = program[0], srcOff = program[1], dstOff = program[2];
-  ArrayRef<int64_t> shape = program.slice(3, 4), srcStrides = program.slice(7, 4),
-                    dstStrides = program.slice(11, 4);
-  if (src != 0 || dstOff != 0)
+  auto copy = cast<tpu::DmaCopyAttr>(program[0]);
+  int64_t srcOff = copy.getSrcOffset();
+  ArrayRef<int64_t> shape = copy.getShape(), srcStrides = copy.getSrcStrides(),
+                    dstStrides = copy.getDstStrides();
+  if (copy.getSrc() != 0 || copy.getDstOffset() != 0)
     return std::nullopt;
   int64_t inner = 1;
   for (int i = 3; i >= 0; --i) {

@@ -32,11 +32,11 @@ Type elementOf(Value v) { return cast<RankedTensorType>(v.getType()).getElementT
 /// Widening f16/bf16 -> f32: the f32 value is the narrow value exactly.
 bool isExactWidening(Type from, Type to) { return (from.isF16() || from.isBF16()) && to.isF32(); }
 
-/// The requantization (multiplier, 0, shift) between two INT8 scales.
-DenseI64ArrayAttr requant(OpBuilder &b, quant::UniformQuantizedType from,
-                          quant::UniformQuantizedType to) {
+/// The requantization between two INT8 scales.
+tpu::RequantAttr requant(OpBuilder &b, quant::UniformQuantizedType from,
+                         quant::UniformQuantizedType to) {
   Multiplier m = requantMultiplier(from.getScale() / to.getScale());
-  return b.getDenseI64ArrayAttr({m.m, 0, m.shift});
+  return tpu::RequantAttr::get(b.getContext(), m.m, m.shift);
 }
 
 struct FuseCastsPass : public tpu::impl::TpuFuseCastsBase<FuseCastsPass> {
@@ -64,7 +64,7 @@ struct FuseCastsPass : public tpu::impl::TpuFuseCastsBase<FuseCastsPass> {
         } else {
           b.setInsertionPoint(c);
           auto fused = b.create<tpu::CastOp>(c.getLoc(), c.getOutput().getType(), source,
-                                             DenseI64ArrayAttr());
+                                             tpu::RequantAttr());
           c.getOutput().replaceAllUsesWith(fused.getOutput());
         }
       } else if (fromQ && toQ && isa<FloatType>(mid)) {

@@ -8,8 +8,8 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "kiln/Dialect/Top/IR/TopAttrs.h"
 #include "kiln/Dialect/Top/IR/TopDialect.h.inc"
-#include "kiln/Dialect/Top/IR/TopEnums.h.inc"
 #include "kiln/Dialect/Top/IR/TopInterfaces.h.inc"
 
 #define GET_OP_CLASSES

@@ -7,15 +7,7 @@ include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "kiln/Dialect/Top/IR/TopInterfaces.td"
 
-def Top_Dialect : Dialect {
-  let name = "top";
-  let summary = "Framework-neutral float tensor ops";
-  let description = [{
-    The importer's target: NCHW float ops with ONNX semantics, each with shape
-    inference and a reference implementation in the Top interpreter.
-  }];
-  let cppNamespace = "::kiln::top";
-}
+include "kiln/Dialect/Top/IR/TopAttrs.td"
 
 class Top_Op<string mnemonic, list<Trait> traits = []>
     : Op<Top_Dialect, mnemonic,
@@ -97,22 +89,6 @@ def Top_MaxOp : Top_BinaryOp<"max"> { let summary = "Elementwise maximum"; }
 def Top_MinOp : Top_BinaryOp<"min"> { let summary = "Elementwise minimum"; }
 def Top_PReluOp : Top_BinaryOp<"prelu"> {
   let summary = "lhs >= 0 ? lhs : lhs * rhs (rhs: slope, broadcast)";
-}
-
-def Top_ActiveMode : I32EnumAttr<"ActiveMode", "unary function", [
-    I32EnumAttrCase<"LeakyRelu", 1, "leaky_relu">, I32EnumAttrCase<"Sigmoid", 2, "sigmoid">,
-    I32EnumAttrCase<"Tanh", 3, "tanh">, I32EnumAttrCase<"Exp", 4, "exp">,
-    I32EnumAttrCase<"Log", 5, "log">, I32EnumAttrCase<"Sqrt", 6, "sqrt">,
-    I32EnumAttrCase<"Rsqrt", 7, "rsqrt">, I32EnumAttrCase<"Reciprocal", 8, "reciprocal">,
-    I32EnumAttrCase<"Abs", 9, "abs">, I32EnumAttrCase<"Neg", 10, "neg">,
-    I32EnumAttrCase<"Erf", 11, "erf">, I32EnumAttrCase<"Elu", 12, "elu">,
-    I32EnumAttrCase<"Selu", 13, "selu">, I32EnumAttrCase<"Softplus", 14, "softplus">,
-    I32EnumAttrCase<"HardSigmoid", 15, "hard_sigmoid">,
-    I32EnumAttrCase<"HardSwish", 16, "hard_swish">, I32EnumAttrCase<"Clip", 17, "clip">,
-    I32EnumAttrCase<"Square", 18, "square">, I32EnumAttrCase<"Gelu", 19, "gelu">,
-    I32EnumAttrCase<"Scale", 20, "scale">, I32EnumAttrCase<"Silu", 21, "silu">,
-    I32EnumAttrCase<"Mish", 22, "mish">]> {
-  let cppNamespace = "::kiln::top";
 }
 
 def Top_ActiveOp : Top_Op<"active"> {
@@ -214,26 +190,18 @@ def Top_PadOp : Top_Op<"pad"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Top_ResizeMode : I32EnumAttr<"ResizeMode", "interpolation", [
-    I32EnumAttrCase<"Nearest", 0, "nearest">, I32EnumAttrCase<"Linear", 1, "linear">]> {
-  let cppNamespace = "::kiln::top";
-}
-
 def Top_ResizeOp : Top_Op<"resize"> {
   let summary = "ONNX Resize/Upsample over H and W of an NCHW tensor";
   let description = [{
     The output's H and W are `out_hw`; `scales` are the H and W scales the
-    model gives (out / in; when the model gives sizes, out / in). coord_mode
-    and nearest_mode take firmware-abi's kiln_resize_coord / kiln_resize_nearest
-    values: 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel;
-    0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil. As in ONNX,
+    model gives (out / in; when the model gives sizes, out / in). As in ONNX,
     align_corners maps output o to o * (in - 1) / (in * scale - 1): the
     resized length is in * scale, not the (floored) output extent. Linear
     clamps the source coordinate into the input; nearest clamps the index.
   }];
   let arguments = (ins AnyRankedTensor:$input, Top_ResizeMode:$mode,
                    DenseI64ArrayAttr:$out_hw, DenseF64ArrayAttr:$scales,
-                   I64Attr:$coord_mode, I64Attr:$nearest_mode);
+                   Top_ResizeCoordMode:$coord_mode, Top_ResizeNearestMode:$nearest_mode);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }

@@ -8,6 +8,7 @@
 #ifndef KILN_DIALECT_TPU_IR_DMAPROGRAM_H
 #define KILN_DIALECT_TPU_IR_DMAPROGRAM_H
 
+#include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/abi/commands.h"
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
@@ -16,12 +17,10 @@
 
 namespace kiln::tpu {
 
-/// Source of a copy: an operand index, or one of these.
-constexpr int64_t kDmaFill = -1;
-constexpr int64_t kDmaSelf = -2;
-
 class DmaProgram {
 public:
+  explicit DmaProgram(mlir::MLIRContext *ctx) : ctx_(ctx) {}
+
   /// Copies shape elements: element i goes from srcOff + Σ i_k * srcStrides[k]
   /// to dstOff + Σ i_k * dstStrides[k] (offsets and strides in elements).
   void copy(int64_t src, int64_t srcOff, int64_t dstOff,
@@ -41,27 +40,24 @@ public:
   /// Source 0 broadcast (numpy rules, size-1 dimensions repeat) to outShape.
   void broadcast(llvm::ArrayRef<int64_t> inShape, llvm::ArrayRef<int64_t> outShape);
 
-  llvm::ArrayRef<int64_t> records() const { return records_; }
+  /// The program as tpu.dma's `program`.
+  mlir::ArrayAttr attr() const { return mlir::ArrayAttr::get(ctx_, copies_); }
 
 private:
   void emit(int64_t src, int64_t srcOff, int64_t dstOff,
             llvm::ArrayRef<int64_t> shape, llvm::ArrayRef<int64_t> srcStrides,
             llvm::ArrayRef<int64_t> dstStrides, uint32_t fillBits);
-  llvm::SmallVector<int64_t> records_;
+  mlir::MLIRContext *ctx_;
+  llvm::SmallVector<mlir::Attribute> copies_;
 };
 
 /// Row-major strides of a shape.
 llvm::SmallVector<int64_t> contiguousStrides(llvm::ArrayRef<int64_t> shape);
 
-/// The DDR-to-DDR GDMA record of one program record (kDmaRecord i64s) moving
-/// `dtype` elements; srcBase is the DDR address of its source (the result's
-/// own for kDmaSelf, unused for a fill) and dstBase the result's.
-kiln_gdma_cmd dmaCommand(llvm::ArrayRef<int64_t> record, uint8_t dtype, uint64_t srcBase,
-                         uint64_t dstBase);
-
-/// Cycles of a program run alone (the GDMA records one after another, as the
-/// chip's cost model times them).
-uint64_t dmaProgramCycles(llvm::ArrayRef<int64_t> program, uint8_t dtype);
+/// The DDR-to-DDR GDMA record of one copy moving `dtype` elements; srcBase
+/// is the DDR address of its source (the result's own for `self`, unused for
+/// a fill) and dstBase the result's.
+kiln_gdma_cmd dmaCommand(DmaCopyAttr copy, uint8_t dtype, uint64_t srcBase, uint64_t dstBase);
 
 } // namespace kiln::tpu
 

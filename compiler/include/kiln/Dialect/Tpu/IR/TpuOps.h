@@ -10,6 +10,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "kiln/Dialect/Top/IR/TopAttrs.h"
 #include <optional>
 
 namespace kiln::tpu {

@@ -7,55 +7,8 @@ include "mlir/IR/BuiltinAttributes.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "kiln/Dialect/Tpu/IR/TpuInterfaces.td"
 
-def Tpu_Dialect : Dialect {
-  let name = "tpu";
-  let summary = "BM1684X chip ops";
-  let description = [{
-    Ops the TIU and GDMA engines run, with dtypes in their tensor types: f32,
-    f16, bf16, i32 (requantization tables) and, for INT8,
-    !quant.uniform<i8:f32, scale:zero_point> (per-tensor activations) or
-    !quant.uniform<i8:f32:0, {scales}> (per-channel weights). Ops inside a
-    tpu.group carry their LMEM placement as the attribute `tpu.lmem`
-    (#tpu.lmem<ping, pong>, verified by the dialect).
-    docs/precision.md has the INT8 conventions.
-  }];
-  let cppNamespace = "::kiln::tpu";
-  let dependentDialects = ["::mlir::quant::QuantizationDialect"];
-  let useDefaultAttributePrinterParser = 1;
-  let hasOperationAttrVerify = 1;
-  let extraClassDeclaration = [{
-    /// The name of the LMEM placement attribute of ops in a tpu.group.
-    static llvm::StringRef lmemAttrName() { return "tpu.lmem"; }
-  }];
-}
-
-def Tpu_LmemAttr : AttrDef<Tpu_Dialect, "Lmem"> {
-  let mnemonic = "lmem";
-  let summary = "Where a layer group keeps a value in LMEM";
-  let description = [{
-    Per-lane byte offsets of the value's two buffers: a value held for every
-    slice, or one with a single buffer, has ping == pong; slices alternate
-    between them otherwise. The layer-group pass sets it on every op in a
-    tpu.group's body that defines a value (tpu.load and compute ops); code
-    generation reads it.
-  }];
-  let parameters = (ins "uint32_t":$ping, "uint32_t":$pong);
-  let assemblyFormat = "`<` $ping `,` $pong `>`";
-}
-
-def Tpu_PoolKind : I32EnumAttr<"PoolKind", "pooling kind", [
-    I32EnumAttrCase<"Max", 0, "max">, I32EnumAttrCase<"Avg", 1, "avg">,
-    I32EnumAttrCase<"Sum", 2, "sum">, I32EnumAttrCase<"Min", 3, "min">]> {
-  let cppNamespace = "::kiln::tpu";
-}
-
-def Tpu_EltwiseKind : I32EnumAttr<"EltwiseKind", "elementwise kind", [
-    I32EnumAttrCase<"Add", 0, "add">, I32EnumAttrCase<"Sub", 1, "sub">,
-    I32EnumAttrCase<"Mul", 2, "mul">, I32EnumAttrCase<"Max", 3, "max">,
-    I32EnumAttrCase<"Min", 4, "min">, I32EnumAttrCase<"Div", 5, "div">,
-    I32EnumAttrCase<"Pow", 6, "pow">, I32EnumAttrCase<"PRelu", 7, "prelu">]> {
-  let cppNamespace = "::kiln::tpu";
-}
+include "kiln/Dialect/Top/IR/TopAttrs.td"
+include "kiln/Dialect/Tpu/IR/TpuAttrs.td"
 
 class Tpu_Op<string mnemonic, list<Trait> traits = []>
     : Op<Tpu_Dialect, mnemonic, traits>;
@@ -86,13 +39,13 @@ def Tpu_Pool2DOp : Tpu_Op<"pool2d", [Pure, Tpu_RunsOnTiu,
     DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow"]>]> {
   let summary = "2-D max or average pooling on the TIU";
   let description = [{
-    INT8 avg and sum carry `quant` = [multiplier, 0, rshift] (docs/precision.md);
-    max and min keep their input's quantization.
+    INT8 avg and sum carry `quant` (#tpu.requant with m1 = 0); max and min
+    keep their input's quantization.
   }];
   let arguments = (ins AnyRankedTensor:$input, Tpu_PoolKind:$kind,
                    DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
                    DenseI64ArrayAttr:$pads, BoolAttr:$count_include_pad,
-                   BoolAttr:$do_relu, OptionalAttr<DenseI64ArrayAttr>:$quant);
+                   BoolAttr:$do_relu, OptionalAttr<Tpu_RequantAttr>:$quant);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -102,12 +55,11 @@ def Tpu_EltwiseOp : Tpu_Op<"eltwise", [Pure, Tpu_RunsOnTiu, Tpu_Pointwise,
                                         Tpu_SliceableOpInterface]> {
   let summary = "Binary elementwise op with broadcasting on the TIU";
   let description = [{
-    INT8 (add, sub, mul, max, min) carries `quant` = [multiplier0,
-    multiplier1, rshift] (docs/precision.md).
+    INT8 (add, sub, mul, max, min) carries `quant` (#tpu.requant).
   }];
   let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
                    Tpu_EltwiseKind:$kind, BoolAttr:$do_relu,
-                   OptionalAttr<DenseI64ArrayAttr>:$quant);
+                   OptionalAttr<Tpu_RequantAttr>:$quant);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -125,13 +77,13 @@ def Tpu_ActiveOp : Tpu_Op<"active", [Pure, Tpu_RunsOnTiu, Tpu_Pointwise,
     DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["readsWholeOperand"]>]> {
   let summary = "Unary function on the TIU";
   let description = [{
-    `mode` is firmware-abi's kiln_active_kind; alpha and beta its parameters.
+    The function `mode` (top.active's, or relu) with parameters alpha and beta.
     In INT8 `table` is the 256-entry lookup table (tensor<256x!quant...> or
     i8, indexed by the input's bits as uint8) that computes the function from
     the input's quantization to the output's.
   }];
   let arguments = (ins AnyRankedTensor:$input, Optional<AnyRankedTensor>:$table,
-                   I64Attr:$mode, F64Attr:$alpha, F64Attr:$beta);
+                   Top_ActiveMode:$mode, F64Attr:$alpha, F64Attr:$beta);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -143,10 +95,10 @@ def Tpu_CastOp : Tpu_Op<"cast", [Pure, Tpu_RunsOnTiu, Tpu_Pointwise, Tpu_Sliceab
     Converts between the input's and the result's element types: float to
     float (round to nearest even when narrowing), float to INT8 (quantize:
     round half to even of x / scale, plus zero point, saturated), INT8 to
-    float (dequantize) and INT8 to INT8 (requantize with `quant` =
-    [multiplier, 0, rshift]).
+    float (dequantize) and INT8 to INT8 (requantize with `quant`,
+    a #tpu.requant with m1 = 0).
   }];
-  let arguments = (ins AnyRankedTensor:$input, OptionalAttr<DenseI64ArrayAttr>:$quant);
+  let arguments = (ins AnyRankedTensor:$input, OptionalAttr<Tpu_RequantAttr>:$quant);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -174,11 +126,12 @@ def Tpu_Deconv2DOp : Tpu_Op<"deconv2d", [Pure, Tpu_RunsOnTiu, Tpu_HasFilter,
 def Tpu_ResizeOp : Tpu_Op<"resize", [Pure, Tpu_RunsOnTiu, Tpu_SliceableOpInterface]> {
   let summary = "Nearest or linear resize of H and W on the TIU";
   let description = [{
-    mode, coord_mode, nearest_mode as firmware-abi's kiln_resize_*; scales
-    are out / in for H and W as the model gives them.
+    mode, coord_mode, nearest_mode as top.resize's; scales are out / in for H
+    and W as the model gives them.
   }];
-  let arguments = (ins AnyRankedTensor:$input, I64Attr:$mode, I64Attr:$coord_mode,
-                   I64Attr:$nearest_mode, DenseF64ArrayAttr:$scales);
+  let arguments = (ins AnyRankedTensor:$input, Top_ResizeMode:$mode,
+                   Top_ResizeCoordMode:$coord_mode, Top_ResizeNearestMode:$nearest_mode,
+                   DenseF64ArrayAttr:$scales);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -187,17 +140,14 @@ def Tpu_ResizeOp : Tpu_Op<"resize", [Pure, Tpu_RunsOnTiu, Tpu_SliceableOpInterfa
 def Tpu_DmaOp : Tpu_Op<"dma", [Pure]> {
   let summary = "Data movement by DDR-to-DDR GDMA copies";
   let description = [{
-    Transpose, slice, gather, expand, tile, pad: the result is written by a
-    list of strided copies, kDmaRecord i64s each: source (operand index, -1 for
-    a fill, -2 for the result itself), source offset, destination offset (in
-    elements), shape [n, c, h, w], source strides [4], destination strides
-    [4], fill bits. Copies run in order.
+    Transpose, slice, gather, expand, tile, pad: the result is written by
+    `program`, a list of strided copies (#tpu.copy) that run in order.
   }];
-  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, DenseI64ArrayAttr:$program);
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, Tpu_DmaProgramAttr:$program);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let extraClassDeclaration = [{
-    static constexpr int kDmaRecord = 16;
+    auto getCopies() { return getProgram().getAsRange<DmaCopyAttr>(); }
   }];
   let hasVerifier = 1;
 }

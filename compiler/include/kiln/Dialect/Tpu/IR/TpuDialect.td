@@ -1,0 +1,28 @@
+#ifndef KILN_TPU_DIALECT
+#define KILN_TPU_DIALECT
+
+include "mlir/IR/OpBase.td"
+
+def Tpu_Dialect : Dialect {
+  let name = "tpu";
+  let summary = "BM1684X chip ops";
+  let description = [{
+    Ops the TIU and GDMA engines run, with dtypes in their tensor types: f32,
+    f16, bf16, i32 (requantization tables) and, for INT8,
+    !quant.uniform<i8:f32, scale:zero_point> (per-tensor activations) or
+    !quant.uniform<i8:f32:0, {scales}> (per-channel weights). Ops inside a
+    tpu.group carry their LMEM placement as the attribute `tpu.lmem`
+    (#tpu.lmem<ping, pong>, verified by the dialect).
+    docs/precision.md has the INT8 conventions.
+  }];
+  let cppNamespace = "::kiln::tpu";
+  let dependentDialects = ["::mlir::quant::QuantizationDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The name of the LMEM placement attribute of ops in a tpu.group.
+    static llvm::StringRef lmemAttrName() { return "tpu.lmem"; }
+  }];
+}
+
+#endif

@@ -609,3 +609,11 @@ func.func @dtype_name(%arg0: tensor<2x3xf32>) {
   %r = top.relu %arg0 {kiln.dtype = #top.dtype<f64>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return
 }
+
+// -----
+
+func.func @dtype_string(%arg0: tensor<2x3xf32>) {
+  // expected-error @+1 {{'top.relu' op 'kiln.dtype' must be a #top.dtype, not "f16"}}
+  %r = top.relu %arg0 {kiln.dtype = "f16"} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return
+}

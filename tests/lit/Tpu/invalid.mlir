@@ -460,3 +460,11 @@ func.func @yield_types(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
   }
   return %0 : tensor<1x8x4x4xf32>
 }
+
+// -----
+
+func.func @string_run_dtype(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{'tpu.relu' op 'kiln.dtype' must be a #top.dtype, not "f16"}}
+  %0 = tpu.relu %x {kiln.dtype = "f16"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}

@@ -28,7 +28,7 @@ namespace kiln::tpu {
 void populateQuantLowering(mlir::RewritePatternSet &patterns);
 
 /// Whether a weight's dequantize_linear has a user that is a Top op running
-/// in INT8 (kiln.dtype = "int8") and weightQuantization accepts it: then it
+/// in INT8 (kiln.dtype = #top.dtype<int8>) and weightQuantization accepts it: then it
 /// is lowered after its users, whose lowering sees a computed value.
 bool waitsForInt8Users(top::DequantizeLinearOp dq);
 

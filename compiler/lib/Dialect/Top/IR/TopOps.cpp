@@ -44,6 +44,13 @@ void kiln::top::setRunDtype(Operation *op, DType dtype) {
   op->setAttr(kDTypeAttr, DTypeAttr::get(op->getContext(), dtype));
 }
 
+LogicalResult kiln::top::verifyRunDtype(Operation *op) {
+  Attribute dtype = op->getAttr(kDTypeAttr);
+  if (dtype && !isa<DTypeAttr>(dtype))
+    return op->emitOpError("'") << kDTypeAttr << "' must be a #top.dtype, not " << dtype;
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Top/IR/TopOps.cpp.inc"
 

@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/Operation.h"
 
 #include <optional>
@@ -22,6 +23,16 @@ namespace kiln::top {
 /// The dtype op runs in (its `kiln.dtype`), if assigned.
 std::optional<DType> runDtype(mlir::Operation *op);
 void setRunDtype(mlir::Operation *op, DType dtype);
+
+/// A `kiln.dtype` on op, if any, is a #top.dtype. No dialect owns the
+/// `kiln.` prefix, so Top and Tpu ops check it themselves (TypedRunDtype).
+mlir::LogicalResult verifyRunDtype(mlir::Operation *op);
+
+template <typename ConcreteType>
+class TypedRunDtype : public mlir::OpTrait::TraitBase<ConcreteType, TypedRunDtype> {
+public:
+  static mlir::LogicalResult verifyTrait(mlir::Operation *op) { return verifyRunDtype(op); }
+};
 } // namespace kiln::top
 
 #endif

@@ -61,4 +61,9 @@ def Top_DTypeAttr : EnumAttr<Top_Dialect, Top_DType, "dtype"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+// Checks an op's `kiln.dtype` (TopAttrs.h): Top and Tpu ops carry it.
+def Top_TypedRunDtype : NativeOpTrait<"TypedRunDtype"> {
+  let cppNamespace = "::kiln::top";
+}
+
 #endif

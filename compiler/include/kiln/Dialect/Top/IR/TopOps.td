@@ -11,7 +11,8 @@ include "kiln/Dialect/Top/IR/TopAttrs.td"
 
 class Top_Op<string mnemonic, list<Trait> traits = []>
     : Op<Top_Dialect, mnemonic,
-         !listconcat(traits, [Pure, DeclareOpInterfaceMethods<ShapeInferenceInterface>])> {
+         !listconcat(traits, [Pure, Top_TypedRunDtype,
+                              DeclareOpInterfaceMethods<ShapeInferenceInterface>])> {
   // Every op checks its operands and attributes: at least that they give a
   // result shape (resultShape()), plus what its semantics need.
   let hasVerifier = 1;

@@ -11,7 +11,7 @@ include "kiln/Dialect/Top/IR/TopAttrs.td"
 include "kiln/Dialect/Tpu/IR/TpuAttrs.td"
 
 class Tpu_Op<string mnemonic, list<Trait> traits = []>
-    : Op<Tpu_Dialect, mnemonic, traits>;
+    : Op<Tpu_Dialect, mnemonic, !listconcat(traits, [Top_TypedRunDtype])>;
 
 def AnyTensorOrNone : AnyTypeOf<[AnyRankedTensor, NoneType]>;
 

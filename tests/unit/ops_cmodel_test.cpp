@@ -25,7 +25,8 @@ namespace {
 
 struct OpCase {
   const char *name;
-  const char *ir; // @main with f32 args and results
+  const char *ir;                  // @main with f32 args and results
+  const char *loweredTo = nullptr; // an op the pipeline must have made
 };
 
 std::vector<float> noise(size_t count, uint32_t seed, float lo, float hi) {
@@ -62,6 +63,11 @@ TEST_P(OpsOnCmodel, MatchesInterpreter) {
   PassManager pm(&ctx);
   addCompilePipeline(pm, PipelineOptions());
   ASSERT_TRUE(succeeded(pm.run(*module)));
+  if (const char *op = GetParam().loweredTo) {
+    bool found = false;
+    module->walk([&](Operation *o) { found |= o->getName().getStringRef() == op; });
+    ASSERT_TRUE(found) << "the pipeline made no " << op;
+  }
   auto net = codegen::generateNet(*module, GetParam().name);
   ASSERT_TRUE(succeeded(net));
   std::vector<uint8_t> bytes = bmodel::serialize({*net});
@@ -193,6 +199,20 @@ func.func @main(%x: tensor<1x512x4x4xf32>, %w: tensor<1x512x512x3x3xf32>, %s: te
   %0 = top.deconv %x, %f, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, filter_reordered = true} : (tensor<1x512x4x4xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x9x9xf32>
   return %0 : tensor<1x512x9x9xf32>
 })"},
+    // Narrow convs compute several rows per pass (tpu-fold-output-rows): the
+    // taps of each row block, the folded second conv and the stores into the
+    // unfolded result must give the convs' own sums.
+    {"narrow_convs_row_folded", R"(
+func.func @main(%x: tensor<1x3x32x16xf32>) -> tensor<1x3x32x16xf32> {
+  %wa = top.weight {value = dense<[[[[-0.524, 0.088, -0.260], [0.208, 0.251, -0.869], [-0.974, 0.675, -0.481]], [[-0.531, 0.991, -0.059], [0.673, -0.047, 0.278], [-0.699, 0.270, 0.736]], [[0.046, 0.483, 0.343], [-0.872, 0.516, 0.182], [-0.397, -0.938, 0.731]]], [[[-0.055, 0.438, 0.758], [0.428, 0.842, -0.210], [0.602, -0.111, 0.871]], [[0.758, -0.805, -0.728], [-0.566, 0.931, -0.128], [0.253, -0.398, 0.014]], [[-0.228, -0.298, 0.170], [0.169, 0.808, 0.364], [0.858, 0.713, 0.982]]]]> : tensor<2x3x3x3xf32>} : tensor<2x3x3x3xf32>
+  %ba = top.weight {value = dense<[0.250, -0.500]> : tensor<2xf32>} : tensor<2xf32>
+  %wb = top.weight {value = dense<[[[[0.343, -0.674, 0.721], [0.929, 0.809, 0.138], [0.428, -0.578, 0.663]], [[0.147, -0.430, -0.873], [0.708, 0.980, -0.823], [0.601, -0.179, -0.698]]], [[[-0.412, 0.538, 0.746], [-0.912, 0.229, -0.910], [0.437, -0.338, 0.762]], [[0.961, 0.011, 0.997], [-0.381, -0.846, 0.200], [-0.937, -0.605, -0.184]]], [[[0.221, -0.688, -0.915], [0.736, -0.372, 0.917], [0.793, -0.244, -0.079]], [[0.040, 0.288, 0.191], [0.119, 0.240, 0.881], [0.014, -0.138, 0.441]]]]> : tensor<3x2x3x3xf32>} : tensor<3x2x3x3xf32>
+  %n = top.none
+  %0 = top.conv %x, %wa, %ba {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x3x32x16xf32>, tensor<2x3x3x3xf32>, tensor<2xf32>) -> tensor<1x2x32x16xf32>
+  %1 = top.relu %0 : (tensor<1x2x32x16xf32>) -> tensor<1x2x32x16xf32>
+  %2 = top.conv %1, %wb, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 2, 1, 0, 1>, dilations = array<i64: 1, 1>} : (tensor<1x2x32x16xf32>, tensor<3x2x3x3xf32>, none) -> tensor<1x3x32x16xf32>
+  return %2 : tensor<1x3x32x16xf32>
+})", "tpu.unfold_rows"},
     {"modulated_conv_sliced", R"(
 func.func @main(%x: tensor<1x16x224x224xf32>, %style: tensor<1x16x1x1xf32>) -> tensor<1x16x224x224xf32> {
   %w = top.weight {value = dense<0.1> : tensor<16x16x3x3xf32>} : tensor<16x16x3x3xf32>

@@ -184,14 +184,17 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
     } else if (auto dma = dyn_cast<tpu::DmaOp>(op)) {
       net.groups.push_back(generateDma(dma, net.groups.size()));
     } else if (op.hasTrait<tpu::DdrView>() ||
-               isa<tpu::ConcatOp, top::WeightOp, top::NoneOp, func::ReturnOp>(op)) {
+               isa<tpu::ConcatOp, tpu::UnfoldRowsOp, top::WeightOp, top::NoneOp,
+                   func::ReturnOp>(op)) {
       // Reshapes, views and in-place concats alias memory; folded rows are
-      // read by their group's loads; weights are in the coefficient blob.
+      // read by their group's loads and unfolded by its stores; weights are
+      // in the coefficient blob.
     } else {
       op.emitError("codegen cannot encode this op");
       return failure();
     }
-    if (isa<tpu::GroupOp, tpu::ConcatOp, tpu::DmaOp, tpu::ReshapeOp, tpu::ViewOp>(op))
+    if (isa<tpu::GroupOp, tpu::ConcatOp, tpu::DmaOp, tpu::ReshapeOp, tpu::ViewOp,
+            tpu::UnfoldRowsOp>(op))
       for (Value r : op.getResults())
         net.tensors.push_back(describe(r, nameOf(r), *live));
   }

@@ -233,6 +233,7 @@ private:
   FailureOr<RawTensor> runTiu(Operation *op);
   FailureOr<RawTensor> runDma(tpu::DmaOp op);
   RawTensor runFoldRows(tpu::FoldRowsOp op);
+  RawTensor runUnfoldRows(tpu::UnfoldRowsOp op);
   FailureOr<RawTensor> runConcat(tpu::ConcatOp op);
   void releaseDeadOperands(Operation *op);
 
@@ -307,6 +308,22 @@ FailureOr<RawTensor> Interpreter::runTiu(Operation *op) {
     return op->emitError("Tpu interpreter: the cmodel rejects the record: ") << fault;
   moveLmem(cmd.out, result.bytes.data(), lmem.data(), laneBytes, false);
   return result;
+}
+
+RawTensor Interpreter::runUnfoldRows(tpu::UnfoldRowsOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  const std::vector<uint8_t> &src = get(op.getInput()).bytes;
+  int64_t n = shape[0], c = shape[1], h = shape[2], rows = op.getRows(), folded = h / rows;
+  uint64_t rowBytes = shape[3] * tpu::elementBytes(type);
+  RawTensor out{type, std::vector<uint8_t>(tpu::tensorBytes(type))};
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t y = 0; y < folded; ++y)
+          std::memcpy(&out.bytes[((b * c + ch) * h + y * rows + r) * rowBytes],
+                      &src[(((b * rows + r) * c + ch) * folded + y) * rowBytes], rowBytes);
+  return out;
 }
 
 RawTensor Interpreter::runFoldRows(tpu::FoldRowsOp op) {
@@ -438,6 +455,8 @@ FailureOr<RawTensor> Interpreter::evaluate(Operation *op) {
   }
   if (auto fold = dyn_cast<tpu::FoldRowsOp>(op))
     return runFoldRows(fold);
+  if (auto unfold = dyn_cast<tpu::UnfoldRowsOp>(op))
+    return runUnfoldRows(unfold);
   if (auto view = dyn_cast<tpu::ViewOp>(op)) {
     auto type = cast<RankedTensorType>(view.getType());
     const std::vector<uint8_t> &in = get(view.getInput()).bytes;

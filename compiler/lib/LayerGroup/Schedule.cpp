@@ -222,6 +222,36 @@ struct Scheduler {
     return cmds;
   }
 
+  /// Rows `rows` of value v, held at `base`, into the memory of the
+  /// tpu.unfold_rows it feeds: lanes [r * C, r * C + C) go to rows r, r + R,
+  /// ... of the unfolded tensor (lane-offset stores, runs of W elements).
+  /// place.ddr[v] is the unfolded tensor's address.
+  std::vector<kiln_gdma_cmd> unfoldedRowsStore(int v, uint32_t base, Slice holding,
+                                               Slice rows) const {
+    auto unfold = cast<tpu::UnfoldRowsOp>(g.vals[v].unfoldRows);
+    auto out = cast<RankedTensorType>(unfold.getType()).getShape();
+    int64_t c = out[1], h = out[2], w = out[3], folds = unfold.getRows();
+    std::vector<kiln_gdma_cmd> cmds;
+    for (int64_t r = 0; r < folds; ++r) {
+      kiln_gdma_cmd cmd{};
+      cmd.dir = KILN_GDMA_LMEM_TO_DDR;
+      cmd.dtype = tpu::dtypeOrF32(g.vals[v].value);
+      cmd.n = rows.n.len;
+      cmd.c = c;
+      cmd.h = rows.h.len;
+      cmd.w = w;
+      cmd.lmem_plane_h = holding.h.len;
+      cmd.lmem_lane = r * c;
+      cmd.src_addr = rowsAddr(v, base, holding, rows);
+      cmd.dst_addr =
+          place.ddr[v] + ((rows.n.idx * c) * h + rows.h.idx * folds + r) * w * dsize(v);
+      uint32_t strides[4] = {(uint32_t)(c * h * w), (uint32_t)(h * w), (uint32_t)(folds * w), 1};
+      std::memcpy(cmd.dst_stride, strides, sizeof(strides));
+      cmds.push_back(cmd);
+    }
+    return cmds;
+  }
+
   /// Held values are loaded once, in the prologue.
   bool needsLoad(int v, size_t k) const {
     if (!g.vals[v].external || (!place.preloaded.empty() && place.preloaded[v]))
@@ -302,10 +332,17 @@ struct Scheduler {
       Slice rows = s.store[v][slice];
       if (!g.vals[v].escaping || rows.empty())
         continue;
-      kiln_gdma_cmd c = transfer(v, bufferAddr(v, k), s.hold[v][slice], rows, false);
-      c.wait_tiu_id = produced[k][v];
-      q.gdma.push_back(c);
-      q.gdmaValue.push_back(v);
+      std::vector<kiln_gdma_cmd> cmds;
+      if (g.vals[v].unfoldRows)
+        cmds = unfoldedRowsStore(v, bufferAddr(v, k), s.hold[v][slice], rows);
+      else
+        cmds.push_back(transfer(v, bufferAddr(v, k), s.hold[v][slice], rows, false));
+      for (kiln_gdma_cmd &c : cmds) {
+        c.cmd_id = q.gdma.size() + 1;
+        c.wait_tiu_id = produced[k][v];
+        q.gdma.push_back(c);
+        q.gdmaValue.push_back(v);
+      }
       lastStore[v][bufferOf(v, k)] = q.gdma.size();
     }
   }

@@ -109,6 +109,24 @@ lmemShapeFor(Value v, const llvm::SmallPtrSetImpl<Operation *> &members,
   return nchwOf(v);
 }
 
+/// The tpu.unfold_rows that v's stored bytes feed, directly or (inside a
+/// materialized group) through its store and the group's result; else null.
+static Operation *unfoldOf(Value v) {
+  for (Operation *user : v.getUsers()) {
+    if (isa<tpu::UnfoldRowsOp>(user))
+      return user;
+    auto store = dyn_cast<tpu::StoreOp>(user);
+    if (!store)
+      continue;
+    for (OpOperand &use : store.getOutput().getUses())
+      if (auto yield = dyn_cast<tpu::YieldOp>(use.getOwner()))
+        for (Operation *outer : yield->getParentOp()->getResult(use.getOperandNumber()).getUsers())
+          if (isa<tpu::UnfoldRowsOp>(outer))
+            return outer;
+  }
+  return nullptr;
+}
+
 GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
   GroupGraph g;
   llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
@@ -144,6 +162,8 @@ GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
       val.foldRows = source.getDefiningOp<tpu::FoldRowsOp>();
     }
     val.escaping = !external && usedOutside(v);
+    if (val.escaping)
+      val.unfoldRows = unfoldOf(v);
     g.vals.push_back(val);
     g.index[v] = g.vals.size() - 1;
     return (int)g.vals.size() - 1;

@@ -106,6 +106,30 @@ func.func @fold_rows_stride(%arg0: tensor<1x3x8x8xf16>) -> tensor<1x9x8x8xf16> {
 
 // -----
 
+func.func @unfold_rows_shape(%arg0: tensor<1x32x8x8xf16>) -> tensor<1x16x8x8xf16> {
+  // expected-error @+1 {{'tpu.unfold_rows' op input must be [N, C * rows, H / rows, W] of the result's [N, C, H, W]}}
+  %0 = tpu.unfold_rows %arg0 {rows = 2 : i64} : (tensor<1x32x8x8xf16>) -> tensor<1x16x8x8xf16>
+  return %0 : tensor<1x16x8x8xf16>
+}
+
+// -----
+
+func.func @unfold_rows_lanes(%arg0: tensor<1x96x4x8xf16>) -> tensor<1x48x8x8xf16> {
+  // expected-error @+1 {{'tpu.unfold_rows' op unfolds 96 channels; its stores take at most 64 (one lane each)}}
+  %0 = tpu.unfold_rows %arg0 {rows = 2 : i64} : (tensor<1x96x4x8xf16>) -> tensor<1x48x8x8xf16>
+  return %0 : tensor<1x48x8x8xf16>
+}
+
+// -----
+
+func.func @unfold_rows_one(%arg0: tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf16> {
+  // expected-error @+1 {{'tpu.unfold_rows' op attribute 'rows' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 2}}
+  %0 = tpu.unfold_rows %arg0 {rows = 1 : i64} : (tensor<1x16x8x8xf16>) -> tensor<1x16x8x8xf16>
+  return %0 : tensor<1x16x8x8xf16>
+}
+
+// -----
+
 func.func @conv_rank(%arg0: tensor<1x8x8x8xf32>, %arg1: tensor<8x72xf32>, %arg2: none) {
   // expected-error @+1 {{'tpu.conv2d' op expects a 4-D input, filter and result, got ranks 4, 2, 4}}
   %0 = tpu.conv2d %arg0, %arg1, %arg2 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x8x8x8xf32>, tensor<8x72xf32>, none) -> tensor<1x8x8x8xf32>

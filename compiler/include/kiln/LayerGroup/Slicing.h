@@ -54,6 +54,8 @@ struct GroupGraph {
     uint32_t dsize = 4;               ///< bytes per element (its dtype)
     /// A tpu.fold_rows result: loaded from its input, a lane block per kernel row.
     mlir::Operation *foldRows = nullptr;
+    /// Escaping into a tpu.unfold_rows: stored a lane block per folded row.
+    mlir::Operation *unfoldRows = nullptr;
   };
   struct Node {
     mlir::Operation *op;

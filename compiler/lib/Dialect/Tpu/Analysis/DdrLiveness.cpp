@@ -15,8 +15,8 @@ static bool isInPlaceConcat(Operation *op) {
 }
 
 bool tpu::runsCommands(Operation *op) {
-  return !isa<top::WeightOp, top::NoneOp, func::ReturnOp>(op) && !viewSource(op) &&
-         !isInPlaceConcat(op);
+  return !isa<top::WeightOp, top::NoneOp, func::ReturnOp, UnfoldRowsOp>(op) &&
+         !viewSource(op) && !isInPlaceConcat(op);
 }
 
 /// The value a concat input's bytes are computed into: the input with
@@ -44,7 +44,8 @@ bool tpu::claimConcatInPlace(ConcatOp concat, llvm::DenseSet<Value> &placed) {
     Value member = concatMember(in);
     Operation *def = member.getDefiningOp();
     if (!def || !isa<func::FuncOp>(def->getParentOp()) ||
-        !(runsCommands(def) || isInPlaceConcat(def)) || placed.contains(member) ||
+        !(runsCommands(def) || isInPlaceConcat(def) || isa<UnfoldRowsOp>(def)) ||
+        placed.contains(member) ||
         llvm::is_contained(members, member))
       return false;
     members.push_back(member);
@@ -165,6 +166,19 @@ DdrLiveness::computeWith(func::FuncOp func, const llvm::DenseMap<Operation *, Va
         l.order.push_back(result);
       else
         weights.insert(result);
+      continue;
+    }
+    // The producer stores the folded rows straight into the result's memory.
+    if (auto unfold = dyn_cast<UnfoldRowsOp>(op)) {
+      Value member = unfold.getInput();
+      Info &m = l.info[member];
+      if (m.parent || !member.getDefiningOp() || !runsCommands(member.getDefiningOp()) ||
+          !member.hasOneUse())
+        return unfold.emitError("unfolds rows that an op it alone reads must compute");
+      m.parent = unfold.getResult();
+      m.offset = 0;
+      l.info[unfold.getResult()] = Info{Value(), 0, m.def};
+      l.order.push_back(unfold.getResult());
       continue;
     }
     if (auto concat = dyn_cast<ConcatOp>(op); concat && concat.getInPlace()) {

@@ -204,6 +204,23 @@ LogicalResult FoldRowsOp::verify() {
   return success();
 }
 
+LogicalResult UnfoldRowsOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (failed(verifySameElements(*this, in, out, "moves")))
+    return failure();
+  if (in.getRank() != 4 || out.getRank() != 4 || !in.hasStaticShape() || !out.hasStaticShape())
+    return emitOpError("needs static 4-D shapes");
+  int64_t rows = getRows();
+  if (in.getDimSize(0) != out.getDimSize(0) || in.getDimSize(1) != out.getDimSize(1) * rows ||
+      out.getDimSize(2) != in.getDimSize(2) * rows || in.getDimSize(3) != out.getDimSize(3))
+    return emitOpError("input must be [N, C * rows, H / rows, W] of the result's [N, C, H, W]");
+  if (in.getDimSize(1) > KILN_NPU_NUM)
+    return emitOpError("unfolds ") << in.getDimSize(1) << " channels; its stores take at most "
+                                   << KILN_NPU_NUM << " (one lane each)";
+  return success();
+}
+
 LogicalResult GroupOp::verify() {
   for (Operation &op : getBody().front())
     if (!isa<StoreOp, YieldOp>(op) && !op.hasAttr(TpuDialect::lmemAttrName()))

@@ -204,6 +204,23 @@ def Tpu_FoldRowsOp : Tpu_Op<"fold_rows", [Pure, Tpu_DdrView]> {
   }];
 }
 
+def Tpu_UnfoldRowsOp : Tpu_Op<"unfold_rows", [Pure]> {
+  let summary = "Row-folded channels back to rows, written by the producer's stores";
+  let description = [{
+    out[n, c, y * rows + r, x] = in[n, r * C + c, y, x]: the inverse of a
+    tpu.fold_rows with kernel_h = stride_h = `rows`. A narrow conv computes R
+    output rows per pass on R times the lanes (tpu-fold-output-rows); its
+    folded result ends here. No commands of its own: the layer group that
+    computes the input stores lanes [r * C, r * C + C) straight into rows
+    r, r + R, ... of this result's DDR memory (lane-offset stores, runs of
+    W elements), so the input lives in this result's memory.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, ConfinedAttr<I64Attr, [IntMinValue<2>]>:$rows);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Tpu_ConcatOp : Tpu_Op<"concat", [Pure]> {
   let summary = "Concatenation by DDR-to-DDR GDMA copies";
   let description = [{

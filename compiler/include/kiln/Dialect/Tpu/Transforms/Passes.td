@@ -58,10 +58,24 @@ def TpuFoldStemRows : Pass<"tpu-fold-stem-rows", "mlir::func::FuncOp"> {
   let summary = "Fold the kernel rows of narrow convs into channels";
   let description = [{
     A conv whose input channels fill few of the MAC array's channel slots (an
-    RGB stem) becomes a tpu.dma that gathers, for every kernel row, the input
+    RGB stem) reads a tpu.fold_rows that gathers, for every kernel row, the input
     rows it reads into channels of their own, and a conv with a one-row
     kernel over KH times the channels (the filter only reshaped). Kept where
     the chip's cost model says the gather plus the new conv are faster.
+  }];
+  let dependentDialects = ["kiln::top::TopDialect"];
+}
+
+def TpuFoldOutputRows : Pass<"tpu-fold-output-rows", "mlir::func::FuncOp"> {
+  let summary = "Convs with few output channels compute several rows per pass";
+  let description = [{
+    A chain of convs (one group, unit H stride) with few output channels and
+    the pointwise ops between them computes R output rows per pass as R
+    blocks of channels: the first conv gets a kernel R - 1 rows taller and
+    stride R, the next ones read the folded rows through rearranged taps,
+    and a tpu.unfold_rows (stored in place by the producing layer group)
+    ends the chain. R is the one with the fewest TIU cycles by the chip's
+    cost model; none if folding is not faster.
   }];
   let dependentDialects = ["kiln::top::TopDialect"];
 }

@@ -213,6 +213,15 @@ func.func @main(%x: tensor<1x3x32x16xf32>) -> tensor<1x3x32x16xf32> {
   %2 = top.conv %1, %wb, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 2, 1, 0, 1>, dilations = array<i64: 1, 1>} : (tensor<1x2x32x16xf32>, tensor<3x2x3x3xf32>, none) -> tensor<1x3x32x16xf32>
   return %2 : tensor<1x3x32x16xf32>
 })", "tpu.unfold_rows"},
+    // A ConvTranspose whose kernel is as tall as its stride: each kernel row
+    // computes a block of output channels, stored into its rows.
+    {"deconv_row_folded", R"(
+func.func @main(%x: tensor<1x4x16x16xf32>) -> tensor<1x2x32x33xf32> {
+  %w = top.weight {value = dense<[[[[0.246, 0.484, 0.590], [0.885, 0.480, 0.845]], [[-0.942, -0.069, 0.887], [0.298, 0.802, -0.774]]], [[[-0.062, -0.507, 0.088], [0.148, -0.974, -0.567]], [[-0.441, 0.833, 0.531], [-0.681, 0.594, -0.722]]], [[[0.235, -0.747, -0.996], [0.743, -0.581, -0.569]], [[0.965, 0.745, -0.421], [0.923, 0.078, 0.356]]], [[[-0.590, 0.882, 0.381], [0.933, 0.787, -0.402]], [[-0.278, -0.668, -0.709], [-0.870, -0.397, 0.206]]]]> : tensor<4x2x2x3xf32>} : tensor<4x2x2x3xf32>
+  %b = top.weight {value = dense<[0.5, -0.25]> : tensor<2xf32>} : tensor<2xf32>
+  %0 = top.deconv %x, %w, %b {kernel_shape = array<i64: 2, 3>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x16x16xf32>, tensor<4x2x2x3xf32>, tensor<2xf32>) -> tensor<1x2x32x33xf32>
+  return %0 : tensor<1x2x32x33xf32>
+})", "tpu.unfold_rows"},
     {"modulated_conv_sliced", R"(
 func.func @main(%x: tensor<1x16x224x224xf32>, %style: tensor<1x16x1x1xf32>) -> tensor<1x16x224x224xf32> {
   %w = top.weight {value = dense<0.1> : tensor<16x16x3x3xf32>} : tensor<16x16x3x3xf32>

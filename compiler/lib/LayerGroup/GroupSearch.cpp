@@ -2,6 +2,8 @@
 
 #include "kiln/LayerGroup/GroupSearch.h"
 
+#include "kiln/Dialect/Top/IR/TopOps.h"
+#include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 
 #include <limits>
@@ -79,4 +81,22 @@ FailureOr<std::vector<GroupChoice>> lg::searchGroups(ArrayRef<Operation *> run,
   }
   std::reverse(groups.begin(), groups.end());
   return groups;
+}
+
+std::vector<SmallVector<Operation *>> lg::tiuRuns(Block &block) {
+  std::vector<SmallVector<Operation *>> runs(1);
+  for (Operation &op : block) {
+    if (isa<top::WeightOp, top::NoneOp>(op))
+      continue;
+    if (op.hasTrait<tpu::RunsOnTiu>())
+      runs.back().push_back(&op);
+    else if (isFilterView(&op) &&
+             llvm::is_contained(runs.back(), op.getOperand(0).getDefiningOp()))
+      continue;
+    else if (!runs.back().empty())
+      runs.emplace_back();
+  }
+  if (runs.back().empty())
+    runs.pop_back();
+  return runs;
 }

@@ -47,8 +47,8 @@ void kiln::addTpuLoweringPipeline(PassManager &pm, const PipelineOptions &option
   pm.addNestedPass<func::FuncOp>(tpu::createTpuFuseCasts());
   // Here, not in the backend: the Tpu interpreter runs what the chip runs.
   pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldStemRows());
-  pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldOutputRows());
   pm.addNestedPass<func::FuncOp>(tpu::createTpuSpreadLanes());
+  pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldOutputRows());
 }
 
 void kiln::addTpuPipeline(PassManager &pm, const PipelineOptions &options) {

@@ -37,6 +37,13 @@ mlir::FailureOr<std::vector<GroupChoice>> searchGroups(llvm::ArrayRef<mlir::Oper
                                                        unsigned maxGroupOps,
                                                        RecordsOf recordsOf);
 
+/// The runs of TIU ops in `block` that searchGroups splits, in program
+/// order. Reshapes, concats, DMA ops, unfold_rows and the return read or
+/// write DDR, so what they consume must be stored first: they end a run. A
+/// filter view of a value computed in the run stays in it (a filter formed
+/// in LMEM may join its conv's group).
+std::vector<llvm::SmallVector<mlir::Operation *>> tiuRuns(mlir::Block &block);
+
 } // namespace kiln::lg
 
 #endif

@@ -28,12 +28,15 @@
 #include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
+#include "kiln/LayerGroup/GroupSearch.h"
 #include "kiln/LayerGroup/Slicing.h"
 #include "kiln/Support/Names.h"
 #include "kiln/abi/cost.h"
 #include "mlir/Dialect/Quant/QuantTypes.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <cstring>
 
@@ -131,19 +134,41 @@ bool zeroIsZero(top::WeightOp w) {
   return true;
 }
 
+/// Constant filter and bias (or none) of a plain or quantized dtype, the
+/// filter's 0 being the value 0.
+bool hasFoldableWeights(Operation *op) {
+  auto filter = op->getOperand(1).getDefiningOp<top::WeightOp>();
+  if (!filter || !weightData(filter) || !zeroIsZero(filter))
+    return false;
+  Value bias = op->getOperand(2);
+  if (isa<NoneType>(bias.getType()))
+    return true;
+  auto biasOp = bias.getDefiningOp<top::WeightOp>();
+  return biasOp && weightData(biasOp);
+}
+
+/// A deconv whose kernel is as tall as its H stride, without H padding:
+/// input row i writes output rows S*i + ky, so kernel row ky computes block
+/// ky of the output folded by S, a deconv in W only.
+bool isFoldableDeconv(tpu::Deconv2DOp deconv) {
+  auto in = rankedType(deconv.getInput()), out = rankedType(deconv.getOutput());
+  if (!in || !out || in.getRank() != 4 || !in.hasStaticShape() || !out.hasStaticShape())
+    return false;
+  ArrayRef<int64_t> k = deconv.getKernelShape(), st = deconv.getStrides(),
+                    pads = deconv.getPads();
+  return deconv.getGroup() == 1 && k[0] == st[0] && k[0] > 1 &&
+         deconv.getDilations()[0] == 1 && pads[0] == 0 && pads[2] == 0 &&
+         out.getDimSize(2) == in.getDimSize(2) * st[0] && hasFoldableWeights(deconv);
+}
+
 /// A conv this pass can fold: one group, one-row steps in H, a constant
 /// filter and bias of a plain or quantized dtype.
 bool isFoldableConv(tpu::Conv2DOp conv) {
   auto in = rankedType(conv.getInput()), out = rankedType(conv.getOutput());
-  auto filter = conv.getFilter().getDefiningOp<top::WeightOp>();
   if (!in || !out || in.getRank() != 4 || !in.hasStaticShape() || !out.hasStaticShape() ||
-      conv.getGroup() != 1 || conv.getStrides()[0] != 1 || conv.getDilations()[0] != 1 ||
-      !filter || !weightData(filter) || !zeroIsZero(filter))
+      conv.getGroup() != 1 || conv.getStrides()[0] != 1 || conv.getDilations()[0] != 1)
     return false;
-  if (isa<NoneType>(conv.getBias().getType()))
-    return true;
-  auto bias = conv.getBias().getDefiningOp<top::WeightOp>();
-  return bias && weightData(bias);
+  return hasFoldableWeights(conv);
 }
 
 /// Whether `op` (pointwise) can run on `v` folded: its other operands are
@@ -184,9 +209,9 @@ bool isFoldableInnerConv(Operation *op, Value v) {
 
 /// The ops folded with `first`: it, then its single user while that user can
 /// run folded.
-SmallVector<Operation *> chainFrom(tpu::Conv2DOp first) {
+SmallVector<Operation *> chainFrom(Operation *first) {
   SmallVector<Operation *> chain{first};
-  Value v = first.getOutput();
+  Value v = first->getResult(0);
   while (v.hasOneUse()) {
     Operation *user = *v.getUsers().begin();
     if (!isFoldableInnerConv(user, v) && !isFoldablePointwise(user, v))
@@ -277,6 +302,40 @@ Operation *foldConv(OpBuilder &b, tpu::Conv2DOp conv, Value input, int64_t rows,
   return newConv;
 }
 
+/// The deconv on output rows folded by its H stride S:
+/// W'[r*O + o, i, 0, x] = W[o, i, r, x], kernel and stride 1 in H.
+Operation *foldDeconv(OpBuilder &b, tpu::Deconv2DOp deconv) {
+  auto filterOp = deconv.getFilter().getDefiningOp<top::WeightOp>();
+  auto filterType = cast<RankedTensorType>(filterOp.getType());
+  auto [bytes, element] = *weightData(filterOp);
+  size_t size = bytes.size() / filterType.getNumElements();
+  int64_t oc = filterType.getDimSize(0), ic = filterType.getDimSize(1),
+          kh = filterType.getDimSize(2), kw = filterType.getDimSize(3);
+  std::vector<uint8_t> folded(bytes.size());
+  for (int64_t r = 0; r < kh; ++r)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t i = 0; i < ic; ++i)
+        std::memcpy(&folded[(((r * oc + o) * ic + i) * kw) * size],
+                    &bytes[(((o * ic + i) * kh + r) * kw) * size], kw * size);
+  Value filter = makeWeight(b, filterOp, {kh * oc, ic, 1, kw}, element, folded, kh);
+  Value bias;
+  if (auto biasOp = deconv.getBias().getDefiningOp<top::WeightOp>())
+    bias = tileWeight(b, biasOp, 0, kh);
+  auto newDeconv = cast<tpu::Deconv2DOp>(b.clone(*deconv));
+  newDeconv->setLoc(kiln::derivedLoc(deconv, "_row_folded", "deconv"));
+  newDeconv.getFilterMutable().assign(filter);
+  if (bias)
+    newDeconv.getBiasMutable().assign(bias);
+  ArrayRef<int64_t> k = deconv.getKernelShape(), st = deconv.getStrides(),
+                    pads = deconv.getPads(), dil = deconv.getDilations();
+  newDeconv.setKernelShape({1, k[1]});
+  newDeconv.setStrides({1, st[1]});
+  newDeconv.setPads({0, pads[1], 0, pads[3]});
+  newDeconv.setDilations({1, dil[1]});
+  newDeconv.getOutput().setType(foldedType(rankedType(deconv.getOutput()), kh));
+  return newDeconv;
+}
+
 Operation *foldPointwise(OpBuilder &b, Operation *op, Value from, Value to, int64_t rows) {
   SmallVector<Value> operands;
   for (OpOperand &use : op->getOpOperands()) {
@@ -296,6 +355,9 @@ Operation *foldPointwise(OpBuilder &b, Operation *op, Value from, Value to, int6
   folded->getResult(0).setType(foldedType(rankedType(op->getResult(0)), rows));
   return folded;
 }
+
+/// The group search's longest group (tpu-layer-group's default).
+constexpr unsigned kGroupSearchOps = 16;
 
 uint64_t tiuCycles(ArrayRef<Operation *> ops) {
   uint64_t cycles = 0;
@@ -330,11 +392,13 @@ SmallVector<Operation *> buildFolded(ArrayRef<Operation *> chain, int64_t rows) 
   Value from, to;
   for (Operation *op : chain) {
     OpBuilder b(op);
-    Operation *folded =
-        built.empty() ? foldConv(b, cast<tpu::Conv2DOp>(op), cast<tpu::Conv2DOp>(op).getInput(),
-                                 rows, true)
-        : isa<tpu::Conv2DOp>(op) ? foldConv(b, cast<tpu::Conv2DOp>(op), to, rows, false)
-                                 : foldPointwise(b, op, from, to, rows);
+    Operation *folded;
+    if (auto deconv = dyn_cast<tpu::Deconv2DOp>(op))
+      folded = foldDeconv(b, deconv);
+    else if (auto conv = dyn_cast<tpu::Conv2DOp>(op))
+      folded = foldConv(b, conv, built.empty() ? conv.getInput() : to, rows, built.empty());
+    else
+      folded = foldPointwise(b, op, from, to, rows);
     built.push_back(folded);
     from = op->getResult(0);
     to = folded->getResult(0);
@@ -350,30 +414,74 @@ SmallVector<Operation *> buildFolded(ArrayRef<Operation *> chain, int64_t rows) 
   return built;
 }
 
-/// Folds the chain starting at `conv` by the row count with the fewest TIU
-/// cycles, if that is fewer than unfolded; returns the ops it replaced.
-SmallVector<Operation *> foldChain(tpu::Conv2DOp conv) {
-  if (!isFoldableConv(conv))
+/// Modelled cycles of the layer groups the group search would form from the
+/// runs of TIU ops holding any of `ops`; nullopt if a run cannot be grouped.
+std::optional<uint64_t> groupedCycles(Block &block, ArrayRef<Operation *> ops) {
+  // A trial may not fit; the real search reports what does not.
+  ScopedDiagnosticHandler quiet(block.getParentOp()->getContext(),
+                                [](Diagnostic &) { return success(); });
+  auto records = [](ArrayRef<Operation *> run) -> std::optional<std::vector<kiln_tiu_cmd>> {
+    std::vector<kiln_tiu_cmd> out;
+    for (Operation *op : run) {
+      std::optional<kiln_tiu_cmd> record = codegen::tryTiuRecord(op);
+      if (!record)
+        return std::nullopt;
+      out.push_back(*record);
+    }
+    return out;
+  };
+  llvm::SmallPtrSet<Operation *, 8> wanted(ops.begin(), ops.end());
+  uint64_t cycles = 0;
+  for (ArrayRef<Operation *> run : lg::tiuRuns(block)) {
+    // The ops within a group's reach of the wanted ones: farther groups are
+    // the same either way.
+    size_t lo = run.size(), hi = 0;
+    for (auto [i, op] : llvm::enumerate(run))
+      if (wanted.contains(op)) {
+        lo = std::min(lo, i);
+        hi = i + 1;
+      }
+    if (lo >= hi)
+      continue;
+    lo = lo > kGroupSearchOps ? lo - kGroupSearchOps : 0;
+    hi = std::min(run.size(), hi + kGroupSearchOps);
+    FailureOr<std::vector<lg::GroupChoice>> groups =
+        lg::searchGroups(run.slice(lo, hi - lo), kGroupSearchOps, records);
+    if (failed(groups))
+      return std::nullopt;
+    for (const lg::GroupChoice &group : *groups)
+      cycles += group.cycles;
+  }
+  return cycles;
+}
+
+/// The chain's ops and the readers of its result: what folding regroups.
+SmallVector<Operation *> touchedBy(ArrayRef<Operation *> chain, Value end) {
+  SmallVector<Operation *> ops(chain);
+  for (Operation *user : end.getUsers())
+    ops.push_back(user);
+  return ops;
+}
+
+/// Folds the chain starting at `first` by the row count with the fewest TIU
+/// cycles, if the layer groups formed around it then run faster; returns the
+/// ops it replaced.
+SmallVector<Operation *> foldChain(Operation *first) {
+  auto deconv = dyn_cast<tpu::Deconv2DOp>(first);
+  auto conv = dyn_cast<tpu::Conv2DOp>(first);
+  if (deconv ? !isFoldableDeconv(deconv) : !conv || !isFoldableConv(conv))
     return {};
-  SmallVector<Operation *> chain = chainFrom(conv);
+  SmallVector<Operation *> chain = chainFrom(first);
   int64_t widest = 0;
   for (Operation *op : chain)
     widest = std::max(widest, rankedType(op->getResult(0)).getDimSize(1));
-  int64_t height = rankedType(conv.getOutput()).getDimSize(2);
-  // Unfolding happens on the way to DDR: a result that TIU ops read, which
-  // a layer group could have kept in LMEM, now makes a round trip.
-  Value end = chain.back()->getResult(0);
-  uint64_t roundTrip = 0;
-  if (llvm::any_of(end.getUsers(), [](Operation *u) { return u->hasTrait<tpu::RunsOnTiu>(); })) {
-    uint64_t bytes = tpu::tensorBytes(rankedType(end));
-    roundTrip = bytes * 1000 / KILN_GDMA_MBPC_LMEM_TO_DDR + bytes * 1000 / KILN_GDMA_MBPC_DDR_TO_LMEM;
-  }
+  int64_t height = rankedType(first->getResult(0)).getDimSize(2);
+  // A deconv folds by its stride, a conv by any R that divides the rows.
+  int64_t minRows = deconv ? deconv.getStrides()[0] : 2;
+  int64_t maxRows = deconv ? minRows : KILN_NPU_NUM / widest;
   uint64_t best = tiuCycles(chain);
-  if (best == UINT64_MAX || best <= roundTrip)
-    return {};
-  best -= roundTrip;
   int64_t bestRows = 0;
-  for (int64_t rows = 2; rows * widest <= KILN_NPU_NUM; ++rows) {
+  for (int64_t rows = minRows; rows <= maxRows && rows * widest <= KILN_NPU_NUM; ++rows) {
     if (height % rows)
       continue;
     SmallVector<Operation *> built = buildFolded(chain, rows);
@@ -386,8 +494,21 @@ SmallVector<Operation *> foldChain(tpu::Conv2DOp conv) {
   }
   if (!bestRows)
     return {};
+  // Fewer TIU cycles may still cost more: unfolding happens on the way to
+  // DDR, so a result that a layer group could have kept in LMEM makes a
+  // round trip, and the groups around the chain change.
+  Block &block = *first->getBlock();
+  Value end = chain.back()->getResult(0);
+  std::optional<uint64_t> before = groupedCycles(block, touchedBy(chain, end));
   SmallVector<Operation *> built = buildFolded(chain, bestRows);
-  chain.back()->getResult(0).replaceAllUsesWith(built.back()->getResult(0));
+  Value unfolded = built.back()->getResult(0);
+  end.replaceAllUsesWith(unfolded);
+  std::optional<uint64_t> after = groupedCycles(block, touchedBy(built, unfolded));
+  if (!before || !after || *after >= *before) {
+    unfolded.replaceAllUsesWith(end);
+    eraseAll(built);
+    return {};
+  }
   SmallVector<Operation *> replaced(chain);
   eraseAll(chain);
   return replaced;
@@ -395,12 +516,15 @@ SmallVector<Operation *> foldChain(tpu::Conv2DOp conv) {
 
 struct FoldOutputRowsPass : public tpu::impl::TpuFoldOutputRowsBase<FoldOutputRowsPass> {
   void runOnOperation() override {
-    SmallVector<tpu::Conv2DOp> convs;
-    getOperation().walk([&](tpu::Conv2DOp conv) { convs.push_back(conv); });
+    SmallVector<Operation *> starts;
+    getOperation().walk([&](Operation *op) {
+      if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(op))
+        starts.push_back(op);
+    });
     llvm::DenseSet<Operation *> erased;
-    for (tpu::Conv2DOp conv : convs)
-      if (!erased.contains(conv))
-        for (Operation *op : foldChain(conv))
+    for (Operation *start : starts)
+      if (!erased.contains(start))
+        for (Operation *op : foldChain(start))
           erased.insert(op);
   }
 };

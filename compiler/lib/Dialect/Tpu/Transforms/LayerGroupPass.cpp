@@ -129,22 +129,8 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
     func::FuncOp func = getOperation();
     RecordCache records;
     auto recordsOf = [&](ArrayRef<Operation *> ops) { return records.of(ops); };
-    // Runs of TIU ops; reshapes, concats, DMA ops and the return read DDR,
-    // so what they consume must be stored first.
-    SmallVector<SmallVector<Operation *>> runs(1);
-    for (Operation &op : func.getBody().front()) {
-      if (isa<top::WeightOp, top::NoneOp>(op))
-        continue;
-      if (op.hasTrait<tpu::RunsOnTiu>())
-        runs.back().push_back(&op);
-      else if (lg::isFilterView(&op) &&
-               llvm::is_contained(runs.back(), op.getOperand(0).getDefiningOp()))
-        continue; // a filter formed in the run may join its conv's group
-      else if (!runs.back().empty())
-        runs.emplace_back();
-    }
     std::vector<lg::GroupChoice> groups;
-    for (ArrayRef<Operation *> run : runs) {
+    for (ArrayRef<Operation *> run : lg::tiuRuns(func.getBody().front())) {
       FailureOr<std::vector<lg::GroupChoice>> found =
           lg::searchGroups(run, enabled ? maxGroupOps : 1, recordsOf);
       if (failed(found))

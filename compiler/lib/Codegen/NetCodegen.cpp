@@ -195,8 +195,12 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
     }
     if (isa<tpu::GroupOp, tpu::ConcatOp, tpu::DmaOp, tpu::ReshapeOp, tpu::ViewOp,
             tpu::UnfoldRowsOp>(op))
-      for (Value r : op.getResults())
+      for (Value r : op.getResults()) {
+        // Folded rows lie interleaved in the unfold's result, described instead.
+        if (llvm::any_of(r.getUsers(), [](Operation *u) { return isa<tpu::UnfoldRowsOp>(u); }))
+          continue;
         net.tensors.push_back(describe(r, nameOf(r), *live));
+      }
   }
   if ((int64_t)net.groups.size() != live->stepCount()) {
     func.emitError("codegen: ") << net.groups.size() << " groups but the activation plan has "

@@ -1,19 +1,20 @@
 // RUN: kiln-opt %s -split-input-file -tpu-fold-output-rows | FileCheck %s
 
 // U-Net's last decoder stage in F16: 16-channel convs fill 16 of the 64
-// lanes. The chain computes 4 rows per pass on 64 lanes: the first conv gets
-// a 6-row kernel and stride 4, the second reads the folded rows through a
-// 3-row kernel over 64 channels, the 1x1 conv and the cast run folded, and
-// tpu.unfold_rows ends the chain. Per-channel operands repeat per block.
+// lanes. The chain computes 2 rows per pass on 32 lanes (the row count the
+// layer groups around it model fastest): the first conv gets a 4-row kernel
+// and stride 2, the second reads the folded rows through a 3-row kernel over
+// 32 channels, the 1x1 conv and the cast run folded, and tpu.unfold_rows
+// ends the chain. Per-channel operands repeat per block.
 // CHECK-LABEL: func.func @unet_decoder
-// CHECK: %[[B0:.*]] = top.weight {value = dense<[1.000000e+00, 2.000000e+00, {{.*}}, 1.600000e+01, 1.000000e+00, 2.000000e+00, {{.*}}]> : tensor<64xf32>}
-// CHECK: %[[C0:.*]] = tpu.conv2d %arg0, %{{.*}}, %[[B0]] {{{.*}}kernel_shape = array<i64: 6, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 4, 1>}
-// CHECK-SAME: (tensor<1x32x64x64xf16>, tensor<64x32x6x3xf16>, tensor<64xf32>) -> tensor<1x64x16x64xf16>
+// CHECK: %[[B0:.*]] = top.weight {value = dense<[1.000000e+00, 2.000000e+00, {{.*}}, 1.600000e+01, 1.000000e+00, 2.000000e+00, {{.*}}]> : tensor<32xf32>}
+// CHECK: %[[C0:.*]] = tpu.conv2d %arg0, %{{.*}}, %[[B0]] {{{.*}}kernel_shape = array<i64: 4, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 1>}
+// CHECK-SAME: (tensor<1x32x64x64xf16>, tensor<32x32x4x3xf16>, tensor<32xf32>) -> tensor<1x32x32x64xf16>
 // CHECK: %[[C1:.*]] = tpu.conv2d %[[C0]], {{.*}}kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
-// CHECK-SAME: (tensor<1x64x16x64xf16>, tensor<64x64x3x3xf16>, none) -> tensor<1x64x16x64xf16>
-// CHECK: %[[C2:.*]] = tpu.conv2d %[[C1]], {{.*}} -> tensor<1x24x16x64xf16>
-// CHECK: %[[CAST:.*]] = tpu.cast %[[C2]] : (tensor<1x24x16x64xf16>) -> tensor<1x24x16x64xf32>
-// CHECK: %[[OUT:.*]] = tpu.unfold_rows %[[CAST]] {rows = 4 : i64} : (tensor<1x24x16x64xf32>) -> tensor<1x6x64x64xf32>
+// CHECK-SAME: (tensor<1x32x32x64xf16>, tensor<32x32x3x3xf16>, none) -> tensor<1x32x32x64xf16>
+// CHECK: %[[C2:.*]] = tpu.conv2d %[[C1]], {{.*}} -> tensor<1x12x32x64xf16>
+// CHECK: %[[CAST:.*]] = tpu.cast %[[C2]] : (tensor<1x12x32x64xf16>) -> tensor<1x12x32x64xf32>
+// CHECK: %[[OUT:.*]] = tpu.unfold_rows %[[CAST]] {rows = 2 : i64} : (tensor<1x12x32x64xf32>) -> tensor<1x6x64x64xf32>
 // CHECK: return %[[OUT]]
 func.func @unet_decoder(%x: tensor<1x32x64x64xf16>) -> tensor<1x6x64x64xf32> {
   %w0 = top.weight {value = dense<5.000000e-01> : tensor<16x32x3x3xf16>} : tensor<16x32x3x3xf16>
@@ -115,4 +116,26 @@ func.func @overlapping_deconv(%x: tensor<1x24x32x32xf16>) -> tensor<1x16x64x64xf
   %n = top.none
   %0 = tpu.deconv2d %x, %w, %n {kernel_shape = array<i64: 4, 4>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x24x32x32xf16>, tensor<16x24x4x4xf16>, none) -> tensor<1x16x64x64xf16>
   return %0 : tensor<1x16x64x64xf16>
+}
+
+// -----
+
+// A DB head's two ConvTransposes: the first computes 2 rows per pass; the
+// second reads those 2 folded rows and computes 4 (2 per input block), a
+// deconv in W over the 48 folded channels: its filter holds block b's
+// kernel rows at input channels [24b, 24b + 24). One unfold_rows by 4.
+// CHECK-LABEL: func.func @db_head_deconvs
+// CHECK: %[[D0:.*]] = tpu.deconv2d %arg0, {{.*}}kernel_shape = array<i64: 1, 2>{{.*}}strides = array<i64: 1, 2>}
+// CHECK-SAME: (tensor<1x24x80x80xf16>, tensor<48x24x1x2xf16>, tensor<48xf32>) -> tensor<1x48x80x160xf16>
+// CHECK: %[[D1:.*]] = tpu.deconv2d %[[D0]], {{.*}}kernel_shape = array<i64: 1, 2>{{.*}}strides = array<i64: 1, 2>}
+// CHECK-SAME: (tensor<1x48x80x160xf16>, tensor<4x48x1x2xf16>, none) -> tensor<1x4x80x320xf16>
+// CHECK: tpu.unfold_rows %[[D1]] {rows = 4 : i64} : (tensor<1x4x80x320xf16>) -> tensor<1x1x320x320xf16>
+func.func @db_head_deconvs(%x: tensor<1x24x80x80xf16>) -> tensor<1x1x320x320xf16> {
+  %w0 = top.weight {value = dense<5.000000e-01> : tensor<24x24x2x2xf16>} : tensor<24x24x2x2xf16>
+  %b0 = top.weight {value = dense<1.000000e-01> : tensor<24xf32>} : tensor<24xf32>
+  %w1 = top.weight {value = dense<2.500000e-01> : tensor<1x24x2x2xf16>} : tensor<1x24x2x2xf16>
+  %n = top.none
+  %0 = tpu.deconv2d %x, %w0, %b0 {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x24x80x80xf16>, tensor<24x24x2x2xf16>, tensor<24xf32>) -> tensor<1x24x160x160xf16>
+  %1 = tpu.deconv2d %0, %w1, %n {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x24x160x160xf16>, tensor<1x24x2x2xf16>, none) -> tensor<1x1x320x320xf16>
+  return %1 : tensor<1x1x320x320xf16>
 }

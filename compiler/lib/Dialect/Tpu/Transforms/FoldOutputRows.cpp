@@ -214,7 +214,9 @@ SmallVector<Operation *> chainFrom(Operation *first) {
   Value v = first->getResult(0);
   while (v.hasOneUse()) {
     Operation *user = *v.getUsers().begin();
-    if (!isFoldableInnerConv(user, v) && !isFoldablePointwise(user, v))
+    auto deconv = dyn_cast<tpu::Deconv2DOp>(user);
+    if (!isFoldableInnerConv(user, v) && !isFoldablePointwise(user, v) &&
+        !(deconv && deconv.getInput() == v && isFoldableDeconv(deconv)))
       break;
     chain.push_back(user);
     v = user->getResult(0);
@@ -302,27 +304,32 @@ Operation *foldConv(OpBuilder &b, tpu::Conv2DOp conv, Value input, int64_t rows,
   return newConv;
 }
 
-/// The deconv on output rows folded by its H stride S:
-/// W'[r*O + o, i, 0, x] = W[o, i, r, x], kernel and stride 1 in H.
-Operation *foldDeconv(OpBuilder &b, tpu::Deconv2DOp deconv) {
+/// The deconv on input rows folded by `inRows` (1: unfolded) and output
+/// rows folded by inRows * S, S its H stride: input block b's row i is row
+/// inRows*i + b, whose kernel row a writes output row S*(inRows*i + b) + a,
+/// block S*b + a. So W'[(S*b + a)*O + o, b*C + c, 0, x] = W[o, c, a, x], a
+/// deconv in W only.
+Operation *foldDeconv(OpBuilder &b, tpu::Deconv2DOp deconv, Value input, int64_t inRows) {
   auto filterOp = deconv.getFilter().getDefiningOp<top::WeightOp>();
   auto filterType = cast<RankedTensorType>(filterOp.getType());
   auto [bytes, element] = *weightData(filterOp);
   size_t size = bytes.size() / filterType.getNumElements();
   int64_t oc = filterType.getDimSize(0), ic = filterType.getDimSize(1),
-          kh = filterType.getDimSize(2), kw = filterType.getDimSize(3);
-  std::vector<uint8_t> folded(bytes.size());
-  for (int64_t r = 0; r < kh; ++r)
-    for (int64_t o = 0; o < oc; ++o)
-      for (int64_t i = 0; i < ic; ++i)
-        std::memcpy(&folded[(((r * oc + o) * ic + i) * kw) * size],
-                    &bytes[(((o * ic + i) * kh + r) * kw) * size], kw * size);
-  Value filter = makeWeight(b, filterOp, {kh * oc, ic, 1, kw}, element, folded, kh);
+          kh = filterType.getDimSize(2), kw = filterType.getDimSize(3), rows = inRows * kh;
+  std::vector<uint8_t> folded(rows * oc * inRows * ic * kw * size, 0);
+  for (int64_t blk = 0; blk < inRows; ++blk)
+    for (int64_t a = 0; a < kh; ++a)
+      for (int64_t o = 0; o < oc; ++o)
+        for (int64_t i = 0; i < ic; ++i)
+          std::memcpy(&folded[((((kh * blk + a) * oc + o) * inRows + blk) * ic + i) * kw * size],
+                      &bytes[(((o * ic + i) * kh + a) * kw) * size], kw * size);
+  Value filter = makeWeight(b, filterOp, {rows * oc, inRows * ic, 1, kw}, element, folded, rows);
   Value bias;
   if (auto biasOp = deconv.getBias().getDefiningOp<top::WeightOp>())
-    bias = tileWeight(b, biasOp, 0, kh);
+    bias = tileWeight(b, biasOp, 0, rows);
   auto newDeconv = cast<tpu::Deconv2DOp>(b.clone(*deconv));
   newDeconv->setLoc(kiln::derivedLoc(deconv, "_row_folded", "deconv"));
+  newDeconv.getInputMutable().assign(input);
   newDeconv.getFilterMutable().assign(filter);
   if (bias)
     newDeconv.getBiasMutable().assign(bias);
@@ -332,8 +339,21 @@ Operation *foldDeconv(OpBuilder &b, tpu::Deconv2DOp deconv) {
   newDeconv.setStrides({1, st[1]});
   newDeconv.setPads({0, pads[1], 0, pads[3]});
   newDeconv.setDilations({1, dil[1]});
-  newDeconv.getOutput().setType(foldedType(rankedType(deconv.getOutput()), kh));
+  newDeconv.getOutput().setType(foldedType(rankedType(deconv.getOutput()), rows));
   return newDeconv;
+}
+
+/// The rows each op of the chain computes per pass when the first one
+/// computes `rows`: a deconv multiplies them by its H stride.
+SmallVector<int64_t> foldFactors(ArrayRef<Operation *> chain, int64_t rows) {
+  SmallVector<int64_t> factors;
+  for (auto [i, op] : llvm::enumerate(chain)) {
+    if (i > 0)
+      if (auto deconv = dyn_cast<tpu::Deconv2DOp>(op))
+        rows *= deconv.getStrides()[0];
+    factors.push_back(rows);
+  }
+  return factors;
 }
 
 Operation *foldPointwise(OpBuilder &b, Operation *op, Value from, Value to, int64_t rows) {
@@ -358,6 +378,8 @@ Operation *foldPointwise(OpBuilder &b, Operation *op, Value from, Value to, int6
 
 /// The group search's longest group (tpu-layer-group's default).
 constexpr unsigned kGroupSearchOps = 16;
+/// Row counts per chain costed by the group search (compile time).
+constexpr size_t kRowCountsCosted = 3;
 
 uint64_t tiuCycles(ArrayRef<Operation *> ops) {
   uint64_t cycles = 0;
@@ -389,16 +411,18 @@ void eraseAll(ArrayRef<Operation *> ops) {
 /// order (the unfold last).
 SmallVector<Operation *> buildFolded(ArrayRef<Operation *> chain, int64_t rows) {
   SmallVector<Operation *> built;
+  SmallVector<int64_t> factors = foldFactors(chain, rows);
   Value from, to;
-  for (Operation *op : chain) {
+  for (auto [op, factor] : llvm::zip(chain, factors)) {
     OpBuilder b(op);
     Operation *folded;
     if (auto deconv = dyn_cast<tpu::Deconv2DOp>(op))
-      folded = foldDeconv(b, deconv);
+      folded = built.empty() ? foldDeconv(b, deconv, deconv.getInput(), 1)
+                             : foldDeconv(b, deconv, to, factor / deconv.getStrides()[0]);
     else if (auto conv = dyn_cast<tpu::Conv2DOp>(op))
-      folded = foldConv(b, conv, built.empty() ? conv.getInput() : to, rows, built.empty());
+      folded = foldConv(b, conv, built.empty() ? conv.getInput() : to, factor, built.empty());
     else
-      folded = foldPointwise(b, op, from, to, rows);
+      folded = foldPointwise(b, op, from, to, factor);
     built.push_back(folded);
     from = op->getResult(0);
     to = folded->getResult(0);
@@ -410,7 +434,7 @@ SmallVector<Operation *> buildFolded(ArrayRef<Operation *> chain, int64_t rows) 
       firstUser = user;
   OpBuilder b(firstUser);
   built.push_back(b.create<tpu::UnfoldRowsOp>(chain.back()->getLoc(), from.getType(), to,
-                                              b.getI64IntegerAttr(rows)));
+                                              b.getI64IntegerAttr(factors.back())));
   return built;
 }
 
@@ -471,44 +495,66 @@ SmallVector<Operation *> foldChain(Operation *first) {
   auto conv = dyn_cast<tpu::Conv2DOp>(first);
   if (deconv ? !isFoldableDeconv(deconv) : !conv || !isFoldableConv(conv))
     return {};
-  SmallVector<Operation *> chain = chainFrom(first);
-  int64_t widest = 0;
-  for (Operation *op : chain)
-    widest = std::max(widest, rankedType(op->getResult(0)).getDimSize(1));
+  SmallVector<Operation *> longest = chainFrom(first);
   int64_t height = rankedType(first->getResult(0)).getDimSize(2);
   // A deconv folds by its stride, a conv by any R that divides the rows.
   int64_t minRows = deconv ? deconv.getStrides()[0] : 2;
-  int64_t maxRows = deconv ? minRows : KILN_NPU_NUM / widest;
-  uint64_t best = tiuCycles(chain);
-  int64_t bestRows = 0;
-  for (int64_t rows = minRows; rows <= maxRows && rows * widest <= KILN_NPU_NUM; ++rows) {
+  int64_t maxRows = deconv ? minRows : KILN_NPU_NUM;
+  // The ops folded by `rows`: the chain while their folded channels fit
+  // the lanes (a deconv multiplies the rows).
+  auto chainFor = [&](int64_t rows) {
+    ArrayRef<Operation *> ops = longest;
+    SmallVector<int64_t> factors = foldFactors(ops, rows);
+    size_t n = 0;
+    while (n < ops.size() &&
+           factors[n] * rankedType(ops[n]->getResult(0)).getDimSize(1) <= KILN_NPU_NUM)
+      ++n;
+    return SmallVector<Operation *>(ops.take_front(n));
+  };
+  // Row counts that save TIU cycles, most saved first.
+  SmallVector<std::pair<uint64_t, int64_t>> saving;
+  for (int64_t rows = minRows; rows <= maxRows; ++rows) {
+    SmallVector<Operation *> ops = chainFor(rows);
+    if (ops.empty())
+      break;
     if (height % rows)
       continue;
-    SmallVector<Operation *> built = buildFolded(chain, rows);
+    uint64_t unfolded = tiuCycles(ops);
+    SmallVector<Operation *> built = buildFolded(ops, rows);
     uint64_t cycles = tiuCycles(ArrayRef<Operation *>(built).drop_back());
     eraseAll(built);
-    if (cycles < best) {
-      best = cycles;
+    if (unfolded != UINT64_MAX && cycles < unfolded)
+      saving.push_back({unfolded - cycles, rows});
+  }
+  llvm::sort(saving, [](auto a, auto b) { return a.first > b.first; });
+  // Fewer TIU cycles may still cost more: unfolding happens on the way to
+  // DDR, so a result that a layer group could have kept in LMEM makes a
+  // round trip, each row block is a store command of its own, and the
+  // groups around the chain change. The few most promising row counts are
+  // costed as the group search would group them.
+  Block &block = *first->getBlock();
+  uint64_t bestGain = 0;
+  int64_t bestRows = 0;
+  for (auto [saved, rows] : ArrayRef(saving).take_front(kRowCountsCosted)) {
+    SmallVector<Operation *> chain = chainFor(rows);
+    Value end = chain.back()->getResult(0);
+    std::optional<uint64_t> before = groupedCycles(block, touchedBy(chain, end));
+    SmallVector<Operation *> built = buildFolded(chain, rows);
+    Value unfolded = built.back()->getResult(0);
+    end.replaceAllUsesWith(unfolded);
+    std::optional<uint64_t> after = groupedCycles(block, touchedBy(built, unfolded));
+    unfolded.replaceAllUsesWith(end);
+    eraseAll(built);
+    if (before && after && *after < *before && *before - *after > bestGain) {
+      bestGain = *before - *after;
       bestRows = rows;
     }
   }
   if (!bestRows)
     return {};
-  // Fewer TIU cycles may still cost more: unfolding happens on the way to
-  // DDR, so a result that a layer group could have kept in LMEM makes a
-  // round trip, and the groups around the chain change.
-  Block &block = *first->getBlock();
-  Value end = chain.back()->getResult(0);
-  std::optional<uint64_t> before = groupedCycles(block, touchedBy(chain, end));
+  SmallVector<Operation *> chain = chainFor(bestRows);
   SmallVector<Operation *> built = buildFolded(chain, bestRows);
-  Value unfolded = built.back()->getResult(0);
-  end.replaceAllUsesWith(unfolded);
-  std::optional<uint64_t> after = groupedCycles(block, touchedBy(built, unfolded));
-  if (!before || !after || *after >= *before) {
-    unfolded.replaceAllUsesWith(end);
-    eraseAll(built);
-    return {};
-  }
+  chain.back()->getResult(0).replaceAllUsesWith(built.back()->getResult(0));
   SmallVector<Operation *> replaced(chain);
   eraseAll(chain);
   return replaced;

@@ -84,6 +84,21 @@ static TensorDesc describe(Value v, std::string name, const tpu::DdrLiveness &li
 }
 
 /// Whether a byte-moving op's inputs hold their values as its result does.
+/// A group result whose stored value holds row-folded channel blocks
+/// (tpu.folded_rows): in DDR it is either an intermediate of a folded chain
+/// or interleaved into an unfold_rows result.
+static bool isFoldedRows(Value result) {
+  auto group = result.getDefiningOp<tpu::GroupOp>();
+  if (!group)
+    return false;
+  auto yield = cast<tpu::YieldOp>(group.getBody().front().getTerminator());
+  Value stored = yield.getOperand(cast<OpResult>(result).getResultNumber());
+  if (auto store = stored.getDefiningOp<tpu::StoreOp>())
+    stored = store.getInput();
+  Operation *def = stored.getDefiningOp();
+  return def && def->hasAttr(tpu::TpuDialect::foldedRowsAttrName());
+}
+
 static bool movesSameStorage(Operation *op) {
   Type out = op->getResult(0).getType();
   tpu::QuantParams qo = tpu::quantParamsOf(out);
@@ -196,8 +211,8 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
     if (isa<tpu::GroupOp, tpu::ConcatOp, tpu::DmaOp, tpu::ReshapeOp, tpu::ViewOp,
             tpu::UnfoldRowsOp>(op))
       for (Value r : op.getResults()) {
-        // Folded rows lie interleaved in the unfold's result, described instead.
-        if (llvm::any_of(r.getUsers(), [](Operation *u) { return isa<tpu::UnfoldRowsOp>(u); }))
+        // Folded rows are no model tensor (the unfold's result is).
+        if (isFoldedRows(r))
           continue;
         net.tensors.push_back(describe(r, nameOf(r), *live));
       }

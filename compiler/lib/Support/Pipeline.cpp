@@ -48,7 +48,13 @@ void kiln::addTpuLoweringPipeline(PassManager &pm, const PipelineOptions &option
   // Here, not in the backend: the Tpu interpreter runs what the chip runs.
   pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldStemRows());
   pm.addNestedPass<func::FuncOp>(tpu::createTpuSpreadLanes());
-  pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldOutputRows());
+  // Folded intermediates are no model tensors: not when each op is its own
+  // group or every activation is kept for inspection.
+  if (options.layerGroups && !options.keepTensors) {
+    tpu::TpuFoldOutputRowsOptions fold;
+    fold.maxGroupOps = options.maxGroupOps;
+    pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldOutputRows(fold));
+  }
 }
 
 void kiln::addTpuPipeline(PassManager &pm, const PipelineOptions &options) {

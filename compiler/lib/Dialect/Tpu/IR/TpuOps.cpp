@@ -126,10 +126,24 @@ void TpuDialect::initialize() {
       >();
 }
 
-/// `tpu.lmem` places a value of a tpu.group's body inside a lane. The module
-/// facts tpu-address-assign records (tpu.coeff_size, tpu.neuron_size,
-/// tpu.activation_peak, tpu.keep_tensors) are plain integers and units.
+/// `tpu.lmem` places a value of a tpu.group's body inside a lane;
+/// `tpu.folded_rows` says an op's one 4-D result holds R rows per row as R
+/// channel blocks. The module facts tpu-address-assign records
+/// (tpu.coeff_size, tpu.neuron_size, tpu.activation_peak, tpu.keep_tensors)
+/// are plain integers and units.
 LogicalResult TpuDialect::verifyOperationAttribute(Operation *op, NamedAttribute attr) {
+  if (attr.getName() == foldedRowsAttrName()) {
+    auto rows = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!rows || rows.getInt() < 2)
+      return op->emitError("'tpu.folded_rows' must be an integer of at least 2");
+    auto type = op->getNumResults() == 1
+                    ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                    : RankedTensorType();
+    if (!type || type.getRank() != 4 || type.getDimSize(1) % rows.getInt() != 0)
+      return op->emitError("'tpu.folded_rows' needs one 4-D result whose channels "
+                           "are whole row blocks");
+    return success();
+  }
   if (attr.getName() != lmemAttrName())
     return success();
   auto lmem = dyn_cast<LmemAttr>(attr.getValue());

@@ -147,18 +147,35 @@ bool hasFoldableWeights(Operation *op) {
   return biasOp && weightData(biasOp);
 }
 
-/// A deconv whose kernel is as tall as its H stride, without H padding:
-/// input row i writes output rows S*i + ky, so kernel row ky computes block
-/// ky of the output folded by S, a deconv in W only.
+/// Where a deconv's kernel rows land when its output rows are folded by
+/// R = inRows * S (S its H stride, inRows the input's fold, 1 if unfolded):
+/// input block b's row i, kernel row ky, writes output row
+/// S*(inRows*i + b) + ky - pad, which is block t - R*d of folded row i + d,
+/// t = S*b + ky - pad, d = floor(t / R). So the folded deconv has H stride
+/// 1, kernel rows for d in [first, last] and pads -first and last.
+struct DeconvTaps {
+  int64_t first = 0, last = 0;
+  DeconvTaps(int64_t kh, int64_t stride, int64_t pad, int64_t inRows) {
+    int64_t rows = inRows * stride;
+    first = floorDiv(-pad, rows);
+    last = floorDiv(stride * (inRows - 1) + kh - 1 - pad, rows);
+  }
+  int64_t height() const { return last - first + 1; }
+};
+
+/// A deconv that computes whole folded rows: every output row of the
+/// result's height S*H is written, and the folded kernel needs no negative
+/// padding.
 bool isFoldableDeconv(tpu::Deconv2DOp deconv) {
   auto in = rankedType(deconv.getInput()), out = rankedType(deconv.getOutput());
   if (!in || !out || in.getRank() != 4 || !in.hasStaticShape() || !out.hasStaticShape())
     return false;
   ArrayRef<int64_t> k = deconv.getKernelShape(), st = deconv.getStrides(),
                     pads = deconv.getPads();
-  return deconv.getGroup() == 1 && k[0] == st[0] && k[0] > 1 &&
-         deconv.getDilations()[0] == 1 && pads[0] == 0 && pads[2] == 0 &&
-         out.getDimSize(2) == in.getDimSize(2) * st[0] && hasFoldableWeights(deconv);
+  DeconvTaps taps(k[0], st[0], pads[0], 1);
+  return deconv.getGroup() == 1 && st[0] > 1 && deconv.getDilations()[0] == 1 &&
+         out.getDimSize(2) == in.getDimSize(2) * st[0] && taps.first <= 0 && taps.last >= 0 &&
+         hasFoldableWeights(deconv);
 }
 
 /// A conv this pass can fold: one group, one-row steps in H, a constant
@@ -305,25 +322,32 @@ Operation *foldConv(OpBuilder &b, tpu::Conv2DOp conv, Value input, int64_t rows,
 }
 
 /// The deconv on input rows folded by `inRows` (1: unfolded) and output
-/// rows folded by inRows * S, S its H stride: input block b's row i is row
-/// inRows*i + b, whose kernel row a writes output row S*(inRows*i + b) + a,
-/// block S*b + a. So W'[(S*b + a)*O + o, b*C + c, 0, x] = W[o, c, a, x], a
-/// deconv in W only.
+/// rows folded by inRows * S (DeconvTaps): a deconv with H stride 1 whose
+/// filter W'[block*O + o, b*C + c, d - first, x] = W[o, c, ky, x].
 Operation *foldDeconv(OpBuilder &b, tpu::Deconv2DOp deconv, Value input, int64_t inRows) {
   auto filterOp = deconv.getFilter().getDefiningOp<top::WeightOp>();
   auto filterType = cast<RankedTensorType>(filterOp.getType());
   auto [bytes, element] = *weightData(filterOp);
   size_t size = bytes.size() / filterType.getNumElements();
+  ArrayRef<int64_t> k = deconv.getKernelShape(), st = deconv.getStrides(),
+                    pads = deconv.getPads(), dil = deconv.getDilations();
   int64_t oc = filterType.getDimSize(0), ic = filterType.getDimSize(1),
-          kh = filterType.getDimSize(2), kw = filterType.getDimSize(3), rows = inRows * kh;
-  std::vector<uint8_t> folded(rows * oc * inRows * ic * kw * size, 0);
+          kh = filterType.getDimSize(2), kw = filterType.getDimSize(3), rows = inRows * st[0];
+  DeconvTaps taps(kh, st[0], pads[0], inRows);
+  int64_t tall = taps.height();
+  std::vector<uint8_t> folded(rows * oc * inRows * ic * tall * kw * size, 0);
   for (int64_t blk = 0; blk < inRows; ++blk)
-    for (int64_t a = 0; a < kh; ++a)
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      int64_t t = st[0] * blk + ky - pads[0], d = floorDiv(t, rows), out = t - rows * d;
       for (int64_t o = 0; o < oc; ++o)
         for (int64_t i = 0; i < ic; ++i)
-          std::memcpy(&folded[((((kh * blk + a) * oc + o) * inRows + blk) * ic + i) * kw * size],
-                      &bytes[(((o * ic + i) * kh + a) * kw) * size], kw * size);
-  Value filter = makeWeight(b, filterOp, {rows * oc, inRows * ic, 1, kw}, element, folded, rows);
+          std::memcpy(&folded[(((((out * oc + o) * inRows + blk) * ic + i) * tall) + d -
+                               taps.first) *
+                              kw * size],
+                      &bytes[(((o * ic + i) * kh + ky) * kw) * size], kw * size);
+    }
+  Value filter =
+      makeWeight(b, filterOp, {rows * oc, inRows * ic, tall, kw}, element, folded, rows);
   Value bias;
   if (auto biasOp = deconv.getBias().getDefiningOp<top::WeightOp>())
     bias = tileWeight(b, biasOp, 0, rows);
@@ -333,11 +357,9 @@ Operation *foldDeconv(OpBuilder &b, tpu::Deconv2DOp deconv, Value input, int64_t
   newDeconv.getFilterMutable().assign(filter);
   if (bias)
     newDeconv.getBiasMutable().assign(bias);
-  ArrayRef<int64_t> k = deconv.getKernelShape(), st = deconv.getStrides(),
-                    pads = deconv.getPads(), dil = deconv.getDilations();
-  newDeconv.setKernelShape({1, k[1]});
+  newDeconv.setKernelShape({tall, k[1]});
   newDeconv.setStrides({1, st[1]});
-  newDeconv.setPads({0, pads[1], 0, pads[3]});
+  newDeconv.setPads({-taps.first, pads[1], taps.last, pads[3]});
   newDeconv.setDilations({1, dil[1]});
   newDeconv.getOutput().setType(foldedType(rankedType(deconv.getOutput()), rows));
   return newDeconv;
@@ -376,8 +398,6 @@ Operation *foldPointwise(OpBuilder &b, Operation *op, Value from, Value to, int6
   return folded;
 }
 
-/// The group search's longest group (tpu-layer-group's default).
-constexpr unsigned kGroupSearchOps = 16;
 /// Row counts per chain costed by the group search (compile time).
 constexpr size_t kRowCountsCosted = 3;
 
@@ -423,6 +443,7 @@ SmallVector<Operation *> buildFolded(ArrayRef<Operation *> chain, int64_t rows) 
       folded = foldConv(b, conv, built.empty() ? conv.getInput() : to, factor, built.empty());
     else
       folded = foldPointwise(b, op, from, to, factor);
+    folded->setAttr(tpu::TpuDialect::foldedRowsAttrName(), b.getI64IntegerAttr(factor));
     built.push_back(folded);
     from = op->getResult(0);
     to = folded->getResult(0);
@@ -440,7 +461,8 @@ SmallVector<Operation *> buildFolded(ArrayRef<Operation *> chain, int64_t rows) 
 
 /// Modelled cycles of the layer groups the group search would form from the
 /// runs of TIU ops holding any of `ops`; nullopt if a run cannot be grouped.
-std::optional<uint64_t> groupedCycles(Block &block, ArrayRef<Operation *> ops) {
+std::optional<uint64_t> groupedCycles(Block &block, ArrayRef<Operation *> ops,
+                                      unsigned maxGroupOps) {
   // A trial may not fit; the real search reports what does not.
   ScopedDiagnosticHandler quiet(block.getParentOp()->getContext(),
                                 [](Diagnostic &) { return success(); });
@@ -467,10 +489,10 @@ std::optional<uint64_t> groupedCycles(Block &block, ArrayRef<Operation *> ops) {
       }
     if (lo >= hi)
       continue;
-    lo = lo > kGroupSearchOps ? lo - kGroupSearchOps : 0;
-    hi = std::min(run.size(), hi + kGroupSearchOps);
+    lo = lo > maxGroupOps ? lo - maxGroupOps : 0;
+    hi = std::min<size_t>(run.size(), hi + maxGroupOps);
     FailureOr<std::vector<lg::GroupChoice>> groups =
-        lg::searchGroups(run.slice(lo, hi - lo), kGroupSearchOps, records);
+        lg::searchGroups(run.slice(lo, hi - lo), maxGroupOps, records);
     if (failed(groups))
       return std::nullopt;
     for (const lg::GroupChoice &group : *groups)
@@ -490,7 +512,7 @@ SmallVector<Operation *> touchedBy(ArrayRef<Operation *> chain, Value end) {
 /// Folds the chain starting at `first` by the row count with the fewest TIU
 /// cycles, if the layer groups formed around it then run faster; returns the
 /// ops it replaced.
-SmallVector<Operation *> foldChain(Operation *first) {
+SmallVector<Operation *> foldChain(Operation *first, unsigned maxGroupOps) {
   auto deconv = dyn_cast<tpu::Deconv2DOp>(first);
   auto conv = dyn_cast<tpu::Conv2DOp>(first);
   if (deconv ? !isFoldableDeconv(deconv) : !conv || !isFoldableConv(conv))
@@ -538,11 +560,12 @@ SmallVector<Operation *> foldChain(Operation *first) {
   for (auto [saved, rows] : ArrayRef(saving).take_front(kRowCountsCosted)) {
     SmallVector<Operation *> chain = chainFor(rows);
     Value end = chain.back()->getResult(0);
-    std::optional<uint64_t> before = groupedCycles(block, touchedBy(chain, end));
+    std::optional<uint64_t> before = groupedCycles(block, touchedBy(chain, end), maxGroupOps);
     SmallVector<Operation *> built = buildFolded(chain, rows);
     Value unfolded = built.back()->getResult(0);
     end.replaceAllUsesWith(unfolded);
-    std::optional<uint64_t> after = groupedCycles(block, touchedBy(built, unfolded));
+    std::optional<uint64_t> after =
+        groupedCycles(block, touchedBy(built, unfolded), maxGroupOps);
     unfolded.replaceAllUsesWith(end);
     eraseAll(built);
     if (before && after && *after < *before && *before - *after > bestGain) {
@@ -561,6 +584,8 @@ SmallVector<Operation *> foldChain(Operation *first) {
 }
 
 struct FoldOutputRowsPass : public tpu::impl::TpuFoldOutputRowsBase<FoldOutputRowsPass> {
+  using TpuFoldOutputRowsBase::TpuFoldOutputRowsBase;
+
   void runOnOperation() override {
     SmallVector<Operation *> starts;
     getOperation().walk([&](Operation *op) {
@@ -570,7 +595,7 @@ struct FoldOutputRowsPass : public tpu::impl::TpuFoldOutputRowsBase<FoldOutputRo
     llvm::DenseSet<Operation *> erased;
     for (Operation *start : starts)
       if (!erased.contains(start))
-        for (Operation *op : foldChain(start))
+        for (Operation *op : foldChain(start, std::max(1u, unsigned(maxGroupOps))))
           erased.insert(op);
   }
 };

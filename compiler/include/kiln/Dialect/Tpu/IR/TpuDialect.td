@@ -12,7 +12,9 @@ def Tpu_Dialect : Dialect {
     !quant.uniform<i8:f32, scale:zero_point> (per-tensor activations) or
     !quant.uniform<i8:f32:0, {scales}> (per-channel weights). Ops inside a
     tpu.group carry their LMEM placement as the attribute `tpu.lmem`
-    (#tpu.lmem<ping, pong>, verified by the dialect).
+    (#tpu.lmem<ping, pong>, verified by the dialect). An op computing R
+    output rows per pass as R channel blocks (tpu-fold-output-rows) carries
+    `tpu.folded_rows` = R: its result is not a model tensor's layout.
     docs/precision.md has the INT8 conventions.
   }];
   let cppNamespace = "::kiln::tpu";
@@ -22,6 +24,8 @@ def Tpu_Dialect : Dialect {
   let extraClassDeclaration = [{
     /// The name of the LMEM placement attribute of ops in a tpu.group.
     static llvm::StringRef lmemAttrName() { return "tpu.lmem"; }
+    /// The name of the row-folding factor of an op's result.
+    static llvm::StringRef foldedRowsAttrName() { return "tpu.folded_rows"; }
   }];
 }
 

@@ -74,9 +74,15 @@ def TpuFoldOutputRows : Pass<"tpu-fold-output-rows", "mlir::func::FuncOp"> {
     blocks of channels: the first conv gets a kernel R - 1 rows taller and
     stride R, the next ones read the folded rows through rearranged taps,
     and a tpu.unfold_rows (stored in place by the producing layer group)
-    ends the chain. R is the one with the fewest TIU cycles by the chip's
-    cost model; none if folding is not faster.
+    ends the chain. R is chosen by the modelled cycles of the layer groups
+    the group search forms around the chain; none if folding is not faster.
+    Not run when every op is its own layer group or every activation is
+    kept (the folded intermediates are no model tensors).
   }];
+  let options = [
+    Option<"maxGroupOps", "max-group-ops", "unsigned", /*default=*/"16",
+           "Most ops in a layer group (as tpu-layer-group)">
+  ];
   let dependentDialects = ["kiln::top::TopDialect"];
 }
 

@@ -197,13 +197,21 @@ LogicalResult ViewOp::verify() {
   return success();
 }
 
+/// Row moves (fold_rows, unfold_rows) keep the element type of static 4-D
+/// tensors.
+static LogicalResult verifyRowMove(Operation *op, RankedTensorType in, RankedTensorType out) {
+  if (failed(verifySameElements(op, in, out, "moves")))
+    return failure();
+  if (in.getRank() != 4 || out.getRank() != 4 || !in.hasStaticShape() || !out.hasStaticShape())
+    return op->emitOpError("needs static 4-D shapes");
+  return success();
+}
+
 LogicalResult FoldRowsOp::verify() {
   auto in = cast<RankedTensorType>(getInput().getType());
   auto out = cast<RankedTensorType>(getOutput().getType());
-  if (failed(verifySameElements(*this, in, out, "moves")))
+  if (failed(verifyRowMove(*this, in, out)))
     return failure();
-  if (in.getRank() != 4 || out.getRank() != 4 || !in.hasStaticShape() || !out.hasStaticShape())
-    return emitOpError("needs static 4-D shapes");
   auto kernel = int64_t(getKernelH()), stride = int64_t(getStrideH()),
        dilation = int64_t(getDilationH()), padTop = int64_t(getPadTop());
   if (kernel < 1 || stride < 1 || dilation < 1 || padTop < 0)
@@ -221,10 +229,8 @@ LogicalResult FoldRowsOp::verify() {
 LogicalResult UnfoldRowsOp::verify() {
   auto in = cast<RankedTensorType>(getInput().getType());
   auto out = cast<RankedTensorType>(getOutput().getType());
-  if (failed(verifySameElements(*this, in, out, "moves")))
+  if (failed(verifyRowMove(*this, in, out)))
     return failure();
-  if (in.getRank() != 4 || out.getRank() != 4 || !in.hasStaticShape() || !out.hasStaticShape())
-    return emitOpError("needs static 4-D shapes");
   int64_t rows = getRows();
   if (in.getDimSize(0) != out.getDimSize(0) || in.getDimSize(1) != out.getDimSize(1) * rows ||
       out.getDimSize(2) != in.getDimSize(2) * rows || in.getDimSize(3) != out.getDimSize(3))

@@ -286,6 +286,20 @@ std::vector<uint8_t> foldedFilter(const std::vector<uint8_t> &w, ArrayRef<int64_
   return out;
 }
 
+/// A clone of the conv or deconv `op` reading `input` through `filter`, its
+/// bias (or requant table) repeated per row block, its result folded.
+template <typename OpTy>
+OpTy cloneFolded(OpBuilder &b, OpTy op, Value input, Value filter, int64_t rows) {
+  Value bias = op.getBias();
+  if (auto biasOp = bias.getDefiningOp<top::WeightOp>())
+    bias = tileWeight(b, biasOp, 0, rows);
+  auto folded = cast<OpTy>(b.clone(*op));
+  folded->setLoc(kiln::derivedLoc(op, "_row_folded", "conv"));
+  folded->setOperands({input, filter, bias});
+  folded.getOutput().setType(foldedType(rankedType(op.getOutput()), rows));
+  return folded;
+}
+
 /// The conv on folded rows: `input` is unfolded for the chain's first conv,
 /// folded for the others.
 Operation *foldConv(OpBuilder &b, tpu::Conv2DOp conv, Value input, int64_t rows, bool first) {
@@ -301,15 +315,7 @@ Operation *foldConv(OpBuilder &b, tpu::Conv2DOp conv, Value input, int64_t rows,
                          shiftedFilter(bytes, filterType.getShape(), rows, size), rows)
             : makeWeight(b, filterOp, {rows * oc, rows * ic, taps.height(), k[1]}, element,
                          foldedFilter(bytes, filterType.getShape(), rows, pads[0], size), rows);
-  Value bias;
-  if (auto biasOp = conv.getBias().getDefiningOp<top::WeightOp>())
-    bias = tileWeight(b, biasOp, 0, rows);
-  auto newConv = cast<tpu::Conv2DOp>(b.clone(*conv));
-  newConv->setLoc(kiln::derivedLoc(conv, "_row_folded", "conv"));
-  newConv.getInputMutable().assign(input);
-  newConv.getFilterMutable().assign(filter);
-  if (bias)
-    newConv.getBiasMutable().assign(bias);
+  auto newConv = cloneFolded(b, conv, input, filter, rows);
   if (first) {
     newConv.setKernelShape({k[0] + rows - 1, k[1]});
     newConv.setStrides({rows, st[1]});
@@ -317,7 +323,6 @@ Operation *foldConv(OpBuilder &b, tpu::Conv2DOp conv, Value input, int64_t rows,
     newConv.setKernelShape({taps.height(), k[1]});
     newConv.setPads({-taps.first, pads[1], taps.last, pads[3]});
   }
-  newConv.getOutput().setType(foldedType(rankedType(conv.getOutput()), rows));
   return newConv;
 }
 
@@ -348,20 +353,11 @@ Operation *foldDeconv(OpBuilder &b, tpu::Deconv2DOp deconv, Value input, int64_t
     }
   Value filter =
       makeWeight(b, filterOp, {rows * oc, inRows * ic, tall, kw}, element, folded, rows);
-  Value bias;
-  if (auto biasOp = deconv.getBias().getDefiningOp<top::WeightOp>())
-    bias = tileWeight(b, biasOp, 0, rows);
-  auto newDeconv = cast<tpu::Deconv2DOp>(b.clone(*deconv));
-  newDeconv->setLoc(kiln::derivedLoc(deconv, "_row_folded", "deconv"));
-  newDeconv.getInputMutable().assign(input);
-  newDeconv.getFilterMutable().assign(filter);
-  if (bias)
-    newDeconv.getBiasMutable().assign(bias);
+  auto newDeconv = cloneFolded(b, deconv, input, filter, rows);
   newDeconv.setKernelShape({tall, k[1]});
   newDeconv.setStrides({1, st[1]});
   newDeconv.setPads({-taps.first, pads[1], taps.last, pads[3]});
   newDeconv.setDilations({1, dil[1]});
-  newDeconv.getOutput().setType(foldedType(rankedType(deconv.getOutput()), rows));
   return newDeconv;
 }
 

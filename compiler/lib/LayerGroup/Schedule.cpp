@@ -13,38 +13,6 @@ using namespace mlir;
 using namespace kiln;
 using namespace kiln::lg;
 
-std::optional<Placement> lg::placeInLmem(const GroupGraph &g, const GroupSlicing &s,
-                                         int64_t buffers, Layout layout) {
-  Placement p;
-  p.lmem.resize(g.vals.size());
-  p.ddr.assign(g.vals.size(), 0);
-  uint64_t bottom = 0, top = KILN_LMEM_BYTES_PER_LANE;
-  for (size_t v = 0; v < g.vals.size(); ++v) {
-    bool single = s.invariant[v] || buffers == 1;
-    uint64_t bytes = s.laneBytes(g, v), copies = single ? 1 : 2;
-    uint64_t at[2] = {0, 0};
-    if (layout == Layout::Split && g.vals[v].external) {
-      for (uint64_t b = 0; b < copies; ++b) {
-        if (top < bottom + bytes)
-          return std::nullopt;
-        top -= bytes;
-        at[b] = top;
-      }
-    } else {
-      for (uint64_t b = 0; b < copies; ++b) {
-        if (layout == Layout::BankAligned)
-          bottom = kiln_ceil_div(bottom, KILN_LMEM_BANK_BYTES) * KILN_LMEM_BANK_BYTES;
-        at[b] = bottom;
-        bottom += bytes;
-        if (bottom > top)
-          return std::nullopt;
-      }
-    }
-    p.lmem[v] = {(uint32_t)at[0], (uint32_t)(single ? at[0] : at[1])};
-  }
-  return p;
-}
-
 namespace {
 
 struct Scheduler {
@@ -57,10 +25,13 @@ struct Scheduler {
   std::vector<bool> held;
 
   /// 1-based command ids, 0 for none. Per slice ordinal and value: its load
-  /// and the command that produced it. Per value and buffer: the last TIU
-  /// command that read it and the last store from it.
+  /// and the command that produced it.
   std::vector<std::vector<uint32_t>> loaded, produced;
-  std::vector<std::array<uint32_t, 2>> lastRead, lastStore;
+  /// Per buffer (value * 2 + buffer): the buffers sharing LMEM bytes with it
+  /// (itself included), and the last TIU and GDMA command that touched it.
+  /// A write waits for the other engine's last touch of every one of them.
+  std::vector<SmallVector<int, 4>> sharing;
+  std::vector<uint32_t> lastTiu, lastGdma;
   std::vector<uint32_t> heldLoad;
   /// Per invariant value: the command that computed it (0: not yet).
   std::vector<uint32_t> computedOnce;
@@ -73,8 +44,31 @@ struct Scheduler {
       held[v] = s.invariant[v];
     heldLoad.assign(g.vals.size(), 0);
     computedOnce.assign(g.vals.size(), 0);
-    lastRead.assign(g.vals.size(), {0, 0});
-    lastStore.assign(g.vals.size(), {0, 0});
+    size_t nb = 2 * g.vals.size();
+    lastTiu.assign(nb, 0);
+    lastGdma.assign(nb, 0);
+    sharing.resize(nb);
+    std::vector<std::array<uint64_t, 2>> range(nb, {0, 0});
+    for (size_t v = 0; v < g.vals.size(); ++v) {
+      uint64_t bytes = s.laneBytes(g, v);
+      for (int b = 0; b < (held[v] || buffers == 1 ? 1 : 2); ++b)
+        range[2 * v + b] = {place.lmem[v][b], place.lmem[v][b] + bytes};
+    }
+    for (size_t i = 0; i < nb; ++i) {
+      sharing[i].push_back(i);
+      for (size_t j = 0; j < nb; ++j)
+        if (j != i && range[i][0] < range[j][1] && range[j][0] < range[i][1])
+          sharing[i].push_back(j);
+    }
+  }
+
+  int bufferIndex(int v, size_t ordinal) const { return 2 * v + bufferOf(v, ordinal); }
+  /// The last command of `last` (one engine's) that touched bytes of buffer i.
+  uint32_t lastTouch(const std::vector<uint32_t> &last, int i) const {
+    uint32_t id = 0;
+    for (int j : sharing[i])
+      id = std::max(id, last[j]);
+    return id;
   }
 
   int bufferOf(int v, size_t ordinal) const { return held[v] ? 0 : ordinal % buffers; }
@@ -159,11 +153,12 @@ struct Scheduler {
       cmds.push_back(transfer(v, bufferAddr(v, k), rows, rows, true));
     for (kiln_gdma_cmd &c : cmds) {
       c.cmd_id = q.gdma.size() + 1;
-      // The buffer's previous value must have been read.
-      c.wait_tiu_id = lastRead[v][bufferOf(v, k)];
+      // The bytes' previous values must have been read.
+      c.wait_tiu_id = lastTouch(lastTiu, bufferIndex(v, k));
       q.gdma.push_back(c);
       q.gdmaValue.push_back(v);
     }
+    lastGdma[bufferIndex(v, k)] = q.gdma.size();
     (held[v] ? heldLoad[v] : loaded[k][v]) = q.gdma.size();
   }
 
@@ -287,8 +282,8 @@ struct Scheduler {
       if (g.vals[v].external)
         wait = std::max(wait, held[v] ? heldLoad[v] : loaded[k][v]);
     }
-    // The buffer it writes must have been stored from.
-    c.wait_gdma_id = std::max(wait, lastStore[node.result][bufferOf(node.result, k)]);
+    // The bytes it writes must have been stored from (or their load done).
+    c.wait_gdma_id = std::max(wait, lastTouch(lastGdma, bufferIndex(node.result, k)));
 
     // The slice's own pads: rows outside its loaded input are padding.
     Operation *op = node.op;
@@ -319,9 +314,10 @@ struct Scheduler {
     produced[k][node.result] = id;
     if (s.invariant[node.result])
       computedOnce[node.result] = id;
+    lastTiu[bufferIndex(node.result, k)] = id;
     for (int v : node.operands)
       if (v >= 0)
-        lastRead[v][bufferOf(v, k)] = id;
+        lastTiu[bufferIndex(v, k)] = id;
     return success();
   }
 
@@ -343,7 +339,7 @@ struct Scheduler {
         q.gdma.push_back(c);
         q.gdmaValue.push_back(v);
       }
-      lastStore[v][bufferOf(v, k)] = q.gdma.size();
+      lastGdma[bufferIndex(v, k)] = q.gdma.size();
     }
   }
 
@@ -485,11 +481,11 @@ std::optional<uint64_t> lg::modelGroup(const GroupGraph &g, const GroupSlicing &
   return cycles;
 }
 
-/// Cycles with the packed layout (the search's estimate; materializing a
-/// group then picks its best layout).
+/// Cycles with the packed layout, or the lifetime one where only that fits
+/// (the search's estimate; materializing a group then picks its best layout).
 static std::optional<uint64_t> costSliced(const GroupGraph &g, const GroupSlicing &s,
                                           int64_t buffers, ArrayRef<kiln_tiu_cmd> records) {
-  std::optional<Placement> place = placeInLmem(g, s, buffers);
+  std::optional<Placement> place = placeSmallest(g, s, buffers);
   return place ? modelGroup(g, s, buffers, *place, records) : std::nullopt;
 }
 
@@ -498,7 +494,8 @@ static std::optional<std::pair<Placement, uint64_t>>
 fastestLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
               ArrayRef<kiln_tiu_cmd> records) {
   std::optional<std::pair<Placement, uint64_t>> best;
-  for (Layout layout : {Layout::Packed, Layout::BankAligned, Layout::Split}) {
+  for (Layout layout : {Layout::Packed, Layout::BankAligned, Layout::Split, Layout::Lifetime,
+                        Layout::LifetimeSplit, Layout::LifetimeBanks}) {
     std::optional<Placement> place = placeInLmem(g, s, buffers, layout);
     if (!place)
       continue;
@@ -514,7 +511,7 @@ Placement lg::chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t b
   if (records)
     if (auto fastest = fastestLayout(g, s, buffers, *records))
       return std::move(fastest->first);
-  return *placeInLmem(g, s, buffers);
+  return *placeSmallest(g, s, buffers);
 }
 
 std::optional<uint64_t> lg::costPlan(const GroupGraph &g, const Plan &plan,
@@ -544,8 +541,7 @@ lg::choosePlan(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> record
     bool fits = false;
     for (int64_t buffers : {2, 1}) {
       // One slice gains nothing from a second buffer.
-      if ((n * c * h == 1 && buffers == 2) ||
-          lmemLaneBytes(g, s, buffers) > KILN_LMEM_BYTES_PER_LANE)
+      if ((n * c * h == 1 && buffers == 2) || !fitsLmem(g, s, buffers))
         continue;
       fits = true;
       Plan plan{n, c, h, buffers};

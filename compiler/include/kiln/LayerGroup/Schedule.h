@@ -12,14 +12,17 @@
 //    k >= 1 its loads, followed by the stores of slice k - (buffers - 1),
 //    each in the order their producers run.
 //  - A TIU command waits for the loads of the operands it reads in its
-//    slice, and for the store of the previous value in the buffer it writes.
-//  - A load waits for the last TIU command that read the previous value in
-//    its buffer; a store waits for the command that produced its rows.
+//    slice, and for the last GDMA command that touched the bytes it writes
+//    (the store of the previous value in its buffer, or of a dead value
+//    whose space a lifetime layout reuses).
+//  - A load waits for the last TIU command that touched the bytes it writes;
+//    a store waits for the command that produced its rows.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LAYERGROUP_SCHEDULE_H
 #define KILN_LAYERGROUP_SCHEDULE_H
 
+#include "kiln/LayerGroup/LmemAlloc.h"
 #include "kiln/LayerGroup/Slicing.h"
 #include "kiln/abi/commands.h"
 
@@ -36,30 +39,6 @@ inline kiln_tiu_operand *tiuOperandSlot(kiln_tiu_cmd &cmd, unsigned i) {
   kiln_tiu_operand *slots[] = {&cmd.in0, &cmd.in1, &cmd.in2};
   return i < 3 ? slots[i] : nullptr;
 }
-
-/// Where a group's values are: LMEM per-lane offsets of each value's two
-/// buffers (the same offset twice when it has one), and the DDR offsets of
-/// the values it loads or stores (0 when only costing).
-struct Placement {
-  std::vector<std::array<uint32_t, 2>> lmem;
-  std::vector<uint64_t> ddr;
-  /// Per value (empty: none): loaded by an earlier group (prefetch_groups).
-  std::vector<bool> preloaded;
-};
-
-/// How values are laid out in LMEM. Held values take one buffer, sliced
-/// values `buffers`.
-enum class Layout {
-  Packed,      ///< one after another in value order
-  BankAligned, ///< the same, each buffer starting on a new bank
-  Split,       ///< loaded values from the top down, computed ones from the bottom
-               ///< up: loads write other banks than the TIU's results
-};
-
-/// The layout, or nullopt if it does not fit LMEM (Packed always fits a plan
-/// that lmemLaneBytes accepts).
-std::optional<Placement> placeInLmem(const GroupGraph &g, const GroupSlicing &s,
-                                     int64_t buffers, Layout layout = Layout::Packed);
 
 /// The layout with the fewest modelled cycles (bank conflicts between the
 /// TIU and the GDMA are what differ), Packed without records.

@@ -1,0 +1,202 @@
+//===- LmemAlloc.cpp - A layer group's LMEM layout ------------------------===//
+
+#include "kiln/LayerGroup/LmemAlloc.h"
+
+#include "kiln/abi/chip.h"
+#include "kiln/abi/cost.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/bit.h"
+
+#include <algorithm>
+
+using namespace kiln;
+using namespace kiln::lg;
+
+namespace {
+
+/// One buffer of a value and the positions it is live at.
+struct Buffer {
+  int val = 0, copy = 0;
+  uint64_t bytes = 0;
+  bool whole = false; ///< held or invariant: live for the whole group
+  bool loaded = false; ///< a per-slice load writes it (the GDMA runs beside the TIU)
+  bool gdma = false;  ///< a per-slice load or store touches it
+  /// First and last live position on a cycle of `period` positions; `last`
+  /// may pass the period (a store one step later).
+  int64_t first = 0, last = 0;
+  uint64_t at = 0;
+  bool placed = false;
+};
+
+struct Lifetimes {
+  int64_t period = 1;
+  std::vector<Buffer> bufs;
+
+  Lifetimes(const GroupGraph &g, const GroupSlicing &s, int64_t buffers) {
+    size_t nv = g.vals.size();
+    int64_t step = g.nodes.size() + 2;
+    period = step * buffers;
+    // Within a step: loads at 0, node n at 1 + n, stores at step - 1.
+    std::vector<int64_t> write(nv, 0), lastUse(nv, 0);
+    for (auto [n, node] : llvm::enumerate(g.nodes))
+      write[node.result] = lastUse[node.result] = 1 + n;
+    for (auto [n, node] : llvm::enumerate(g.nodes))
+      for (int v : node.operands)
+        if (v >= 0)
+          lastUse[v] = std::max<int64_t>(lastUse[v], 1 + n);
+    for (size_t v = 0; v < nv; ++v) {
+      // Slice k's store is emitted with slice k + buffers - 1's.
+      if (g.vals[v].escaping)
+        lastUse[v] = std::max(lastUse[v], (buffers - 1) * step + step - 1);
+      bool whole = s.invariant[v];
+      int copies = whole || buffers == 1 ? 1 : 2;
+      for (int b = 0; b < copies; ++b) {
+        Buffer buf;
+        buf.val = v;
+        buf.copy = b;
+        buf.bytes = s.laneBytes(g, v);
+        buf.whole = whole;
+        buf.loaded = g.vals[v].external && !whole;
+        buf.gdma = buf.loaded || g.vals[v].escaping;
+        buf.first = b * step + write[v];
+        buf.last = b * step + lastUse[v];
+        bufs.push_back(buf);
+      }
+    }
+  }
+
+  /// Whether some instances of the two are live at the same position.
+  bool together(const Buffer &a, const Buffer &b) const {
+    if (a.whole || b.whole)
+      return true;
+    for (int64_t shift : {-period, int64_t(0), period})
+      if (a.first <= b.last + shift && b.first + shift <= a.last)
+        return true;
+    return false;
+  }
+};
+
+bool disjoint(uint64_t at, uint64_t bytes, const Buffer &o) {
+  return at + bytes <= o.at || o.at + o.bytes <= at;
+}
+
+/// Greedy placement, largest buffers first (held ones before all): each at
+/// the offset `layout` prefers among those free of buffers live with it.
+std::optional<Placement> placeByLifetime(const GroupGraph &g, const GroupSlicing &s,
+                                         int64_t buffers, Layout layout) {
+  Lifetimes life(g, s, buffers);
+  std::vector<Buffer> &bufs = life.bufs;
+  std::vector<size_t> order(bufs.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (bufs[a].whole != bufs[b].whole)
+      return bufs[a].whole;
+    return bufs[a].bytes > bufs[b].bytes;
+  });
+  const uint64_t cap = KILN_LMEM_BYTES_PER_LANE;
+  std::vector<uint64_t> candidates;
+  for (size_t i : order) {
+    Buffer &buf = bufs[i];
+    buf.placed = true;
+    if (buf.bytes == 0)
+      continue;
+    bool fromTop = layout == Layout::LifetimeSplit && g.vals[buf.val].external;
+    candidates.assign({0, cap - std::min(cap, buf.bytes)});
+    std::vector<const Buffer *> live;
+    for (const Buffer &o : bufs)
+      if (&o != &buf && o.placed && o.bytes && life.together(buf, o)) {
+        live.push_back(&o);
+        candidates.push_back(o.at + o.bytes);
+        if (o.at >= buf.bytes)
+          candidates.push_back(o.at - buf.bytes);
+      }
+    if (layout == Layout::LifetimeBanks)
+      for (uint64_t b = 1; b < KILN_LMEM_BANKS; ++b)
+        candidates.push_back(b * KILN_LMEM_BANK_BYTES);
+    std::optional<uint64_t> best;
+    uint64_t bestPenalty = 0;
+    for (uint64_t at : candidates) {
+      if (at + buf.bytes > cap ||
+          !llvm::all_of(live, [&](const Buffer *o) { return disjoint(at, buf.bytes, *o); }))
+        continue;
+      uint64_t penalty = 0;
+      if (layout == Layout::LifetimeBanks) {
+        // Banks shared with a live buffer while one of the two is a
+        // per-slice load or store: the GDMA and the TIU would meet there.
+        uint32_t mask = kiln_lmem_bank_mask(at, at + buf.bytes);
+        for (const Buffer *o : live)
+          if (buf.gdma || o->gdma)
+            penalty += llvm::popcount(mask & kiln_lmem_bank_mask(o->at, o->at + o->bytes));
+      }
+      bool better = !best || penalty < bestPenalty ||
+                    (penalty == bestPenalty && (fromTop ? at > *best : at < *best));
+      if (better) {
+        best = at;
+        bestPenalty = penalty;
+      }
+    }
+    if (!best)
+      return std::nullopt;
+    buf.at = *best;
+  }
+  Placement p;
+  p.lmem.assign(g.vals.size(), {0, 0});
+  p.ddr.assign(g.vals.size(), 0);
+  for (const Buffer &buf : bufs) {
+    p.lmem[buf.val][buf.copy] = buf.at;
+    if (buf.copy == 0)
+      p.lmem[buf.val][1] = buf.at; // one buffer: the same offset twice
+  }
+  return p;
+}
+
+} // namespace
+
+std::optional<Placement> lg::placeInLmem(const GroupGraph &g, const GroupSlicing &s,
+                                         int64_t buffers, Layout layout) {
+  if (layout == Layout::Lifetime || layout == Layout::LifetimeSplit ||
+      layout == Layout::LifetimeBanks)
+    return placeByLifetime(g, s, buffers, layout);
+  Placement p;
+  p.lmem.resize(g.vals.size());
+  p.ddr.assign(g.vals.size(), 0);
+  uint64_t bottom = 0, top = KILN_LMEM_BYTES_PER_LANE;
+  for (size_t v = 0; v < g.vals.size(); ++v) {
+    bool single = s.invariant[v] || buffers == 1;
+    uint64_t bytes = s.laneBytes(g, v), copies = single ? 1 : 2;
+    uint64_t at[2] = {0, 0};
+    if (layout == Layout::Split && g.vals[v].external) {
+      for (uint64_t b = 0; b < copies; ++b) {
+        if (top < bottom + bytes)
+          return std::nullopt;
+        top -= bytes;
+        at[b] = top;
+      }
+    } else {
+      for (uint64_t b = 0; b < copies; ++b) {
+        if (layout == Layout::BankAligned)
+          bottom = kiln_ceil_div(bottom, KILN_LMEM_BANK_BYTES) * KILN_LMEM_BANK_BYTES;
+        at[b] = bottom;
+        bottom += bytes;
+        if (bottom > top)
+          return std::nullopt;
+      }
+    }
+    p.lmem[v] = {(uint32_t)at[0], (uint32_t)(single ? at[0] : at[1])};
+  }
+  return p;
+}
+
+bool lg::fitsLmem(const GroupGraph &g, const GroupSlicing &s, int64_t buffers) {
+  return lmemLaneBytes(g, s, buffers) <= KILN_LMEM_BYTES_PER_LANE ||
+         placeByLifetime(g, s, buffers, Layout::Lifetime).has_value();
+}
+
+std::optional<Placement> lg::placeSmallest(const GroupGraph &g, const GroupSlicing &s,
+                                           int64_t buffers) {
+  if (lmemLaneBytes(g, s, buffers) <= KILN_LMEM_BYTES_PER_LANE)
+    return placeInLmem(g, s, buffers, Layout::Packed);
+  return placeByLifetime(g, s, buffers, Layout::Lifetime);
+}

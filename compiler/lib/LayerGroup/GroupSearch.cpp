@@ -22,22 +22,27 @@ static bool readsWholeOperandFrom(Operation *op, Operation *producer) {
   return false;
 }
 
-static std::optional<CostedPlan> planOf(ArrayRef<Operation *> ops, RecordsOf recordsOf) {
+static PlanChoice planOf(ArrayRef<Operation *> ops, RecordsOf recordsOf) {
   std::optional<std::vector<kiln_tiu_cmd>> records = recordsOf(ops);
-  return choosePlan(GroupGraph::fromOps(ops),
-                    records ? std::optional<ArrayRef<kiln_tiu_cmd>>(*records) : std::nullopt);
+  return choosePlans(GroupGraph::fromOps(ops),
+                     records ? std::optional<ArrayRef<kiln_tiu_cmd>>(*records) : std::nullopt);
 }
 
-FailureOr<std::vector<GroupChoice>> lg::searchGroups(ArrayRef<Operation *> run,
-                                                     unsigned maxGroupOps, RecordsOf recordsOf) {
+FailureOr<GroupSplits> lg::searchGroups(ArrayRef<Operation *> run, unsigned maxGroupOps,
+                                        RecordsOf recordsOf) {
   size_t m = run.size();
   constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
-  // best[j]: cycles of the best split of run[0, j); from[j]: where its last
-  // group starts.
-  std::vector<uint64_t> best(m + 1, kNone);
-  std::vector<size_t> from(m + 1, 0);
-  std::vector<CostedPlan> plan(m + 1);
-  best[0] = 0;
+  // Per kind (fixed, reuse; PlanChoice): best[j], cycles of the best split
+  // of run[0, j); from[j], where its last group starts.
+  std::vector<uint64_t> best[2];
+  std::vector<size_t> from[2];
+  std::vector<CostedPlan> plan[2];
+  for (int kind : {0, 1}) {
+    best[kind].assign(m + 1, kNone);
+    best[kind][0] = 0;
+    from[kind].assign(m + 1, 0);
+    plan[kind].resize(m + 1);
+  }
   for (size_t j = 1; j <= m; ++j) {
     size_t lowest = j > maxGroupOps ? j - std::max(1u, maxGroupOps) : 0;
     for (size_t i = j; i-- > lowest;) {
@@ -48,10 +53,10 @@ FailureOr<std::vector<GroupChoice>> lg::searchGroups(ArrayRef<Operation *> run,
         conflict = readsWholeOperandFrom(run[k], run[i]);
       if (conflict)
         break;
-      if (best[i] == kNone)
+      if (best[0][i] == kNone && best[1][i] == kNone)
         continue;
-      std::optional<CostedPlan> p = planOf(ops, recordsOf);
-      if (!p) {
+      PlanChoice p = planOf(ops, recordsOf);
+      if (!p.reuse) {
         if (j - i == 1) {
           // Rows are never split: a value whose last dimension alone
           // overflows a lane (a reduction over one long row) cannot be placed.
@@ -64,23 +69,32 @@ FailureOr<std::vector<GroupChoice>> lg::searchGroups(ArrayRef<Operation *> run,
         }
         continue;
       }
-      if (best[i] + p->cycles < best[j]) {
-        best[j] = best[i] + p->cycles;
-        from[j] = i;
-        plan[j] = *p;
+      // An op that fits only with reuse is its own group either way.
+      if (!p.fixed && j - i == 1)
+        p.fixed = p.reuse;
+      for (int kind : {0, 1}) {
+        const std::optional<CostedPlan> &c = kind ? p.reuse : p.fixed;
+        if (c && best[kind][i] != kNone && best[kind][i] + c->cycles < best[kind][j]) {
+          best[kind][j] = best[kind][i] + c->cycles;
+          from[kind][j] = i;
+          plan[kind][j] = *c;
+        }
       }
     }
   }
-  std::vector<GroupChoice> groups;
-  for (size_t j = m; j > 0; j = from[j]) {
-    GroupChoice g;
-    g.ops.assign(run.begin() + from[j], run.begin() + j);
-    g.plan = plan[j].plan;
-    g.cycles = plan[j].cycles;
-    groups.push_back(std::move(g));
+  GroupSplits splits;
+  for (int kind : {0, 1}) {
+    std::vector<GroupChoice> &groups = kind ? splits.reuse : splits.fixed;
+    for (size_t j = m; j > 0; j = from[kind][j]) {
+      GroupChoice g;
+      g.ops.assign(run.begin() + from[kind][j], run.begin() + j);
+      g.plan = plan[kind][j].plan;
+      g.cycles = plan[kind][j].cycles;
+      groups.push_back(std::move(g));
+    }
+    std::reverse(groups.begin(), groups.end());
   }
-  std::reverse(groups.begin(), groups.end());
-  return groups;
+  return splits;
 }
 
 std::vector<SmallVector<Operation *>> lg::tiuRuns(Block &block) {

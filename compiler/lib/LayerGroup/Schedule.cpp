@@ -489,13 +489,16 @@ static std::optional<uint64_t> costSliced(const GroupGraph &g, const GroupSlicin
   return place ? modelGroup(g, s, buffers, *place, records) : std::nullopt;
 }
 
-/// The layout with the fewest modelled cycles, and those cycles.
+constexpr Layout kFixedLayouts[] = {Layout::Packed, Layout::BankAligned, Layout::Split};
+constexpr Layout kLifetimeLayouts[] = {Layout::Lifetime, Layout::LifetimeSplit,
+                                       Layout::LifetimeBanks};
+
+/// The fastest of `layouts`, and its cycles.
 static std::optional<std::pair<Placement, uint64_t>>
 fastestLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
-              ArrayRef<kiln_tiu_cmd> records) {
+              ArrayRef<kiln_tiu_cmd> records, ArrayRef<Layout> layouts) {
   std::optional<std::pair<Placement, uint64_t>> best;
-  for (Layout layout : {Layout::Packed, Layout::BankAligned, Layout::Split, Layout::Lifetime,
-                        Layout::LifetimeSplit, Layout::LifetimeBanks}) {
+  for (Layout layout : layouts) {
     std::optional<Placement> place = placeInLmem(g, s, buffers, layout);
     if (!place)
       continue;
@@ -506,22 +509,21 @@ fastestLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
   return best;
 }
 
-Placement lg::chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
-                           std::optional<ArrayRef<kiln_tiu_cmd>> records) {
-  if (records)
-    if (auto fastest = fastestLayout(g, s, buffers, *records))
-      return std::move(fastest->first);
-  return *placeSmallest(g, s, buffers);
+LaidOut lg::chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
+                         bool reuse, std::optional<ArrayRef<kiln_tiu_cmd>> records) {
+  if (records) {
+    auto fastest = fastestLayout(g, s, buffers, *records, kFixedLayouts);
+    if (reuse || !fastest)
+      if (auto relaid = fastestLayout(g, s, buffers, *records, kLifetimeLayouts))
+        if (!fastest || relaid->second < fastest->second)
+          fastest = std::move(relaid);
+    if (fastest)
+      return {std::move(fastest->first), fastest->second};
+  }
+  return {*placeSmallest(g, s, buffers), std::nullopt};
 }
 
-std::optional<uint64_t> lg::costPlan(const GroupGraph &g, const Plan &plan,
-                                     ArrayRef<kiln_tiu_cmd> records) {
-  return costSliced(g, computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices),
-                    plan.buffers, records);
-}
-
-std::optional<CostedPlan>
-lg::choosePlan(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> records) {
+PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> records) {
   int64_t maxN = 1, maxH = 1, maxC = maxChannelSlices(g);
   for (const auto &val : g.vals)
     if (val.escaping) {
@@ -529,40 +531,46 @@ lg::choosePlan(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> record
       maxH = std::max(maxH, val.lmemShape[2]);
     }
   maxH = std::min<int64_t>(maxH, 256);
-  std::optional<CostedPlan> best;
-  // The fastest plans in the packed layout, which chooseLayout's other
-  // layouts may reorder (bank conflicts they avoid).
+  PlanChoice best;
+  // Per kind (fixed, reuse): the fastest plans in their smallest layout,
+  // which the other layouts may reorder (bank conflicts they avoid).
   constexpr size_t kRelaid = 3;
-  llvm::SmallVector<CostedPlan, kRelaid + 1> fastest;
-  auto count = [](const Plan &p) { return p.nSlices * p.cSlices * p.hSlices; };
-  // Costs N x C x H slices with each buffer count that fits; false if none fits.
-  auto consider = [&](int64_t n, int64_t c, int64_t h) {
+  llvm::SmallVector<CostedPlan, kRelaid + 1> fastest[2];
+  auto keep = [&](llvm::SmallVectorImpl<CostedPlan> &list, const CostedPlan &costed) {
+    list.insert(llvm::upper_bound(list, costed,
+                                  [](const CostedPlan &a, const CostedPlan &b) {
+                                    return a.cycles < b.cycles;
+                                  }),
+                costed);
+    if (list.size() > kRelaid)
+      list.pop_back();
+  };
+  // Whether N x C x H slices fit with one buffer: bit 0 without reuse, bit 1
+  // with (tried only while `tryReuse`).
+  auto fits = [&](int64_t n, int64_t c, int64_t h, bool tryReuse) {
     GroupSlicing s = computeSlicing(g, n, c, h);
-    bool fits = false;
+    if (lmemLaneBytes(g, s, 1) <= KILN_LMEM_BYTES_PER_LANE)
+      return 3u;
+    return tryReuse && fitsLmem(g, s, 1) ? 2u : 0u;
+  };
+  // Costs N x C x H slices with each buffer count that fits; `fixed`: a
+  // candidate of the plans without reuse too.
+  auto consider = [&](int64_t n, int64_t c, int64_t h, bool fixed) {
+    GroupSlicing s = computeSlicing(g, n, c, h);
     for (int64_t buffers : {2, 1}) {
       // One slice gains nothing from a second buffer.
-      if ((n * c * h == 1 && buffers == 2) || !fitsLmem(g, s, buffers))
+      if (n * c * h == 1 && buffers == 2)
         continue;
-      fits = true;
-      Plan plan{n, c, h, buffers};
-      if (!records) {
-        if (!best || count(plan) < count(best->plan))
-          best = CostedPlan{plan, 1};
-        return true;
-      }
+      bool packed = lmemLaneBytes(g, s, buffers) <= KILN_LMEM_BYTES_PER_LANE;
+      if (!packed && !fitsLmem(g, s, buffers))
+        continue;
       std::optional<uint64_t> cycles = costSliced(g, s, buffers, *records);
       if (!cycles)
         continue;
-      CostedPlan costed{plan, *cycles};
-      fastest.insert(llvm::upper_bound(fastest, costed,
-                                       [](const CostedPlan &a, const CostedPlan &b) {
-                                         return a.cycles < b.cycles;
-                                       }),
-                     costed);
-      if (fastest.size() > kRelaid)
-        fastest.pop_back();
+      if (packed && fixed)
+        keep(fastest[0], {Plan{n, c, h, buffers, false}, *cycles});
+      keep(fastest[1], {Plan{n, c, h, buffers, true}, *cycles});
     }
-    return fits;
   };
   // C slice counts to try: each up to 8, then roughly geometric, so wide
   // layers (2048 channels, 32 lane groups) cost 12 candidates, not 32.
@@ -573,34 +581,65 @@ lg::choosePlan(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> record
     cCounts.push_back(maxC);
   for (int64_t n = 1; n <= maxN; ++n) {
     for (int64_t c : cCounts) {
-      // The fewest H slices that fit, then a few more: more slices pipeline
-      // loads, compute and stores but repeat halo rows and overheads.
-      int64_t fewest = 1;
-      while (fewest <= maxH && !consider(n, c, fewest))
-        ++fewest;
-      if (fewest > maxH)
+      // The fewest H slices that fit with reuse and without.
+      int64_t fewest[2] = {0, 0};
+      for (int64_t h = 1; h <= maxH && !fewest[0]; ++h) {
+        unsigned fit = fits(n, c, h, !fewest[1]);
+        if ((fit & 2) && !fewest[1])
+          fewest[1] = h;
+        if (fit & 1)
+          fewest[0] = h;
+      }
+      if (!fewest[1])
         continue;
-      if (!records)
-        return best;
-      llvm::SmallVector<int64_t, 8> more;
-      for (int64_t h : {fewest + 1, fewest + 2, fewest + 4, fewest + 8, 2 * fewest,
-                        3 * fewest, 4 * fewest})
-        if (h <= maxH && !llvm::is_contained(more, h))
-          more.push_back(h);
-      for (int64_t h : more)
-        consider(n, c, h);
+      if (!records) {
+        Plan plan{n, c, fewest[1], 1, true};
+        return {CostedPlan{plan, 1}, CostedPlan{plan, 1}};
+      }
+      // Then a few more: more slices pipeline loads, compute and stores but
+      // repeat halo rows and overheads.
+      auto more = [&](int64_t f) {
+        llvm::SmallVector<int64_t, 8> hs;
+        for (int64_t h : {f, f + 1, f + 2, f + 4, f + 8, 2 * f, 3 * f, 4 * f})
+          if (f && h <= maxH && !llvm::is_contained(hs, h))
+            hs.push_back(h);
+        return hs;
+      };
+      llvm::SmallVector<int64_t, 8> fixedHs = more(fewest[0]);
+      for (int64_t h : fixedHs)
+        consider(n, c, h, true);
+      for (int64_t h : more(fewest[1]))
+        if (!llvm::is_contained(fixedHs, h))
+          consider(n, c, h, false);
     }
     // A few batch slices pipeline as well as more; beyond that they only
     // cost search time.
-    if (!fastest.empty() && n >= 4)
+    if (!fastest[0].empty() && n >= 4)
       break;
   }
-  for (CostedPlan &p : fastest) {
-    GroupSlicing s = computeSlicing(g, p.plan.nSlices, p.plan.cSlices, p.plan.hSlices);
-    if (auto relaid = fastestLayout(g, s, p.plan.buffers, *records))
-      p.cycles = std::min(p.cycles, relaid->second);
-    if (!best || p.cycles < best->cycles)
-      best = p;
-  }
+  // Every layout of the fastest: the fixed ones once per plan, the lifetime
+  // ones for the plans that may reuse.
+  llvm::SmallVector<std::pair<Plan, uint64_t>, kRelaid> fixedCycles;
+  auto samePlan = [](const Plan &a, const Plan &b) {
+    return a.nSlices == b.nSlices && a.cSlices == b.cSlices && a.hSlices == b.hSlices &&
+           a.buffers == b.buffers;
+  };
+  for (int kind : {0, 1})
+    for (CostedPlan &p : fastest[kind]) {
+      GroupSlicing s = computeSlicing(g, p.plan.nSlices, p.plan.cSlices, p.plan.hSlices);
+      auto cached = llvm::find_if(fixedCycles, [&](auto &f) { return samePlan(f.first, p.plan); });
+      if (cached != fixedCycles.end()) {
+        p.cycles = std::min(p.cycles, cached->second);
+      } else if (auto relaid = fastestLayout(g, s, p.plan.buffers, *records, kFixedLayouts)) {
+        p.cycles = std::min(p.cycles, relaid->second);
+        fixedCycles.push_back({p.plan, p.cycles});
+      }
+      if (kind == 1)
+        if (auto relaid = fastestLayout(g, s, p.plan.buffers, *records, kLifetimeLayouts))
+          p.cycles = std::min(p.cycles, relaid->second);
+      std::optional<CostedPlan> &b = kind ? best.reuse : best.fixed;
+      if (!b || p.cycles < b->cycles)
+        b = p;
+    }
   return best;
 }

@@ -3,7 +3,7 @@
 // Splits a run of TIU ops (program order, nothing that reads DDR between
 // them) into layer groups that minimise the summed modelled cycles: dynamic
 // programming over the run, as TPU-MLIR's default grouping does, where a
-// candidate group [i, j) costs the cycles of its fastest plan (choosePlan, so
+// candidate group [i, j) costs the cycles of its fastest plan (choosePlans, so
 // the chip's own scheduler with pipeline fill and drain). A group keeps its
 // internal values (a residual branch's skip included) in LMEM, so joining
 // ops saves their DDR round trips; splitting frees LMEM for fewer slices and
@@ -31,11 +31,18 @@ struct GroupChoice {
 using RecordsOf =
     llvm::function_ref<std::optional<std::vector<kiln_tiu_cmd>>(llvm::ArrayRef<mlir::Operation *>)>;
 
+/// The best split of a run with each kind of plan (PlanChoice): LMEM reuse
+/// makes groups fit that did not, but a group's cycles alone do not show
+/// what prefetching coefficients across groups gains, so the layer-group
+/// pass materializes both and keeps the faster.
+struct GroupSplits {
+  std::vector<GroupChoice> fixed, reuse;
+};
+
 /// The groups of `run`, in order. Fails with an error at the first op that
 /// does not fit LMEM even alone.
-mlir::FailureOr<std::vector<GroupChoice>> searchGroups(llvm::ArrayRef<mlir::Operation *> run,
-                                                       unsigned maxGroupOps,
-                                                       RecordsOf recordsOf);
+mlir::FailureOr<GroupSplits> searchGroups(llvm::ArrayRef<mlir::Operation *> run,
+                                          unsigned maxGroupOps, RecordsOf recordsOf);
 
 /// The runs of TIU ops in `block` that searchGroups splits, in program
 /// order. Reshapes, concats, DMA ops, unfold_rows and the return read or

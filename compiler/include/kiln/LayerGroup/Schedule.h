@@ -40,10 +40,18 @@ inline kiln_tiu_operand *tiuOperandSlot(kiln_tiu_cmd &cmd, unsigned i) {
   return i < 3 ? slots[i] : nullptr;
 }
 
+/// A placement and its modelled cycles (nullopt: not costed).
+struct LaidOut {
+  Placement place;
+  std::optional<uint64_t> cycles;
+};
+
 /// The layout with the fewest modelled cycles (bank conflicts between the
-/// TIU and the GDMA are what differ), Packed without records.
-Placement chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
-                       std::optional<llvm::ArrayRef<kiln_tiu_cmd>> records);
+/// TIU and the GDMA are what differ): of Packed, BankAligned and Split, with
+/// `reuse` of the lifetime layouts too. Without records (or where only a
+/// lifetime layout fits) the smallest that fits.
+LaidOut chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers, bool reuse,
+                     std::optional<llvm::ArrayRef<kiln_tiu_cmd>> records);
 
 /// A span of the queues: the prologue (slice -1) or one slice, or the drain.
 struct Step {
@@ -98,25 +106,26 @@ std::optional<uint64_t> modelGroup(const GroupGraph &g, const GroupSlicing &s, i
                                    llvm::ArrayRef<kiln_tiu_cmd> records,
                                    llvm::ArrayRef<kiln_gdma_cmd> prefetch = {});
 
-/// Modelled cycles of running `g` with `plan`, or nullopt if it cannot be
-/// scheduled.
-std::optional<uint64_t> costPlan(const GroupGraph &g, const Plan &plan,
-                                 llvm::ArrayRef<kiln_tiu_cmd> records);
-
 /// A plan and its modelled cycles.
 struct CostedPlan {
   Plan plan;
   uint64_t cycles = 0;
 };
 
-/// The fastest slicing of `g` that fits LMEM: N x H slices with one or two
-/// buffers, each candidate costed by costPlan. More slices pipeline loads,
-/// compute and stores but repeat halo rows and command overheads; the
-/// candidates run from the fewest slices that fit to a few times more.
+/// The fastest plans of `g` without and with LMEM reuse.
+struct PlanChoice {
+  std::optional<CostedPlan> fixed; ///< every value its bytes for the whole group
+  std::optional<CostedPlan> reuse; ///< the lifetime layouts too, so maybe fewer slices
+};
+
+/// The fastest slicings of `g` that fit LMEM: N x C x H slices with one or
+/// two buffers, each candidate costed in its smallest layout, the three
+/// fastest then in every layout. More slices pipeline loads, compute and
+/// stores but repeat halo rows and command overheads; the candidates run from
+/// the fewest slices that fit (with and without reuse) to a few times more.
 /// Without records (an op the code generator cannot encode, which it will
-/// report) the fewest slices that fit, uncosted. nullopt if nothing fits.
-std::optional<CostedPlan> choosePlan(const GroupGraph &g,
-                                     std::optional<llvm::ArrayRef<kiln_tiu_cmd>> records);
+/// report) the fewest slices that fit, uncosted. Empty if nothing fits.
+PlanChoice choosePlans(const GroupGraph &g, std::optional<llvm::ArrayRef<kiln_tiu_cmd>> records);
 
 } // namespace kiln::lg
 

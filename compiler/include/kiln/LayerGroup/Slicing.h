@@ -139,6 +139,8 @@ uint64_t lmemLaneBytes(const GroupGraph &g, const GroupSlicing &s,
 
 struct Plan {
   int64_t nSlices = 1, cSlices = 1, hSlices = 1, buffers = 1;
+  /// LMEM may be laid out by lifetime (LmemAlloc.h), dead values' bytes reused.
+  bool reuse = false;
 };
 
 /// Aligns LMEM allocations so each starts on an EU boundary.

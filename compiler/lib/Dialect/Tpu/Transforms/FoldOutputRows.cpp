@@ -487,11 +487,12 @@ std::optional<uint64_t> groupedCycles(Block &block, ArrayRef<Operation *> ops,
       continue;
     lo = lo > maxGroupOps ? lo - maxGroupOps : 0;
     hi = std::min<size_t>(run.size(), hi + maxGroupOps);
-    FailureOr<std::vector<lg::GroupChoice>> groups =
+    // Without reuse: the split the layer-group pass keeps unless reuse wins.
+    FailureOr<lg::GroupSplits> groups =
         lg::searchGroups(run.slice(lo, hi - lo), maxGroupOps, records);
     if (failed(groups))
       return std::nullopt;
-    for (const lg::GroupChoice &group : *groups)
+    for (const lg::GroupChoice &group : groups->fixed)
       cycles += group.cycles;
   }
   return cycles;

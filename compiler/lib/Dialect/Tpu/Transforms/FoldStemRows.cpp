@@ -53,8 +53,9 @@ std::optional<uint64_t> groupCycles(ArrayRef<Operation *> ops) {
       return std::nullopt;
     records.push_back(*record);
   }
+  // Without reuse: the layer-group pass may keep that kind of plan.
   std::optional<lg::CostedPlan> plan =
-      lg::choosePlan(lg::GroupGraph::fromOps(ops), ArrayRef<kiln_tiu_cmd>(records));
+      lg::choosePlans(lg::GroupGraph::fromOps(ops), ArrayRef<kiln_tiu_cmd>(records)).fixed;
   if (!plan)
     return std::nullopt;
   return plan->cycles;

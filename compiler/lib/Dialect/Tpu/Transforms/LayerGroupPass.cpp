@@ -7,6 +7,7 @@
 #include "kiln/Codegen/TiuRecord.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace kiln::tpu {
 #define GEN_PASS_DEF_TPULAYERGROUP
@@ -41,16 +42,17 @@ private:
 
 /// Moves `ops` into a new tpu.group placed where the last of them was, with
 /// loads for external operands and stores for escaping results, and records
-/// the plan and every LMEM address.
-void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan, RecordCache &records) {
+/// the plan and every LMEM address. Returns the group's modelled cycles.
+std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &plan,
+                                    RecordCache &records) {
   lg::GroupGraph g = lg::GroupGraph::fromOps(ops);
   lg::GroupSlicing slicing = lg::computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices);
 
   std::optional<std::vector<kiln_tiu_cmd>> recs = records.of(ops);
-  lg::Placement place = lg::chooseLayout(
-      g, slicing, plan.buffers,
+  lg::LaidOut laid = lg::chooseLayout(
+      g, slicing, plan.buffers, plan.reuse,
       recs ? std::optional<ArrayRef<kiln_tiu_cmd>>(*recs) : std::nullopt);
-  auto &addr = place.lmem;
+  auto &addr = laid.place.lmem;
 
   Operation *last = ops.back();
   OpBuilder b(last);
@@ -120,6 +122,28 @@ void materialize(ArrayRef<Operation *> ops, const lg::Plan &plan, RecordCache &r
     for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
       if (lg::isFilterView(user) && user->isBeforeInBlock(group))
         user->moveAfter(group);
+  return laid.cycles;
+}
+
+/// Materializes `groups` of `func` and plans prefetches; the modelled cycles
+/// of its groups (nullopt if one is not costed).
+std::optional<uint64_t> materializeAll(func::FuncOp func, ArrayRef<lg::GroupChoice> groups,
+                                       RecordCache &records, unsigned maxPrefetchGroups) {
+  std::optional<uint64_t> total = 0;
+  for (const lg::GroupChoice &group : groups) {
+    std::optional<uint64_t> cycles = materialize(group.ops, group.plan, records);
+    total = total && cycles ? std::optional<uint64_t>(*total + *cycles) : std::nullopt;
+  }
+  if (maxPrefetchGroups > 0) {
+    SmallVector<Operation *> materialized;
+    for (auto group : func.getBody().front().getOps<tpu::GroupOp>())
+      materialized.push_back(group);
+    auto recordsOf = [&](ArrayRef<Operation *> ops) { return records.of(ops); };
+    uint64_t saved = lg::planPrefetch(materialized, maxPrefetchGroups, recordsOf);
+    if (total)
+      *total -= saved;
+  }
+  return total;
 }
 
 struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
@@ -129,22 +153,28 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
     func::FuncOp func = getOperation();
     RecordCache records;
     auto recordsOf = [&](ArrayRef<Operation *> ops) { return records.of(ops); };
-    std::vector<lg::GroupChoice> groups;
+    lg::GroupSplits groups;
     for (ArrayRef<Operation *> run : lg::tiuRuns(func.getBody().front())) {
-      FailureOr<std::vector<lg::GroupChoice>> found =
+      FailureOr<lg::GroupSplits> found =
           lg::searchGroups(run, enabled ? maxGroupOps : 1, recordsOf);
       if (failed(found))
         return signalPassFailure();
-      groups.insert(groups.end(), found->begin(), found->end());
+      groups.fixed.insert(groups.fixed.end(), found->fixed.begin(), found->fixed.end());
+      groups.reuse.insert(groups.reuse.end(), found->reuse.begin(), found->reuse.end());
     }
-    for (const lg::GroupChoice &group : groups)
-      materialize(group.ops, group.plan, records);
-    if (enabled && maxPrefetchGroups > 0) {
-      SmallVector<Operation *> materialized;
-      for (auto group : func.getBody().front().getOps<tpu::GroupOp>())
-        materialized.push_back(group);
-      lg::planPrefetch(materialized, maxPrefetchGroups, recordsOf);
-    }
+    // Both splits, each with its prefetches; the net keeps the faster
+    // (without reuse on a tie).
+    unsigned prefetch = enabled ? maxPrefetchGroups : 0;
+    IRMapping map;
+    func::FuncOp fixed = func.clone(map);
+    for (lg::GroupChoice &group : groups.fixed)
+      for (Operation *&op : group.ops)
+        op = map.lookup(op);
+    std::optional<uint64_t> fixedCycles = materializeAll(fixed, groups.fixed, records, prefetch);
+    std::optional<uint64_t> reuseCycles = materializeAll(func, groups.reuse, records, prefetch);
+    if (!reuseCycles || (fixedCycles && *fixedCycles <= *reuseCycles))
+      func.getBody().takeBody(fixed.getBody());
+    fixed.erase();
   }
 };
 } // namespace

@@ -33,7 +33,9 @@ struct Lifetimes {
   int64_t period = 1;
   std::vector<Buffer> bufs;
 
-  Lifetimes(const GroupGraph &g, const GroupSlicing &s, int64_t buffers) {
+  /// `earlyLoads`: a slice's loads may run while the slice before computes
+  /// (with two buffers), so their bytes are kept from that slice on.
+  Lifetimes(const GroupGraph &g, const GroupSlicing &s, int64_t buffers, bool earlyLoads) {
     size_t nv = g.vals.size();
     int64_t step = g.nodes.size() + 2;
     period = step * buffers;
@@ -60,6 +62,8 @@ struct Lifetimes {
         buf.loaded = g.vals[v].external && !whole;
         buf.gdma = buf.loaded || g.vals[v].escaping;
         buf.first = b * step + write[v];
+        if (earlyLoads && buffers == 2 && buf.loaded)
+          buf.first -= step - 1;
         buf.last = b * step + lastUse[v];
         bufs.push_back(buf);
       }
@@ -85,7 +89,7 @@ bool disjoint(uint64_t at, uint64_t bytes, const Buffer &o) {
 /// the offset `layout` prefers among those free of buffers live with it.
 std::optional<Placement> placeByLifetime(const GroupGraph &g, const GroupSlicing &s,
                                          int64_t buffers, Layout layout) {
-  Lifetimes life(g, s, buffers);
+  Lifetimes life(g, s, buffers, layout == Layout::LifetimePipelined);
   std::vector<Buffer> &bufs = life.bufs;
   std::vector<size_t> order(bufs.size());
   for (size_t i = 0; i < order.size(); ++i)
@@ -112,7 +116,8 @@ std::optional<Placement> placeByLifetime(const GroupGraph &g, const GroupSlicing
         if (o.at >= buf.bytes)
           candidates.push_back(o.at - buf.bytes);
       }
-    if (layout == Layout::LifetimeBanks)
+    bool banks = layout == Layout::LifetimeBanks || layout == Layout::LifetimePipelined;
+    if (banks)
       for (uint64_t b = 1; b < KILN_LMEM_BANKS; ++b)
         candidates.push_back(b * KILN_LMEM_BANK_BYTES);
     std::optional<uint64_t> best;
@@ -122,7 +127,7 @@ std::optional<Placement> placeByLifetime(const GroupGraph &g, const GroupSlicing
           !llvm::all_of(live, [&](const Buffer *o) { return disjoint(at, buf.bytes, *o); }))
         continue;
       uint64_t penalty = 0;
-      if (layout == Layout::LifetimeBanks) {
+      if (banks) {
         // Banks shared with a live buffer while one of the two is a
         // per-slice load or store: the GDMA and the TIU would meet there.
         uint32_t mask = kiln_lmem_bank_mask(at, at + buf.bytes);
@@ -156,8 +161,7 @@ std::optional<Placement> placeByLifetime(const GroupGraph &g, const GroupSlicing
 
 std::optional<Placement> lg::placeInLmem(const GroupGraph &g, const GroupSlicing &s,
                                          int64_t buffers, Layout layout) {
-  if (layout == Layout::Lifetime || layout == Layout::LifetimeSplit ||
-      layout == Layout::LifetimeBanks)
+  if (layout >= Layout::Lifetime)
     return placeByLifetime(g, s, buffers, layout);
   Placement p;
   p.lmem.resize(g.vals.size());

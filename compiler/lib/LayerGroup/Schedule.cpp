@@ -491,7 +491,7 @@ static std::optional<uint64_t> costSliced(const GroupGraph &g, const GroupSlicin
 
 constexpr Layout kFixedLayouts[] = {Layout::Packed, Layout::BankAligned, Layout::Split};
 constexpr Layout kLifetimeLayouts[] = {Layout::Lifetime, Layout::LifetimeSplit,
-                                       Layout::LifetimeBanks};
+                                       Layout::LifetimeBanks, Layout::LifetimePipelined};
 
 /// The fastest of `layouts`, and its cycles.
 static std::optional<std::pair<Placement, uint64_t>>

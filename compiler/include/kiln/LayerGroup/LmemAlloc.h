@@ -45,6 +45,8 @@ enum class Layout {
   LifetimeSplit, ///< reused, loaded values from the top down
   LifetimeBanks, ///< reused, each buffer where it shares the fewest banks with
                  ///< live buffers the other engine touches
+  LifetimePipelined, ///< the same, a slice's loads kept apart from the slice
+                     ///< before (ping-pong), so they run while it computes
 };
 
 /// The layout, or nullopt if it does not fit LMEM (Packed always fits a plan

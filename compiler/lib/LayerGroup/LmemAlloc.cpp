@@ -85,6 +85,69 @@ bool disjoint(uint64_t at, uint64_t bytes, const Buffer &o) {
   return at + bytes <= o.at || o.at + o.bytes <= at;
 }
 
+/// The lowest (or highest) offset where `bytes` overlap none of `live`.
+std::optional<uint64_t> lowestOrHighestFree(uint64_t bytes, std::vector<const Buffer *> &live,
+                                            bool highest) {
+  const uint64_t cap = KILN_LMEM_BYTES_PER_LANE;
+  if (!highest) {
+    llvm::sort(live, [](const Buffer *a, const Buffer *b) { return a->at < b->at; });
+    uint64_t at = 0;
+    for (const Buffer *o : live) {
+      if (o->at >= at + bytes)
+        break;
+      at = std::max(at, o->at + o->bytes);
+    }
+    return at + bytes <= cap ? std::optional<uint64_t>(at) : std::nullopt;
+  }
+  llvm::sort(live, [](const Buffer *a, const Buffer *b) {
+    return a->at + a->bytes > b->at + b->bytes;
+  });
+  uint64_t top = cap;
+  for (const Buffer *o : live) {
+    if (top < bytes)
+      return std::nullopt;
+    if (o->at + o->bytes <= top - bytes)
+      break;
+    top = std::min(top, o->at);
+  }
+  return top >= bytes ? std::optional<uint64_t>(top - bytes) : std::nullopt;
+}
+
+/// The lowest free offset where `buf` shares the fewest banks with the live
+/// buffers when one of the two is a per-slice load or store: there the GDMA
+/// and the TIU would meet.
+std::optional<uint64_t> fewestSharedBanks(const Buffer &buf,
+                                          const std::vector<const Buffer *> &live) {
+  const uint64_t cap = KILN_LMEM_BYTES_PER_LANE;
+  // Offsets where a free range can start or end: the ends of LMEM and of
+  // live buffers, and bank boundaries.
+  llvm::SmallVector<uint64_t, 64> candidates = {0, cap - std::min(cap, buf.bytes)};
+  for (const Buffer *o : live) {
+    candidates.push_back(o->at + o->bytes);
+    if (o->at >= buf.bytes)
+      candidates.push_back(o->at - buf.bytes);
+  }
+  for (uint64_t b = 1; b < KILN_LMEM_BANKS; ++b)
+    candidates.push_back(b * KILN_LMEM_BANK_BYTES);
+  std::optional<uint64_t> best;
+  uint64_t bestPenalty = 0;
+  for (uint64_t at : candidates) {
+    if (at + buf.bytes > cap ||
+        !llvm::all_of(live, [&](const Buffer *o) { return disjoint(at, buf.bytes, *o); }))
+      continue;
+    uint32_t mask = kiln_lmem_bank_mask(at, at + buf.bytes);
+    uint64_t penalty = 0;
+    for (const Buffer *o : live)
+      if (buf.gdma || o->gdma)
+        penalty += llvm::popcount(mask & kiln_lmem_bank_mask(o->at, o->at + o->bytes));
+    if (!best || penalty < bestPenalty || (penalty == bestPenalty && at < *best)) {
+      best = at;
+      bestPenalty = penalty;
+    }
+  }
+  return best;
+}
+
 /// Greedy placement, largest buffers first (held ones before all): each at
 /// the offset `layout` prefers among those free of buffers live with it.
 std::optional<Placement> placeByLifetime(const GroupGraph &g, const GroupSlicing &s,
@@ -99,52 +162,24 @@ std::optional<Placement> placeByLifetime(const GroupGraph &g, const GroupSlicing
       return bufs[a].whole;
     return bufs[a].bytes > bufs[b].bytes;
   });
-  const uint64_t cap = KILN_LMEM_BYTES_PER_LANE;
-  std::vector<uint64_t> candidates;
+  bool banks = layout == Layout::LifetimeBanks || layout == Layout::LifetimePipelined;
+  std::vector<const Buffer *> live;
   for (size_t i : order) {
     Buffer &buf = bufs[i];
     buf.placed = true;
     if (buf.bytes == 0)
       continue;
-    bool fromTop = layout == Layout::LifetimeSplit && g.vals[buf.val].external;
-    candidates.assign({0, cap - std::min(cap, buf.bytes)});
-    std::vector<const Buffer *> live;
+    live.clear();
     for (const Buffer &o : bufs)
-      if (&o != &buf && o.placed && o.bytes && life.together(buf, o)) {
+      if (&o != &buf && o.placed && o.bytes && life.together(buf, o))
         live.push_back(&o);
-        candidates.push_back(o.at + o.bytes);
-        if (o.at >= buf.bytes)
-          candidates.push_back(o.at - buf.bytes);
-      }
-    bool banks = layout == Layout::LifetimeBanks || layout == Layout::LifetimePipelined;
-    if (banks)
-      for (uint64_t b = 1; b < KILN_LMEM_BANKS; ++b)
-        candidates.push_back(b * KILN_LMEM_BANK_BYTES);
-    std::optional<uint64_t> best;
-    uint64_t bestPenalty = 0;
-    for (uint64_t at : candidates) {
-      if (at + buf.bytes > cap ||
-          !llvm::all_of(live, [&](const Buffer *o) { return disjoint(at, buf.bytes, *o); }))
-        continue;
-      uint64_t penalty = 0;
-      if (banks) {
-        // Banks shared with a live buffer while one of the two is a
-        // per-slice load or store: the GDMA and the TIU would meet there.
-        uint32_t mask = kiln_lmem_bank_mask(at, at + buf.bytes);
-        for (const Buffer *o : live)
-          if (buf.gdma || o->gdma)
-            penalty += llvm::popcount(mask & kiln_lmem_bank_mask(o->at, o->at + o->bytes));
-      }
-      bool better = !best || penalty < bestPenalty ||
-                    (penalty == bestPenalty && (fromTop ? at > *best : at < *best));
-      if (better) {
-        best = at;
-        bestPenalty = penalty;
-      }
-    }
-    if (!best)
+    std::optional<uint64_t> at =
+        banks ? fewestSharedBanks(buf, live)
+              : lowestOrHighestFree(buf.bytes, live,
+                                    layout == Layout::LifetimeSplit && g.vals[buf.val].external);
+    if (!at)
       return std::nullopt;
-    buf.at = *best;
+    buf.at = *at;
   }
   Placement p;
   p.lmem.assign(g.vals.size(), {0, 0});

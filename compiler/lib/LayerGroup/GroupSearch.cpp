@@ -22,14 +22,15 @@ static bool readsWholeOperandFrom(Operation *op, Operation *producer) {
   return false;
 }
 
-static PlanChoice planOf(ArrayRef<Operation *> ops, RecordsOf recordsOf) {
+static PlanChoice planOf(ArrayRef<Operation *> ops, RecordsOf recordsOf, bool reuse) {
   std::optional<std::vector<kiln_tiu_cmd>> records = recordsOf(ops);
   return choosePlans(GroupGraph::fromOps(ops),
-                     records ? std::optional<ArrayRef<kiln_tiu_cmd>>(*records) : std::nullopt);
+                     records ? std::optional<ArrayRef<kiln_tiu_cmd>>(*records) : std::nullopt,
+                     reuse);
 }
 
 FailureOr<GroupSplits> lg::searchGroups(ArrayRef<Operation *> run, unsigned maxGroupOps,
-                                        RecordsOf recordsOf) {
+                                        RecordsOf recordsOf, bool reuse) {
   size_t m = run.size();
   constexpr uint64_t kNone = std::numeric_limits<uint64_t>::max();
   // Per kind (fixed, reuse; PlanChoice): best[j], cycles of the best split
@@ -55,7 +56,7 @@ FailureOr<GroupSplits> lg::searchGroups(ArrayRef<Operation *> run, unsigned maxG
         break;
       if (best[0][i] == kNone && best[1][i] == kNone)
         continue;
-      PlanChoice p = planOf(ops, recordsOf);
+      PlanChoice p = planOf(ops, recordsOf, reuse);
       if (!p.reuse) {
         if (j - i == 1) {
           // Rows are never split: a value whose last dimension alone

@@ -6,7 +6,6 @@
 #include "kiln/abi/cost.h"
 
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/bit.h"
 
 #include <algorithm>
 
@@ -70,6 +69,16 @@ struct Lifetimes {
     }
   }
 
+  /// Whether an instance of the buffer is live at position t of the cycle.
+  bool liveAt(const Buffer &b, int64_t t) const {
+    if (b.whole)
+      return true;
+    for (int64_t shift : {-period, int64_t(0), period})
+      if (b.first <= t + shift && t + shift <= b.last)
+        return true;
+    return false;
+  }
+
   /// Whether some instances of the two are live at the same position.
   bool together(const Buffer &a, const Buffer &b) const {
     if (a.whole || b.whole)
@@ -80,10 +89,6 @@ struct Lifetimes {
     return false;
   }
 };
-
-bool disjoint(uint64_t at, uint64_t bytes, const Buffer &o) {
-  return at + bytes <= o.at || o.at + o.bytes <= at;
-}
 
 /// The lowest (or highest) offset where `bytes` overlap none of `live`.
 std::optional<uint64_t> lowestOrHighestFree(uint64_t bytes, std::vector<const Buffer *> &live,
@@ -116,35 +121,45 @@ std::optional<uint64_t> lowestOrHighestFree(uint64_t bytes, std::vector<const Bu
 /// The lowest free offset where `buf` shares the fewest banks with the live
 /// buffers when one of the two is a per-slice load or store: there the GDMA
 /// and the TIU would meet.
-std::optional<uint64_t> fewestSharedBanks(const Buffer &buf,
-                                          const std::vector<const Buffer *> &live) {
-  const uint64_t cap = KILN_LMEM_BYTES_PER_LANE;
-  // Offsets where a free range can start or end: the ends of LMEM and of
-  // live buffers, and bank boundaries.
-  llvm::SmallVector<uint64_t, 64> candidates = {0, cap - std::min(cap, buf.bytes)};
-  for (const Buffer *o : live) {
-    candidates.push_back(o->at + o->bytes);
-    if (o->at >= buf.bytes)
-      candidates.push_back(o->at - buf.bytes);
-  }
-  for (uint64_t b = 1; b < KILN_LMEM_BANKS; ++b)
-    candidates.push_back(b * KILN_LMEM_BANK_BYTES);
+std::optional<uint64_t> fewestSharedBanks(const Buffer &buf, std::vector<const Buffer *> &live) {
+  // Per bank, the live buffers touching it that would meet `buf`.
+  unsigned users[KILN_LMEM_BANKS] = {};
+  for (const Buffer *o : live)
+    if (buf.gdma || o->gdma) {
+      uint32_t mask = kiln_lmem_bank_mask(o->at, o->at + o->bytes);
+      for (unsigned b = 0; b < KILN_LMEM_BANKS; ++b)
+        users[b] += (mask >> b) & 1;
+    }
   std::optional<uint64_t> best;
-  uint64_t bestPenalty = 0;
-  for (uint64_t at : candidates) {
-    if (at + buf.bytes > cap ||
-        !llvm::all_of(live, [&](const Buffer *o) { return disjoint(at, buf.bytes, *o); }))
-      continue;
+  unsigned bestPenalty = 0;
+  auto consider = [&](uint64_t at) {
     uint32_t mask = kiln_lmem_bank_mask(at, at + buf.bytes);
-    uint64_t penalty = 0;
-    for (const Buffer *o : live)
-      if (buf.gdma || o->gdma)
-        penalty += llvm::popcount(mask & kiln_lmem_bank_mask(o->at, o->at + o->bytes));
+    unsigned penalty = 0;
+    for (unsigned b = 0; b < KILN_LMEM_BANKS; ++b)
+      penalty += ((mask >> b) & 1) * users[b];
     if (!best || penalty < bestPenalty || (penalty == bestPenalty && at < *best)) {
       best = at;
       bestPenalty = penalty;
     }
+  };
+  // In each free gap: its ends and the bank boundaries between.
+  auto gap = [&](uint64_t lo, uint64_t hi) {
+    if (hi < lo + buf.bytes)
+      return;
+    consider(lo);
+    consider(hi - buf.bytes);
+    for (uint64_t at = kiln_ceil_div(lo, KILN_LMEM_BANK_BYTES) * KILN_LMEM_BANK_BYTES;
+         at + buf.bytes <= hi; at += KILN_LMEM_BANK_BYTES)
+      consider(at);
+  };
+  llvm::sort(live, [](const Buffer *a, const Buffer *b) { return a->at < b->at; });
+  uint64_t lo = 0;
+  for (const Buffer *o : live) {
+    if (o->at > lo)
+      gap(lo, o->at);
+    lo = std::max(lo, o->at + o->bytes);
   }
+  gap(lo, KILN_LMEM_BYTES_PER_LANE);
   return best;
 }
 
@@ -154,6 +169,14 @@ std::optional<Placement> placeByLifetime(const GroupGraph &g, const GroupSlicing
                                          int64_t buffers, Layout layout) {
   Lifetimes life(g, s, buffers, layout == Layout::LifetimePipelined);
   std::vector<Buffer> &bufs = life.bufs;
+  // No placement beats the bytes live at one position.
+  std::vector<uint64_t> liveBytes(life.period);
+  for (const Buffer &buf : bufs)
+    for (int64_t t = 0; t < life.period; ++t)
+      if (life.liveAt(buf, t))
+        liveBytes[t] += buf.bytes;
+  if (*llvm::max_element(liveBytes) > KILN_LMEM_BYTES_PER_LANE)
+    return std::nullopt;
   std::vector<size_t> order(bufs.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;

@@ -54,12 +54,20 @@ struct Scheduler {
       for (int b = 0; b < (held[v] || buffers == 1 ? 1 : 2); ++b)
         range[2 * v + b] = {place.lmem[v][b], place.lmem[v][b] + bytes};
     }
+    // By start: a buffer shares bytes with those starting before it ends.
+    std::vector<int> byStart;
     for (size_t i = 0; i < nb; ++i) {
       sharing[i].push_back(i);
-      for (size_t j = 0; j < nb; ++j)
-        if (j != i && range[i][0] < range[j][1] && range[j][0] < range[i][1])
-          sharing[i].push_back(j);
+      if (range[i][1] > range[i][0])
+        byStart.push_back(i);
     }
+    llvm::sort(byStart, [&](int a, int b) { return range[a][0] < range[b][0]; });
+    for (size_t x = 0; x < byStart.size(); ++x)
+      for (size_t y = x + 1; y < byStart.size() && range[byStart[y]][0] < range[byStart[x]][1];
+           ++y) {
+        sharing[byStart[x]].push_back(byStart[y]);
+        sharing[byStart[y]].push_back(byStart[x]);
+      }
   }
 
   int bufferIndex(int v, size_t ordinal) const { return 2 * v + bufferOf(v, ordinal); }
@@ -481,14 +489,6 @@ std::optional<uint64_t> lg::modelGroup(const GroupGraph &g, const GroupSlicing &
   return cycles;
 }
 
-/// Cycles with the packed layout, or the lifetime one where only that fits
-/// (the search's estimate; materializing a group then picks its best layout).
-static std::optional<uint64_t> costSliced(const GroupGraph &g, const GroupSlicing &s,
-                                          int64_t buffers, ArrayRef<kiln_tiu_cmd> records) {
-  std::optional<Placement> place = placeSmallest(g, s, buffers);
-  return place ? modelGroup(g, s, buffers, *place, records) : std::nullopt;
-}
-
 constexpr Layout kFixedLayouts[] = {Layout::Packed, Layout::BankAligned, Layout::Split};
 constexpr Layout kLifetimeLayouts[] = {Layout::Lifetime, Layout::LifetimeSplit,
                                        Layout::LifetimeBanks, Layout::LifetimePipelined};
@@ -498,10 +498,13 @@ static std::optional<std::pair<Placement, uint64_t>>
 fastestLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
               ArrayRef<kiln_tiu_cmd> records, ArrayRef<Layout> layouts) {
   std::optional<std::pair<Placement, uint64_t>> best;
+  llvm::SmallVector<std::vector<std::array<uint32_t, 2>>, 4> seen;
   for (Layout layout : layouts) {
     std::optional<Placement> place = placeInLmem(g, s, buffers, layout);
-    if (!place)
+    // Layouts often coincide (nothing to take from the top, no bank to avoid).
+    if (!place || llvm::is_contained(seen, place->lmem))
       continue;
+    seen.push_back(place->lmem);
     std::optional<uint64_t> cycles = modelGroup(g, s, buffers, *place, records);
     if (cycles && (!best || *cycles < best->second))
       best.emplace(std::move(*place), *cycles);
@@ -523,7 +526,8 @@ LaidOut lg::chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buf
   return {*placeSmallest(g, s, buffers), std::nullopt};
 }
 
-PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> records) {
+PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> records,
+                           bool reuse) {
   int64_t maxN = 1, maxH = 1, maxC = maxChannelSlices(g);
   for (const auto &val : g.vals)
     if (val.escaping) {
@@ -562,14 +566,15 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
       if (n * c * h == 1 && buffers == 2)
         continue;
       bool packed = lmemLaneBytes(g, s, buffers) <= KILN_LMEM_BYTES_PER_LANE;
-      if (!packed && !fitsLmem(g, s, buffers))
-        continue;
-      std::optional<uint64_t> cycles = costSliced(g, s, buffers, *records);
+      std::optional<Placement> place = placeSmallest(g, s, buffers);
+      std::optional<uint64_t> cycles =
+          place ? modelGroup(g, s, buffers, *place, *records) : std::nullopt;
       if (!cycles)
         continue;
       if (packed && fixed)
         keep(fastest[0], {Plan{n, c, h, buffers, false}, *cycles});
-      keep(fastest[1], {Plan{n, c, h, buffers, true}, *cycles});
+      if (reuse)
+        keep(fastest[1], {Plan{n, c, h, buffers, true}, *cycles});
     }
   };
   // C slice counts to try: each up to 8, then roughly geometric, so wide
@@ -584,7 +589,7 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
       // The fewest H slices that fit with reuse and without.
       int64_t fewest[2] = {0, 0};
       for (int64_t h = 1; h <= maxH && !fewest[0]; ++h) {
-        unsigned fit = fits(n, c, h, !fewest[1]);
+        unsigned fit = fits(n, c, h, reuse && !fewest[1]);
         if ((fit & 2) && !fewest[1])
           fewest[1] = h;
         if (fit & 1)
@@ -608,7 +613,7 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
       llvm::SmallVector<int64_t, 8> fixedHs = more(fewest[0]);
       for (int64_t h : fixedHs)
         consider(n, c, h, true);
-      for (int64_t h : more(fewest[1]))
+      for (int64_t h : reuse ? more(fewest[1]) : llvm::SmallVector<int64_t, 8>())
         if (!llvm::is_contained(fixedHs, h))
           consider(n, c, h, false);
     }
@@ -641,5 +646,7 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
       if (!b || p.cycles < b->cycles)
         b = p;
     }
+  if (!reuse)
+    best.reuse = best.fixed;
   return best;
 }

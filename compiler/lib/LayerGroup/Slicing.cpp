@@ -394,6 +394,8 @@ GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cS
   for (size_t v = 0; v < g.vals.size(); ++v)
     if (candidate[v] && formsWhole[v])
       r.invariant[v] = true;
+  for (size_t v = 0; v < g.vals.size(); ++v)
+    r.lane.push_back(r.laneBytes(g, v));
   return r;
 }
 
@@ -417,6 +419,8 @@ bool GroupSlicing::sliceEmpty(int slice) const {
 }
 
 uint64_t GroupSlicing::laneBytes(const GroupGraph &g, int val) const {
+  if ((size_t)val < lane.size())
+    return lane[val];
   const auto &shape = g.vals[val].lmemShape;
   uint64_t most = 0;
   for (const Slice &s : hold[val])

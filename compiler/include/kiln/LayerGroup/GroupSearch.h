@@ -40,9 +40,11 @@ struct GroupSplits {
 };
 
 /// The groups of `run`, in order. Fails with an error at the first op that
-/// does not fit LMEM even alone.
+/// does not fit LMEM even alone. Without `reuse` only the fixed split is
+/// searched (and given as both).
 mlir::FailureOr<GroupSplits> searchGroups(llvm::ArrayRef<mlir::Operation *> run,
-                                          unsigned maxGroupOps, RecordsOf recordsOf);
+                                          unsigned maxGroupOps, RecordsOf recordsOf,
+                                          bool reuse = true);
 
 /// The runs of TIU ops in `block` that searchGroups splits, in program
 /// order. Reshapes, concats, DMA ops, unfold_rows and the return read or

@@ -125,7 +125,9 @@ struct PlanChoice {
 /// the fewest slices that fit (with and without reuse) to a few times more.
 /// Without records (an op the code generator cannot encode, which it will
 /// report) the fewest slices that fit, uncosted. Empty if nothing fits.
-PlanChoice choosePlans(const GroupGraph &g, std::optional<llvm::ArrayRef<kiln_tiu_cmd>> records);
+/// Without `reuse` only the fixed plan is searched (and given as both).
+PlanChoice choosePlans(const GroupGraph &g, std::optional<llvm::ArrayRef<kiln_tiu_cmd>> records,
+                       bool reuse = true);
 
 } // namespace kiln::lg
 

@@ -98,6 +98,8 @@ struct GroupSlicing {
   bool isHeld(int val) const;
   /// Bytes per lane of the value's largest slice.
   uint64_t laneBytes(const GroupGraph &g, int val) const;
+  /// [val]: laneBytes, computed once by computeSlicing.
+  std::vector<uint64_t> lane;
   /// True when no value has rows in the slice.
   bool sliceEmpty(int slice) const;
 };

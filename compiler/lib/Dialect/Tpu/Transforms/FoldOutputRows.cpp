@@ -489,7 +489,7 @@ std::optional<uint64_t> groupedCycles(Block &block, ArrayRef<Operation *> ops,
     hi = std::min<size_t>(run.size(), hi + maxGroupOps);
     // Without reuse: the split the layer-group pass keeps unless reuse wins.
     FailureOr<lg::GroupSplits> groups =
-        lg::searchGroups(run.slice(lo, hi - lo), maxGroupOps, records);
+        lg::searchGroups(run.slice(lo, hi - lo), maxGroupOps, records, /*reuse=*/false);
     if (failed(groups))
       return std::nullopt;
     for (const lg::GroupChoice &group : groups->fixed)

@@ -55,7 +55,9 @@ std::optional<uint64_t> groupCycles(ArrayRef<Operation *> ops) {
   }
   // Without reuse: the layer-group pass may keep that kind of plan.
   std::optional<lg::CostedPlan> plan =
-      lg::choosePlans(lg::GroupGraph::fromOps(ops), ArrayRef<kiln_tiu_cmd>(records)).fixed;
+      lg::choosePlans(lg::GroupGraph::fromOps(ops), ArrayRef<kiln_tiu_cmd>(records),
+                      /*reuse=*/false)
+          .fixed;
   if (!plan)
     return std::nullopt;
   return plan->cycles;

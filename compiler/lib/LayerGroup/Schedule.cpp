@@ -1,6 +1,7 @@
 //===- Schedule.cpp - A layer group's two command queues ------------------===//
 
 #include "kiln/LayerGroup/Schedule.h"
+#include "kiln/LayerGroup/StridedLoad.h"
 
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
@@ -150,12 +151,19 @@ struct Scheduler {
   }
 
   /// Loads value v for slice ordinal k (held values: once, k unused).
-  void emitLoad(int v, size_t k) {
+  LogicalResult emitLoad(int v, size_t k) {
     Slice rows = held[v] ? heldRows(v) : s.hold[v][q.slices[k]];
     std::vector<kiln_gdma_cmd> cmds;
-    if (g.vals[v].foldRows)
+    if (g.vals[v].foldRows) {
       cmds = foldedRowsLoad(v, bufferAddr(v, k), rows);
-    else
+    } else if (auto view = dyn_cast_or_null<tpu::StridedViewOp>(g.vals[v].stridedView)) {
+      auto loads = stridedLoad(readingOf(view), shape(v), tpu::dtypeOrF32(g.vals[v].value),
+                               dsize(v), place.ddr[v], bufferAddr(v, k), rows, rows);
+      if (!loads)
+        return view.emitError("internal error: its layer group cannot load it through its "
+                              "strides");
+      cmds = std::move(*loads);
+    } else
       cmds.push_back(transfer(v, bufferAddr(v, k), rows, rows, true));
     for (kiln_gdma_cmd &c : cmds) {
       c.cmd_id = q.gdma.size() + 1;
@@ -165,6 +173,7 @@ struct Scheduler {
       q.gdmaValue.push_back(v);
     }
     (held[v] ? heldLoad[v] : loaded[k][v]) = q.gdma.size();
+    return success();
   }
 
   /// Rows `rows` of a tpu.fold_rows result v into LMEM at `base`: per kernel
@@ -327,7 +336,8 @@ struct Scheduler {
         for (int v : node.operands)
           if (v >= 0 && !seen[v] && needsLoad(v, 0)) {
             seen[v] = true;
-            emitLoad(v, 0);
+            if (failed(emitLoad(v, 0)))
+              return failure();
           }
     }
     for (kiln_gdma_cmd c : prefetch) {
@@ -345,8 +355,8 @@ struct Scheduler {
       step.gdmaBegin = q.gdma.size();
       if (k > 0)
         for (size_t v = 0; v < nv; ++v)
-          if (!held[v] && needsLoad(v, k))
-            emitLoad(v, k);
+          if (!held[v] && needsLoad(v, k) && failed(emitLoad(v, k)))
+            return failure();
       step.tiuBegin = q.tiu.size();
       for (size_t n = 0; n < g.nodes.size(); ++n)
         if (failed(emitNode(n, k)))

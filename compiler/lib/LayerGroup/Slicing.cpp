@@ -142,6 +142,7 @@ GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
       if (auto load = v.getDefiningOp<tpu::LoadOp>())
         source = load.getInput();
       val.foldRows = source.getDefiningOp<tpu::FoldRowsOp>();
+      val.stridedView = source.getDefiningOp<tpu::StridedViewOp>();
     }
     val.escaping = !external && usedOutside(v);
     g.vals.push_back(val);

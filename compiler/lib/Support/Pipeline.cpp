@@ -57,6 +57,7 @@ void kiln::addTpuPipeline(PassManager &pm, const PipelineOptions &options) {
 
 void kiln::addTpuBackendPipeline(PassManager &pm, const PipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(tpu::createTpuFormViews());
+  pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldTransposes());
   pm.addNestedPass<func::FuncOp>(
       tpu::createLayerGroupPass(options.maxGroupOps, options.layerGroups));
   pm.addPass(tpu::createAddressAssignPass(options.keepTensors));

@@ -54,6 +54,8 @@ struct GroupGraph {
     uint32_t dsize = 4;               ///< bytes per element (its dtype)
     /// A tpu.fold_rows result: loaded from its input, a lane block per kernel row.
     mlir::Operation *foldRows = nullptr;
+    /// A tpu.strided_view result: loaded through its strides from its input.
+    mlir::Operation *stridedView = nullptr;
   };
   struct Node {
     mlir::Operation *op;

@@ -204,6 +204,22 @@ def Tpu_FoldRowsOp : Tpu_Op<"fold_rows", [Pure, Tpu_DdrView]> {
   }];
 }
 
+def Tpu_StridedViewOp : Tpu_Op<"strided_view", [Pure, Tpu_DdrView]> {
+  let summary = "A strided reading of its input's DDR memory, gathered by loads";
+  let description = [{
+    Result element f (row-major) is the input's element
+    offset + sum_k digit_k(f) * strides[k], the digits of f in the mixed
+    radix `sizes` (outermost first): a transpose or permute whose consumers'
+    layer-group loads read it with these strides (tpu-fold-transposes). No
+    commands of its own; its users are TIU ops, which read it through loads.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$offset,
+                   DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$strides);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Tpu_ConcatOp : Tpu_Op<"concat", [Pure]> {
   let summary = "Concatenation by DDR-to-DDR GDMA copies";
   let description = [{

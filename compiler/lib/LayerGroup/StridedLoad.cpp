@@ -164,15 +164,41 @@ lg::stridedLoad(const StridedReading &reading, const std::array<int64_t, 4> &sha
                 uint8_t dtype, uint32_t dsize, uint64_t ddr, uint32_t base, Slice holding,
                 Slice rows) {
   std::optional<std::array<Runs, 4>> dims = splitDims(reading, shape);
-  if (!dims || (*dims)[3].size() > 1)
+  if (!dims)
     return std::nullopt;
-  int64_t w = shape[3];
-  int64_t wStride = (*dims)[3].empty() ? 1 : (*dims)[3][0].second;
+  int64_t w = shape[3], planeH = holding.h.len;
+  uint64_t plane = kiln_lmem_plane_stride(holding.h.len, w, dsize);
+  std::vector<Piece> hs;
+  // Whole planes are h * w contiguous elements in a lane: any two runs can
+  // be their rows and columns.
+  Runs planeRuns = (*dims)[2];
+  for (const Run &run : (*dims)[3]) {
+    if (!planeRuns.empty() && planeRuns.back().second == run.first * run.second)
+      planeRuns.back() = {planeRuns.back().first * run.first, run.second};
+    else
+      planeRuns.push_back(run);
+  }
+  int64_t wStride = 1;
+  if (rows.h.len == shape[2] && holding.h.len == shape[2] && planeRuns.size() <= 2) {
+    if (planeRuns.size() == 2) {
+      hs.push_back({rows.h.idx, planeRuns[0].first, 0, planeRuns[0].second});
+      planeRuns.erase(planeRuns.begin());
+    } else {
+      hs.push_back({rows.h.idx, 1, 0, 1});
+    }
+    w = planeRuns.empty() ? 1 : planeRuns[0].first;
+    wStride = planeRuns.empty() ? 1 : planeRuns[0].second;
+    planeH = hs[0].len;
+  } else {
+    if ((*dims)[3].size() > 1)
+      return std::nullopt;
+    if (!(*dims)[3].empty())
+      wStride = (*dims)[3][0].second;
+    hs = pieces((*dims)[2], rows.h, false, false);
+  }
   std::vector<Piece> cs = pieces((*dims)[1], rows.c, true, false);
   // Channel pieces fill one lane group's planes each, so one batch at a time.
   std::vector<Piece> ns = pieces((*dims)[0], rows.n, false, cs.size() > 1);
-  std::vector<Piece> hs = pieces((*dims)[2], rows.h, false, false);
-  uint64_t plane = kiln_lmem_plane_stride(holding.h.len, w, dsize);
   uint64_t groups = (holding.c.len + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
   std::vector<kiln_gdma_cmd> cmds;
   for (const Piece &n : ns)
@@ -185,7 +211,7 @@ lg::stridedLoad(const StridedReading &reading, const std::array<int64_t, 4> &sha
         cmd.c = c.len;
         cmd.h = h.len;
         cmd.w = w;
-        cmd.lmem_plane_h = holding.h.len;
+        cmd.lmem_plane_h = planeH;
         // Parts of the holding start on lane groups; a piece may start inside one.
         int64_t group = c.idx / KILN_NPU_NUM * KILN_NPU_NUM;
         cmd.lmem_lane = c.idx - group;

@@ -4,8 +4,9 @@
 // by GDMA loads whose DDR side carries the view's strides. The LMEM value's
 // [n, c, h, w] dimensions are matched to the view's (size, stride) runs; a
 // dimension made of several runs is loaded in pieces along its outer runs
-// (channel pieces with lane-offset loads, each within a lane group), W must
-// be one run.
+// (channel pieces with lane-offset loads, each within a lane group). W must
+// be one run, unless whole planes are loaded: a plane's h * w elements are
+// contiguous in its lane, so any two runs can be its rows and columns.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LAYERGROUP_STRIDEDLOAD_H

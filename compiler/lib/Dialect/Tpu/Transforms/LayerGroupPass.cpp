@@ -130,7 +130,8 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
     RecordCache records;
     auto recordsOf = [&](ArrayRef<Operation *> ops) { return records.of(ops); };
     // Runs of TIU ops; reshapes, concats, DMA ops and the return read DDR,
-    // so what they consume must be stored first.
+    // so what they consume must be stored first. Views of values from
+    // before the run read nothing the run writes.
     SmallVector<SmallVector<Operation *>> runs(1);
     for (Operation &op : func.getBody().front()) {
       if (isa<top::WeightOp, top::NoneOp>(op))
@@ -140,6 +141,9 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
       else if (lg::isFilterView(&op) &&
                llvm::is_contained(runs.back(), op.getOperand(0).getDefiningOp()))
         continue; // a filter formed in the run may join its conv's group
+      else if (op.hasTrait<tpu::DdrView>() &&
+               !llvm::is_contained(runs.back(), tpu::producedValue(op.getResult(0)).getDefiningOp()))
+        continue; // a view of memory written before the run: its readers' loads read it
       else if (!runs.back().empty())
         runs.emplace_back();
     }

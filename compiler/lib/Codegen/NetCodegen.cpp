@@ -6,6 +6,7 @@
 #include "kiln/Dialect/Tpu/Analysis/DdrLiveness.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
+#include "kiln/LayerGroup/StridedLoad.h"
 #include "kiln/Support/Names.h"
 #include "kiln/Support/Precision.h"
 #include "kiln/abi/chip.h"
@@ -181,19 +182,23 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
       return failure();
     } else if (auto concat = dyn_cast<tpu::ConcatOp>(op); concat && !concat.getInPlace()) {
       net.groups.push_back(generateConcat(concat, net.groups.size()));
-    } else if (auto dma = dyn_cast<tpu::DmaOp>(op)) {
+    } else if (auto dma = dyn_cast<tpu::DmaOp>(op); dma && !dma.getInPlace()) {
       net.groups.push_back(generateDma(dma, net.groups.size()));
     } else if (op.hasTrait<tpu::DdrView>() ||
-               isa<tpu::ConcatOp, top::WeightOp, top::NoneOp, func::ReturnOp>(op)) {
-      // Reshapes, views and in-place concats alias memory; folded rows are
-      // read by their group's loads; weights are in the coefficient blob.
+               isa<tpu::ConcatOp, tpu::DmaOp, top::WeightOp, top::NoneOp, func::ReturnOp>(op)) {
+      // Reshapes, views and in-place concats and dmas alias memory; folded
+      // rows and strided views are read by their group's loads; weights are
+      // in the coefficient blob.
     } else {
       op.emitError("codegen cannot encode this op");
       return failure();
     }
     if (isa<tpu::GroupOp, tpu::ConcatOp, tpu::DmaOp, tpu::ReshapeOp, tpu::ViewOp>(op))
       for (Value r : op.getResults())
-        net.tensors.push_back(describe(r, nameOf(r), *live));
+        // A result stored transposed into an in-place dma's memory has no
+        // bytes in its own layout.
+        if (!lg::scatteringDma(r))
+          net.tensors.push_back(describe(r, nameOf(r), *live));
   }
   if ((int64_t)net.groups.size() != live->stepCount()) {
     func.emitError("codegen: ") << net.groups.size() << " groups but the activation plan has "

@@ -157,8 +157,8 @@ struct Scheduler {
     if (g.vals[v].foldRows) {
       cmds = foldedRowsLoad(v, bufferAddr(v, k), rows);
     } else if (auto view = dyn_cast_or_null<tpu::StridedViewOp>(g.vals[v].stridedView)) {
-      auto loads = stridedLoad(readingOf(view), shape(v), tpu::dtypeOrF32(g.vals[v].value),
-                               dsize(v), place.ddr[v], bufferAddr(v, k), rows, rows);
+      auto loads = stridedTransfer(readingOf(view), shape(v), tpu::dtypeOrF32(g.vals[v].value),
+                                   dsize(v), place.ddr[v], bufferAddr(v, k), rows, rows);
       if (!loads)
         return view.emitError("internal error: its layer group cannot load it through its "
                               "strides");
@@ -304,19 +304,34 @@ struct Scheduler {
     return success();
   }
 
-  void emitStores(size_t k) {
+  LogicalResult emitStores(size_t k) {
     int slice = q.slices[k];
     for (const auto &node : g.nodes) {
       int v = node.result;
       Slice rows = s.store[v][slice];
       if (!g.vals[v].escaping || rows.empty())
         continue;
-      kiln_gdma_cmd c = transfer(v, bufferAddr(v, k), s.hold[v][slice], rows, false);
-      c.wait_tiu_id = produced[k][v];
-      q.gdma.push_back(c);
-      q.gdmaValue.push_back(v);
+      std::vector<kiln_gdma_cmd> cmds;
+      if (g.vals[v].scatter) {
+        auto stores = stridedTransfer(*g.vals[v].scatter, shape(v),
+                                      tpu::dtypeOrF32(g.vals[v].value), dsize(v), place.ddr[v],
+                                      bufferAddr(v, k), s.hold[v][slice], rows, false);
+        if (!stores)
+          return g.vals[v].value.getDefiningOp()->emitError(
+              "internal error: its layer group cannot store it through its transpose's strides");
+        cmds = std::move(*stores);
+      } else {
+        cmds.push_back(transfer(v, bufferAddr(v, k), s.hold[v][slice], rows, false));
+      }
+      for (kiln_gdma_cmd &c : cmds) {
+        c.cmd_id = q.gdma.size() + 1;
+        c.wait_tiu_id = produced[k][v];
+        q.gdma.push_back(c);
+        q.gdmaValue.push_back(v);
+      }
       lastStore[v][bufferOf(v, k)] = q.gdma.size();
     }
+    return success();
   }
 
   LogicalResult run(ArrayRef<kiln_gdma_cmd> prefetch) {
@@ -362,8 +377,8 @@ struct Scheduler {
         if (failed(emitNode(n, k)))
           return failure();
       step.tiuEnd = q.tiu.size();
-      if (k + 1 >= (size_t)buffers)
-        emitStores(k + 1 - buffers);
+      if (k + 1 >= (size_t)buffers && failed(emitStores(k + 1 - buffers)))
+        return failure();
       step.gdmaEnd = q.gdma.size();
       q.steps.push_back(step);
     }
@@ -373,7 +388,8 @@ struct Scheduler {
     drain.tiuBegin = drain.tiuEnd = q.tiu.size();
     drain.gdmaBegin = q.gdma.size();
     for (size_t j = count + 1 > (size_t)buffers ? count + 1 - buffers : 0; j < count; ++j)
-      emitStores(j);
+      if (failed(emitStores(j)))
+        return failure();
     drain.gdmaEnd = q.gdma.size();
     if (drain.gdmaEnd > drain.gdmaBegin)
       q.steps.push_back(drain);
@@ -433,6 +449,8 @@ MaterializedGroup lg::readGroup(Operation *op, function_ref<uint64_t(Value)> ddr
   for (auto [i, stored] : llvm::enumerate(yield.getOperands())) {
     Value v = stored.getDefiningOp<tpu::StoreOp>().getInput();
     m.place.ddr[m.g.valOf(v)] = ddrAddrOf(group.getResult(i));
+    if (tpu::DmaOp dma = scatteringDma(group.getResult(i)))
+      m.g.vals[m.g.valOf(v)].scatter = scatterOf(dma);
   }
   return m;
 }

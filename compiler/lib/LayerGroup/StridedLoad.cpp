@@ -2,11 +2,13 @@
 
 #include "kiln/LayerGroup/StridedLoad.h"
 
+#include "kiln/Dialect/Tpu/IR/DmaProgram.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cost.h"
 
 #include <algorithm>
 
+using namespace mlir;
 using namespace kiln;
 using namespace kiln::lg;
 
@@ -23,6 +25,63 @@ StridedReading lg::readingOf(tpu::StridedViewOp view) {
   r.sizes.assign(view.getSizes().begin(), view.getSizes().end());
   r.strides.assign(view.getStrides().begin(), view.getStrides().end());
   return r;
+}
+
+/// Element addresses are enumerated, so only tensors up to this size.
+static constexpr int64_t kMaxElements = int64_t(1) << 20;
+
+std::optional<std::vector<int64_t>> lg::permutedAddresses(tpu::DmaOp dma) {
+  auto type = cast<RankedTensorType>(dma.getType());
+  if (dma.getInputs().size() != 1 || dma.getProgram().size() != 1 || !type.hasStaticShape() ||
+      type.getNumElements() > kMaxElements)
+    return std::nullopt;
+  auto in = cast<RankedTensorType>(dma.getInputs()[0].getType());
+  if (!in.hasStaticShape() || in.getElementType() != type.getElementType() ||
+      in.getNumElements() != type.getNumElements())
+    return std::nullopt;
+  auto copy = cast<tpu::DmaCopyAttr>(dma.getProgram()[0]);
+  if (copy.isFill() || copy.getSrc() != 0 || copy.getDstOffset() != 0)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = copy.getShape(), src = copy.getSrcStrides(),
+                    dst = copy.getDstStrides();
+  int64_t dense = 1;
+  for (int d = 3; d >= 0; --d) {
+    if (shape[d] > 1 && (dst[d] != dense || src[d] <= 0))
+      return std::nullopt;
+    dense *= shape[d];
+  }
+  if (dense != type.getNumElements())
+    return std::nullopt;
+  std::vector<int64_t> addresses;
+  addresses.reserve(dense);
+  for (int64_t n = 0; n < shape[0]; ++n)
+    for (int64_t c = 0; c < shape[1]; ++c)
+      for (int64_t h = 0; h < shape[2]; ++h)
+        for (int64_t w = 0; w < shape[3]; ++w)
+          addresses.push_back(copy.getSrcOffset() + n * src[0] + c * src[1] + h * src[2] +
+                              w * src[3]);
+  return addresses;
+}
+
+std::optional<StridedReading> lg::scatterOf(tpu::DmaOp dma) {
+  std::optional<std::vector<int64_t>> addresses = permutedAddresses(dma);
+  if (!addresses)
+    return std::nullopt;
+  std::vector<int64_t> inverse(addresses->size());
+  for (auto [to, from] : llvm::enumerate(*addresses))
+    inverse[from] = to;
+  return StridedReading::fit(inverse);
+}
+
+tpu::DmaOp lg::scatteringDma(Value v) {
+  for (Operation *user : v.getUsers()) {
+    if (auto reshape = dyn_cast<tpu::ReshapeOp>(user))
+      if (tpu::DmaOp dma = scatteringDma(reshape.getResult()))
+        return dma;
+    if (auto dma = dyn_cast<tpu::DmaOp>(user); dma && dma.getInPlace())
+      return dma;
+  }
+  return {};
 }
 
 std::optional<StridedReading> StridedReading::fit(llvm::ArrayRef<int64_t> a) {
@@ -160,9 +219,9 @@ std::vector<Piece> pieces(const Runs &runs, Range range, bool laneGroups, bool u
 } // namespace
 
 std::optional<std::vector<kiln_gdma_cmd>>
-lg::stridedLoad(const StridedReading &reading, const std::array<int64_t, 4> &shape,
-                uint8_t dtype, uint32_t dsize, uint64_t ddr, uint32_t base, Slice holding,
-                Slice rows) {
+lg::stridedTransfer(const StridedReading &reading, const std::array<int64_t, 4> &shape,
+                    uint8_t dtype, uint32_t dsize, uint64_t ddr, uint32_t base, Slice holding,
+                    Slice rows, bool toLmem) {
   std::optional<std::array<Runs, 4>> dims = splitDims(reading, shape);
   if (!dims)
     return std::nullopt;
@@ -205,7 +264,7 @@ lg::stridedLoad(const StridedReading &reading, const std::array<int64_t, 4> &sha
     for (const Piece &c : cs)
       for (const Piece &h : hs) {
         kiln_gdma_cmd cmd{};
-        cmd.dir = KILN_GDMA_DDR_TO_LMEM;
+        cmd.dir = toLmem ? KILN_GDMA_DDR_TO_LMEM : KILN_GDMA_LMEM_TO_DDR;
         cmd.dtype = dtype;
         cmd.n = n.len;
         cmd.c = c.len;
@@ -215,24 +274,26 @@ lg::stridedLoad(const StridedReading &reading, const std::array<int64_t, 4> &sha
         // Parts of the holding start on lane groups; a piece may start inside one.
         int64_t group = c.idx / KILN_NPU_NUM * KILN_NPU_NUM;
         cmd.lmem_lane = c.idx - group;
-        cmd.dst_addr = base +
-                       ((n.idx - holding.n.idx) * groups + (group - holding.c.idx) / KILN_NPU_NUM) *
-                           plane +
-                       (h.idx - holding.h.idx) * w * dsize;
-        cmd.src_addr = ddr + (reading.offset + n.offset + c.offset + h.offset) * dsize;
+        uint64_t lmem = base +
+                        ((n.idx - holding.n.idx) * groups + (group - holding.c.idx) / KILN_NPU_NUM) *
+                            plane +
+                        (h.idx - holding.h.idx) * w * dsize;
+        uint64_t at = ddr + (reading.offset + n.offset + c.offset + h.offset) * dsize;
+        cmd.src_addr = toLmem ? at : lmem;
+        cmd.dst_addr = toLmem ? lmem : at;
         uint32_t strides[4] = {uint32_t(n.stride), uint32_t(c.stride), uint32_t(h.stride),
                                uint32_t(wStride)};
-        std::copy(strides, strides + 4, cmd.src_stride);
+        std::copy(strides, strides + 4, toLmem ? cmd.src_stride : cmd.dst_stride);
         cmds.push_back(cmd);
       }
   return cmds;
 }
 
-std::optional<uint64_t> lg::stridedLoadCycles(const StridedReading &reading,
-                                              const std::array<int64_t, 4> &shape,
-                                              uint8_t dtype, uint32_t dsize) {
+std::optional<uint64_t> lg::stridedTransferCycles(const StridedReading &reading,
+                                                  const std::array<int64_t, 4> &shape,
+                                                  uint8_t dtype, uint32_t dsize, bool toLmem) {
   Slice whole{{0, shape[0]}, {0, shape[1]}, {0, shape[2]}};
-  auto cmds = stridedLoad(reading, shape, dtype, dsize, 0, 0, whole, whole);
+  auto cmds = stridedTransfer(reading, shape, dtype, dsize, 0, 0, whole, whole, toLmem);
   if (!cmds)
     return std::nullopt;
   uint64_t cycles = 0;

@@ -57,7 +57,9 @@ void kiln::addTpuPipeline(PassManager &pm, const PipelineOptions &options) {
 
 void kiln::addTpuBackendPipeline(PassManager &pm, const PipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(tpu::createTpuFormViews());
-  pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldTransposes());
+  tpu::TpuFoldTransposesOptions foldTransposes;
+  foldTransposes.keepTensors = options.keepTensors;
+  pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldTransposes(foldTransposes));
   pm.addNestedPass<func::FuncOp>(
       tpu::createLayerGroupPass(options.maxGroupOps, options.layerGroups));
   pm.addPass(tpu::createAddressAssignPass(options.keepTensors));

@@ -25,36 +25,40 @@
 
 namespace kiln::lg {
 
-/// Element f (row-major) of a tensor read at offset + sum_k digit_k(f) *
-/// strides[k], the digits of f in the mixed radix `sizes` (outermost first).
-struct StridedReading {
-  int64_t offset = 0;
-  llvm::SmallVector<int64_t, 6> sizes, strides;
-
-  /// The plain row-major reading of `elements` elements.
-  static StridedReading dense(int64_t elements);
-  /// Fits a reading to the element addresses of a tensor, or nullopt when
-  /// no (non-negative) strides describe them.
-  static std::optional<StridedReading> fit(llvm::ArrayRef<int64_t> addresses);
-};
-
 /// The view's reading of its input.
 StridedReading readingOf(tpu::StridedViewOp view);
 
 /// The GDMA loads (ids and waits unset) of rows `rows` of an LMEM value of
 /// [n, c, h, w] shape `shape`, held as `holding` at LMEM offset `base`, read
-/// through `reading` from DDR address `ddr`. nullopt when the shape's W is
-/// not one stride of the reading (or its dimensions do not split its runs).
+/// through `reading` from DDR address `ddr`; with `toLmem` false the stores
+/// that write those rows there through the same strides. nullopt when the
+/// shape's W is not one stride of the reading (or its dimensions do not split
+/// its runs).
 std::optional<std::vector<kiln_gdma_cmd>>
-stridedLoad(const StridedReading &reading, const std::array<int64_t, 4> &shape,
-            uint8_t dtype, uint32_t dsize, uint64_t ddr, uint32_t base, Slice holding,
-            Slice rows);
+stridedTransfer(const StridedReading &reading, const std::array<int64_t, 4> &shape,
+                uint8_t dtype, uint32_t dsize, uint64_t ddr, uint32_t base, Slice holding,
+                Slice rows, bool toLmem = true);
 
-/// Cycles of the loads of a whole [n, c, h, w] value through `reading`
-/// (cost.h), or nullopt as stridedLoad.
-std::optional<uint64_t> stridedLoadCycles(const StridedReading &reading,
-                                          const std::array<int64_t, 4> &shape,
-                                          uint8_t dtype, uint32_t dsize);
+/// Cycles of the transfers of a whole [n, c, h, w] value through `reading`
+/// (cost.h), or nullopt as stridedTransfer.
+std::optional<uint64_t> stridedTransferCycles(const StridedReading &reading,
+                                              const std::array<int64_t, 4> &shape,
+                                              uint8_t dtype, uint32_t dsize,
+                                              bool toLmem = true);
+
+/// The input element each result element of `dma` copies, if it is one
+/// strided copy of every input element onto its whole result (a transpose)
+/// of at most 2^20 elements (they are enumerated).
+std::optional<std::vector<int64_t>> permutedAddresses(tpu::DmaOp dma);
+
+/// The write a tpu.dma marked in_place gives its input's producer: input
+/// element f goes to the result element the copy moves it to. nullopt
+/// unless the dma is one permuting copy.
+std::optional<StridedReading> scatterOf(tpu::DmaOp dma);
+
+/// The in-place tpu.dma whose result the escaping value `v` is stored into
+/// (through reshapes), or null.
+tpu::DmaOp scatteringDma(mlir::Value v);
 
 } // namespace kiln::lg
 

@@ -385,6 +385,14 @@ LogicalResult DmaOp::verify() {
     if (copy.getSrc() >= numInputs)
       return emitOpError("copy ") << i << " reads source " << copy.getSrc() << "; there are "
                                   << numInputs << " inputs";
+  if (getInPlace()) {
+    auto out = cast<RankedTensorType>(getType());
+    if (numInputs != 1 || getProgram().size() != 1 || (*getCopies().begin()).isFill() ||
+        !out.hasStaticShape() ||
+        cast<RankedTensorType>(getInputs()[0].getType()).getNumElements() !=
+            out.getNumElements())
+      return emitOpError("in place needs one copy of every element of one input");
+  }
   return success();
 }
 

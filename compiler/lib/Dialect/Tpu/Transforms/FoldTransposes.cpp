@@ -30,44 +30,6 @@ using namespace kiln;
 
 namespace {
 
-/// Element addresses are enumerated, so only tensors up to this size.
-constexpr int64_t kMaxElements = int64_t(1) << 20;
-
-/// The input element each result element of `dma` copies, if it is one
-/// strided copy of every input element onto its whole result (a transpose).
-std::optional<std::vector<int64_t>> permutedAddresses(tpu::DmaOp dma) {
-  auto type = cast<RankedTensorType>(dma.getType());
-  if (dma.getInputs().size() != 1 || dma.getProgram().size() != 1 || !type.hasStaticShape() ||
-      type.getNumElements() > kMaxElements)
-    return std::nullopt;
-  auto in = cast<RankedTensorType>(dma.getInputs()[0].getType());
-  if (!in.hasStaticShape() || in.getElementType() != type.getElementType() ||
-      in.getNumElements() != type.getNumElements())
-    return std::nullopt;
-  auto copy = cast<tpu::DmaCopyAttr>(dma.getProgram()[0]);
-  if (copy.isFill() || copy.getSrc() != 0 || copy.getDstOffset() != 0)
-    return std::nullopt;
-  ArrayRef<int64_t> shape = copy.getShape(), src = copy.getSrcStrides(),
-                    dst = copy.getDstStrides();
-  int64_t dense = 1;
-  for (int d = 3; d >= 0; --d) {
-    if (shape[d] > 1 && (dst[d] != dense || src[d] <= 0))
-      return std::nullopt;
-    dense *= shape[d];
-  }
-  if (dense != type.getNumElements())
-    return std::nullopt;
-  std::vector<int64_t> addresses;
-  addresses.reserve(dense);
-  for (int64_t n = 0; n < shape[0]; ++n)
-    for (int64_t c = 0; c < shape[1]; ++c)
-      for (int64_t h = 0; h < shape[2]; ++h)
-        for (int64_t w = 0; w < shape[3]; ++w)
-          addresses.push_back(copy.getSrcOffset() + n * src[0] + c * src[1] + h * src[2] +
-                              w * src[3]);
-  return addresses;
-}
-
 /// A value the chain gives and the TIU ops that read it.
 struct Terminal {
   Value value;
@@ -120,16 +82,33 @@ bool collect(Value v, std::vector<int64_t> addresses, SmallVectorImpl<Operation 
   return true;
 }
 
-/// Cycles the loads of `v` by the op reading operand `use` take through
-/// `reading` (nullopt: its layout cannot).
-std::optional<uint64_t> loadCycles(const lg::StridedReading &reading, Value v, OpOperand &use) {
+/// Cycles of moving the whole value `v` in [n, c, h, w] shape `shape`
+/// through `reading` (a load, or with `toLmem` false a store); nullopt if its
+/// layout cannot. A value its group may slice along H must also move in
+/// parts of its rows.
+std::optional<uint64_t> transferCycles(const lg::StridedReading &reading, Value v,
+                                       const std::array<int64_t, 4> &shape, bool sliced,
+                                       bool toLmem) {
   uint8_t dtype = tpu::dtypeOrF32(v);
   uint32_t dsize = tpu::elementBytes(v.getType());
-  std::optional<uint64_t> asOperand =
-      lg::stridedLoadCycles(reading, lg::lmemShapeOf(use.getOwner(), use.getOperandNumber()),
-                            dtype, dsize);
+  if (sliced && shape[2] > 1) {
+    lg::Slice whole{{0, shape[0]}, {0, shape[1]}, {0, shape[2]}}, part = whole;
+    part.h = {0, 1};
+    if (!lg::stridedTransfer(reading, shape, dtype, dsize, 0, 0, whole, part, toLmem))
+      return std::nullopt;
+  }
+  return lg::stridedTransferCycles(reading, shape, dtype, dsize, toLmem);
+}
+
+/// Cycles the loads of `v` for the op reading operand `use` take through
+/// `reading` (nullopt: its layout cannot).
+std::optional<uint64_t> loadCycles(const lg::StridedReading &reading, Value v, OpOperand &use) {
+  Operation *user = use.getOwner();
+  bool whole = lg::isWholeOperand(user, use.getOperandNumber());
+  std::optional<uint64_t> asOperand = transferCycles(
+      reading, v, lg::lmemShapeOf(user, use.getOperandNumber()), !whole, true);
   // A group without that reader loads it in its own shape.
-  if (!asOperand || !lg::stridedLoadCycles(reading, lg::nchwOf(v), dtype, dsize))
+  if (!asOperand || !transferCycles(reading, v, lg::nchwOf(v), true, true))
     return std::nullopt;
   return asOperand;
 }
@@ -141,42 +120,89 @@ lg::StridedReading currentReading(Value v) {
   return lg::StridedReading::dense(cast<RankedTensorType>(v.getType()).getNumElements());
 }
 
-void foldTranspose(tpu::DmaOp dma) {
-  std::optional<std::vector<int64_t>> addresses = permutedAddresses(dma);
-  if (!addresses)
-    return;
+/// Its readers load the copy's result through strides: the strided views
+/// (one per value they read), and the cycles that adds to their loads.
+struct LoadSide {
   SmallVector<Operation *> chain;
   std::vector<Terminal> terminals;
-  if (!collect(dma.getResult(), std::move(*addresses), chain, terminals) || terminals.empty())
-    return;
-  uint64_t copyCycles = 0;
-  uint8_t dtype = tpu::dtypeOrF32(dma.getResult());
-  for (tpu::DmaCopyAttr copy : dma.getCopies()) {
-    kiln_gdma_cmd cmd = tpu::dmaCommand(copy, dtype, 0, 0);
-    copyCycles += kiln_gdma_cycles(&cmd);
-  }
-  // Strided loads against the copy plus the loads the readers have now.
   std::vector<lg::StridedReading> readings;
   int64_t extra = 0;
-  for (Terminal &t : terminals) {
+};
+
+std::optional<LoadSide> loadSide(tpu::DmaOp dma, std::vector<int64_t> addresses) {
+  LoadSide side;
+  if (!collect(dma.getResult(), std::move(addresses), side.chain, side.terminals) ||
+      side.terminals.empty())
+    return std::nullopt;
+  for (Terminal &t : side.terminals) {
     std::optional<lg::StridedReading> reading = lg::StridedReading::fit(t.addresses);
     if (!reading)
-      return;
+      return std::nullopt;
     lg::StridedReading now = currentReading(t.value);
     for (OpOperand *use : t.uses) {
       std::optional<uint64_t> strided = loadCycles(*reading, t.value, *use),
                               before = loadCycles(now, t.value, *use);
       if (!strided || !before)
-        return;
-      extra += int64_t(*strided) - int64_t(*before);
+        return std::nullopt;
+      side.extra += int64_t(*strided) - int64_t(*before);
     }
-    readings.push_back(std::move(*reading));
+    side.readings.push_back(std::move(*reading));
   }
-  if (extra >= int64_t(copyCycles))
+  return side;
+}
+
+/// The cycles a strided store of the copy's input by the TIU op computing
+/// it adds to that store, if only the copy reads the input (through
+/// reshapes) and the result is not returned.
+std::optional<int64_t> storeSideExtra(tpu::DmaOp dma) {
+  Value x = dma.getInputs()[0];
+  if (!x.hasOneUse())
+    return std::nullopt;
+  while (auto reshape = x.getDefiningOp<tpu::ReshapeOp>()) {
+    x = reshape.getInput();
+    if (!x.hasOneUse())
+      return std::nullopt;
+  }
+  Operation *def = x.getDefiningOp();
+  if (!def || !def->hasTrait<tpu::RunsOnTiu>() ||
+      llvm::any_of(dma->getUsers(), [](Operation *u) { return isa<func::ReturnOp>(u); }))
+    return std::nullopt;
+  std::optional<lg::StridedReading> scatter = lg::scatterOf(dma);
+  if (!scatter)
+    return std::nullopt;
+  std::array<int64_t, 4> shape = lg::nchwOf(x);
+  std::optional<uint64_t> strided = transferCycles(*scatter, x, shape, true, false);
+  std::optional<uint64_t> dense = transferCycles(
+      lg::StridedReading::dense(cast<RankedTensorType>(x.getType()).getNumElements()), x, shape,
+      true, false);
+  if (!strided || !dense)
+    return std::nullopt;
+  return int64_t(*strided) - int64_t(*dense);
+}
+
+void foldTranspose(tpu::DmaOp dma, bool keepTensors) {
+  std::optional<std::vector<int64_t>> addresses = lg::permutedAddresses(dma);
+  if (!addresses)
+    return;
+  int64_t copyCycles = 0;
+  uint8_t dtype = tpu::dtypeOrF32(dma.getResult());
+  for (tpu::DmaCopyAttr copy : dma.getCopies()) {
+    kiln_gdma_cmd cmd = tpu::dmaCommand(copy, dtype, 0, 0);
+    copyCycles += kiln_gdma_cycles(&cmd);
+  }
+  std::optional<LoadSide> load = loadSide(dma, std::move(*addresses));
+  // With keep-tensors the input keeps its own bytes.
+  std::optional<int64_t> store = keepTensors ? std::nullopt : storeSideExtra(dma);
+  bool storeWins = store && *store < copyCycles && (!load || *store < load->extra);
+  if (storeWins) {
+    dma.setInPlace(true);
+    return;
+  }
+  if (!load || load->extra >= copyCycles)
     return;
 
   Value input = dma.getInputs()[0];
-  for (auto [t, reading] : llvm::zip(terminals, readings)) {
+  for (auto [t, reading] : llvm::zip(load->terminals, load->readings)) {
     Operation *at = t.value.getDefiningOp();
     OpBuilder b(at);
     auto view = b.create<tpu::StridedViewOp>(at->getLoc(), t.value.getType(), input,
@@ -186,7 +212,7 @@ void foldTranspose(tpu::DmaOp dma) {
     for (OpOperand *use : t.uses)
       use->set(view);
   }
-  for (Operation *op : llvm::reverse(chain))
+  for (Operation *op : llvm::reverse(load->chain))
     if (op->use_empty())
       op->erase();
   if (dma->use_empty())
@@ -194,13 +220,15 @@ void foldTranspose(tpu::DmaOp dma) {
 }
 
 struct FoldTransposesPass : public tpu::impl::TpuFoldTransposesBase<FoldTransposesPass> {
+  using TpuFoldTransposesBase::TpuFoldTransposesBase;
+
   void runOnOperation() override {
     SmallVector<tpu::DmaOp> dmas;
     getOperation().walk([&](tpu::DmaOp dma) { dmas.push_back(dma); });
     // Later copies first: one that reads an earlier one's result becomes a
     // strided view the earlier one then folds through.
     for (tpu::DmaOp dma : llvm::reverse(dmas))
-      foldTranspose(dma);
+      foldTranspose(dma, keepTensors);
   }
 };
 } // namespace

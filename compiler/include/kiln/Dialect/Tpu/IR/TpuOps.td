@@ -142,8 +142,13 @@ def Tpu_DmaOp : Tpu_Op<"dma", [Pure]> {
   let description = [{
     Transpose, slice, gather, expand, tile, pad: the result is written by
     `program`, a list of strided copies (#tpu.copy) that run in order.
+    With `in_place` (set by tpu-fold-transposes on one copy of every input
+    element) the layer group that computes the input stores it through the
+    copy's strides straight into the result's memory, and the dma runs no
+    command.
   }];
-  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, Tpu_DmaProgramAttr:$program);
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, Tpu_DmaProgramAttr:$program,
+                   UnitAttr:$in_place);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let extraClassDeclaration = [{

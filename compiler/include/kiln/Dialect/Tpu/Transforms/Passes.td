@@ -64,7 +64,15 @@ def TpuFoldTransposes : Pass<"tpu-fold-transposes", "mlir::func::FuncOp"> {
     and the DDR-to-DDR copy goes. Kept where the cost model (cost.h) says
     the copy plus contiguous loads are faster than the strided loads (a
     permute of the innermost dimension reads single elements, each a burst).
+    Where a TIU op's result reaches only the copy, its layer group may
+    instead store it through the inverse strides into the copy's result
+    (the dma marked in_place, no command), when that costs less: once for
+    every reader. Not with keep-tensors, where every value keeps its bytes.
   }];
+  let options = [
+    Option<"keepTensors", "keep-tensors", "bool", /*default=*/"false",
+           "Keep every value's own bytes (no in-place transposes)">,
+  ];
 }
 
 def TpuFoldStemRows : Pass<"tpu-fold-stem-rows", "mlir::func::FuncOp"> {

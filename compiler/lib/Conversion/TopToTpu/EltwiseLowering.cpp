@@ -65,9 +65,14 @@ to4D(ArrayRef<ArrayRef<int64_t>> shapes) {
   // LayerNorm's statistics over the last axis of [B, heads, T, T]) runs on
   // rows as well: [1, N*C*H, 1, W], the layout its reductions and row-major
   // matmuls give it, so they share a layer group.
-  if (rank == 4 && out[0] * out[1] * out[2] > out[1] && sameKind(0, 1) && sameKind(1, 2) &&
+  // Every operand has the rows whole or is one value per W position.
+  auto rows = [](ArrayRef<int64_t> p) { return p[0] * p[1] * p[2]; };
+  if (rank == 4 && rows(out) > out[1] &&
+      llvm::all_of(padded, [&](ArrayRef<int64_t> p) {
+        return (p[0] == out[0] && p[1] == out[1] && p[2] == out[2]) || rows(p) == 1;
+      }) &&
       llvm::any_of(padded, [&](ArrayRef<int64_t> p) {
-        return p[3] == 1 && out[3] > 1 && p[0] * p[1] * p[2] > 1;
+        return p[3] == 1 && out[3] > 1 && rows(p) == rows(out);
       })) {
     for (auto &p : padded)
       p = {1, p[0] * p[1] * p[2], 1, p[3]};

@@ -5,9 +5,11 @@
 // reshapes and views), their groups' loads can read the input with the
 // permuted strides instead. Each value those ops read becomes a
 // tpu.strided_view of the copy's input, fitted from the element addresses
-// the chain of copy, reshapes and views gives it. The cost model decides:
-// strides that move single elements cost a burst each, so a copy read by
-// several groups may stay.
+// the chain of copy, reshapes and views gives it. Or, when only the copy
+// reads a TIU op's result, that op's group stores it through the inverse
+// strides into the copy's result (the dma marked in_place). The cost model
+// decides among the three: strides that move single elements cost a burst
+// each, so a copy read by several groups may stay.
 //
 //===----------------------------------------------------------------------===//
 

@@ -95,6 +95,41 @@ TEST_P(OpsOnCmodel, MatchesInterpreter) {
 }
 
 const OpCase kCases[] = {
+    // SVTR's attention: the qkv permute stored in place by its producer's
+    // group (or read through strided views), k's transpose a strided view,
+    // the Softmax on the matmul's rows, the output transpose folded.
+    {"attention_strided", R"(
+func.func @main(%a: tensor<1x40x72xf32>) -> tensor<1x40x24xf32> {
+  %none = top.none
+  %x = top.relu %a : (tensor<1x40x72xf32>) -> tensor<1x40x72xf32>
+  %r = top.reshape %x {shape = array<i64: 1, 40, 3, 2, 12>} : (tensor<1x40x72xf32>) -> tensor<1x40x3x2x12xf32>
+  %p = top.transpose %r {perm = array<i64: 2, 0, 3, 1, 4>} : (tensor<1x40x3x2x12xf32>) -> tensor<3x1x2x40x12xf32>
+  %q5 = top.slice %p {starts = array<i64: 0, 0, 0, 0, 0>, ends = array<i64: 1, 1, 2, 40, 12>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<3x1x2x40x12xf32>) -> tensor<1x1x2x40x12xf32>
+  %k5 = top.slice %p {starts = array<i64: 1, 0, 0, 0, 0>, ends = array<i64: 2, 1, 2, 40, 12>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<3x1x2x40x12xf32>) -> tensor<1x1x2x40x12xf32>
+  %v5 = top.slice %p {starts = array<i64: 2, 0, 0, 0, 0>, ends = array<i64: 3, 1, 2, 40, 12>, steps = array<i64: 1, 1, 1, 1, 1>} : (tensor<3x1x2x40x12xf32>) -> tensor<1x1x2x40x12xf32>
+  %q = top.reshape %q5 {shape = array<i64: 1, 2, 40, 12>} : (tensor<1x1x2x40x12xf32>) -> tensor<1x2x40x12xf32>
+  %k = top.reshape %k5 {shape = array<i64: 1, 2, 40, 12>} : (tensor<1x1x2x40x12xf32>) -> tensor<1x2x40x12xf32>
+  %v = top.reshape %v5 {shape = array<i64: 1, 2, 40, 12>} : (tensor<1x1x2x40x12xf32>) -> tensor<1x2x40x12xf32>
+  %kt = top.transpose %k {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x2x40x12xf32>) -> tensor<1x2x12x40xf32>
+  %s = top.matmul %q, %kt, %none : (tensor<1x2x40x12xf32>, tensor<1x2x12x40xf32>, none) -> tensor<1x2x40x40xf32>
+  %sm = top.softmax %s {axis = 3 : i64} : (tensor<1x2x40x40xf32>) -> tensor<1x2x40x40xf32>
+  %o = top.matmul %sm, %v, %none : (tensor<1x2x40x40xf32>, tensor<1x2x40x12xf32>, none) -> tensor<1x2x40x12xf32>
+  %ot = top.transpose %o {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x2x40x12xf32>) -> tensor<1x40x2x12xf32>
+  %y = top.reshape %ot {shape = array<i64: 1, 40, 24>} : (tensor<1x40x2x12xf32>) -> tensor<1x40x24xf32>
+  return %y : tensor<1x40x24xf32>
+})"},
+    // H and W swapped: read by one group through strides; stored transposed
+    // (in place) by the relu's group for two readers.
+    {"transpose_strided", R"(
+func.func @main(%a: tensor<1x4x64x64xf32>) -> (tensor<1x4x64x64xf32>, tensor<1x4x64x64xf32>, tensor<1x4x64x64xf32>) {
+  %t = top.transpose %a {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x64x64xf32>) -> tensor<1x4x64x64xf32>
+  %0 = top.relu %t : (tensor<1x4x64x64xf32>) -> tensor<1x4x64x64xf32>
+  %r = top.relu %a : (tensor<1x4x64x64xf32>) -> tensor<1x4x64x64xf32>
+  %u = top.transpose %r {perm = array<i64: 0, 1, 3, 2>} : (tensor<1x4x64x64xf32>) -> tensor<1x4x64x64xf32>
+  %1 = top.relu %u : (tensor<1x4x64x64xf32>) -> tensor<1x4x64x64xf32>
+  %2 = top.active %u {mode = 6 : i32} : (tensor<1x4x64x64xf32>) -> tensor<1x4x64x64xf32>
+  return %0, %1, %2 : tensor<1x4x64x64xf32>, tensor<1x4x64x64xf32>, tensor<1x4x64x64xf32>
+})"},
     {"transpose", R"(
 func.func @main(%a: tensor<2x3x4x5xf32>) -> tensor<5x2x4x3xf32> {
   %0 = top.transpose %a {perm = array<i64: 3, 0, 2, 1>} : (tensor<2x3x4x5xf32>) -> tensor<5x2x4x3xf32>

@@ -6,6 +6,7 @@
 #include "kiln/Dialect/Tpu/Analysis/DdrLiveness.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
+#include "kiln/LayerGroup/StridedLoad.h"
 #include "kiln/Support/Names.h"
 #include "kiln/Support/Precision.h"
 #include "kiln/abi/chip.h"
@@ -196,13 +197,14 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
       return failure();
     } else if (auto concat = dyn_cast<tpu::ConcatOp>(op); concat && !concat.getInPlace()) {
       net.groups.push_back(generateConcat(concat, net.groups.size()));
-    } else if (auto dma = dyn_cast<tpu::DmaOp>(op)) {
+    } else if (auto dma = dyn_cast<tpu::DmaOp>(op); dma && !dma.getInPlace()) {
       net.groups.push_back(generateDma(dma, net.groups.size()));
     } else if (op.hasTrait<tpu::DdrView>() ||
-               isa<tpu::ConcatOp, tpu::UnfoldRowsOp, top::WeightOp, top::NoneOp,
+               isa<tpu::ConcatOp, tpu::DmaOp, tpu::UnfoldRowsOp, top::WeightOp, top::NoneOp,
                    func::ReturnOp>(op)) {
-      // Reshapes, views and in-place concats alias memory; folded rows are
-      // read by their group's loads and unfolded by its stores; weights are
+      // Reshapes, views and in-place concats and dmas alias memory; folded
+      // rows and strided views are read by their group's loads, unfolded
+      // rows written by its stores; weights are
       // in the coefficient blob.
     } else {
       op.emitError("codegen cannot encode this op");
@@ -211,8 +213,10 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
     if (isa<tpu::GroupOp, tpu::ConcatOp, tpu::DmaOp, tpu::ReshapeOp, tpu::ViewOp,
             tpu::UnfoldRowsOp>(op))
       for (Value r : op.getResults()) {
-        // Folded rows are no model tensor (the unfold's result is).
-        if (isFoldedRows(r))
+        // Folded rows are no model tensor (the unfold's result is); a result
+        // stored transposed into an in-place dma's memory has no bytes in its
+        // own layout.
+        if (isFoldedRows(r) || lg::scatteringDma(r))
           continue;
         net.tensors.push_back(describe(r, nameOf(r), *live));
       }

@@ -457,6 +457,29 @@ FailureOr<RawTensor> Interpreter::evaluate(Operation *op) {
     return runFoldRows(fold);
   if (auto unfold = dyn_cast<tpu::UnfoldRowsOp>(op))
     return runUnfoldRows(unfold);
+
+  if (auto strided = dyn_cast<tpu::StridedViewOp>(op)) {
+    auto type = cast<RankedTensorType>(strided.getType());
+    const std::vector<uint8_t> &in = get(strided.getInput()).bytes;
+    uint64_t bytes = tpu::elementBytes(type);
+    ArrayRef<int64_t> sizes = strided.getSizes(), strides = strided.getStrides();
+    RawTensor out{type, std::vector<uint8_t>(tpu::tensorBytes(type))};
+    SmallVector<int64_t> digit(sizes.size(), 0);
+    for (int64_t f = 0; f < type.getNumElements(); ++f) {
+      int64_t at = strided.getOffset();
+      for (size_t k = 0; k < sizes.size(); ++k)
+        at += digit[k] * strides[k];
+      if ((at + 1) * bytes > in.size())
+        return op->emitError("Tpu interpreter: strided view outside its input");
+      std::copy_n(in.begin() + at * bytes, bytes, out.bytes.begin() + f * bytes);
+      for (size_t k = sizes.size(); k-- > 0;)
+        if (++digit[k] < sizes[k])
+          break;
+        else
+          digit[k] = 0;
+    }
+    return out;
+  }
   if (auto view = dyn_cast<tpu::ViewOp>(op)) {
     auto type = cast<RankedTensorType>(view.getType());
     const std::vector<uint8_t> &in = get(view.getInput()).bytes;

@@ -108,6 +108,10 @@ std::vector<SmallVector<Operation *>> lg::tiuRuns(Block &block) {
     else if (isFilterView(&op) &&
              llvm::is_contained(runs.back(), op.getOperand(0).getDefiningOp()))
       continue;
+    else if (op.hasTrait<tpu::DdrView>() &&
+             !llvm::is_contained(runs.back(),
+                                 tpu::producedValue(op.getResult(0)).getDefiningOp()))
+      continue; // a view of memory written before the run: its readers' loads read it
     else if (!runs.back().empty())
       runs.emplace_back();
   }

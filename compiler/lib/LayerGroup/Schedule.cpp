@@ -1,6 +1,7 @@
 //===- Schedule.cpp - A layer group's two command queues ------------------===//
 
 #include "kiln/LayerGroup/Schedule.h"
+#include "kiln/LayerGroup/StridedLoad.h"
 
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
@@ -152,12 +153,19 @@ struct Scheduler {
   }
 
   /// Loads value v for slice ordinal k (held values: once, k unused).
-  void emitLoad(int v, size_t k) {
+  LogicalResult emitLoad(int v, size_t k) {
     Slice rows = held[v] ? heldRows(v) : s.hold[v][q.slices[k]];
     std::vector<kiln_gdma_cmd> cmds;
-    if (g.vals[v].foldRows)
+    if (g.vals[v].foldRows) {
       cmds = foldedRowsLoad(v, bufferAddr(v, k), rows);
-    else
+    } else if (auto view = dyn_cast_or_null<tpu::StridedViewOp>(g.vals[v].stridedView)) {
+      auto loads = stridedTransfer(readingOf(view), shape(v), tpu::dtypeOrF32(g.vals[v].value),
+                                   dsize(v), place.ddr[v], bufferAddr(v, k), rows, rows);
+      if (!loads)
+        return view.emitError("internal error: its layer group cannot load it through its "
+                              "strides");
+      cmds = std::move(*loads);
+    } else
       cmds.push_back(transfer(v, bufferAddr(v, k), rows, rows, true));
     for (kiln_gdma_cmd &c : cmds) {
       c.cmd_id = q.gdma.size() + 1;
@@ -168,6 +176,7 @@ struct Scheduler {
     }
     lastGdma[bufferIndex(v, k)] = q.gdma.size();
     (held[v] ? heldLoad[v] : loaded[k][v]) = q.gdma.size();
+    return success();
   }
 
   /// Rows `rows` of a tpu.fold_rows result v into LMEM at `base`: per kernel
@@ -329,7 +338,7 @@ struct Scheduler {
     return success();
   }
 
-  void emitStores(size_t k) {
+  LogicalResult emitStores(size_t k) {
     int slice = q.slices[k];
     for (const auto &node : g.nodes) {
       int v = node.result;
@@ -337,10 +346,19 @@ struct Scheduler {
       if (!g.vals[v].escaping || rows.empty())
         continue;
       std::vector<kiln_gdma_cmd> cmds;
-      if (g.vals[v].unfoldRows)
+      if (g.vals[v].unfoldRows) {
         cmds = unfoldedRowsStore(v, bufferAddr(v, k), s.hold[v][slice], rows);
-      else
+      } else if (g.vals[v].scatter) {
+        auto stores = stridedTransfer(*g.vals[v].scatter, shape(v),
+                                      tpu::dtypeOrF32(g.vals[v].value), dsize(v), place.ddr[v],
+                                      bufferAddr(v, k), s.hold[v][slice], rows, false);
+        if (!stores)
+          return g.vals[v].value.getDefiningOp()->emitError(
+              "internal error: its layer group cannot store it through its transpose's strides");
+        cmds = std::move(*stores);
+      } else {
         cmds.push_back(transfer(v, bufferAddr(v, k), s.hold[v][slice], rows, false));
+      }
       for (kiln_gdma_cmd &c : cmds) {
         c.cmd_id = q.gdma.size() + 1;
         c.wait_tiu_id = produced[k][v];
@@ -349,6 +367,7 @@ struct Scheduler {
       }
       lastGdma[bufferIndex(v, k)] = q.gdma.size();
     }
+    return success();
   }
 
   LogicalResult run(ArrayRef<kiln_gdma_cmd> prefetch) {
@@ -368,7 +387,8 @@ struct Scheduler {
         for (int v : node.operands)
           if (v >= 0 && !seen[v] && needsLoad(v, 0)) {
             seen[v] = true;
-            emitLoad(v, 0);
+            if (failed(emitLoad(v, 0)))
+              return failure();
           }
     }
     for (kiln_gdma_cmd c : prefetch) {
@@ -386,15 +406,15 @@ struct Scheduler {
       step.gdmaBegin = q.gdma.size();
       if (k > 0)
         for (size_t v = 0; v < nv; ++v)
-          if (!held[v] && needsLoad(v, k))
-            emitLoad(v, k);
+          if (!held[v] && needsLoad(v, k) && failed(emitLoad(v, k)))
+            return failure();
       step.tiuBegin = q.tiu.size();
       for (size_t n = 0; n < g.nodes.size(); ++n)
         if (failed(emitNode(n, k)))
           return failure();
       step.tiuEnd = q.tiu.size();
-      if (k + 1 >= (size_t)buffers)
-        emitStores(k + 1 - buffers);
+      if (k + 1 >= (size_t)buffers && failed(emitStores(k + 1 - buffers)))
+        return failure();
       step.gdmaEnd = q.gdma.size();
       q.steps.push_back(step);
     }
@@ -404,7 +424,8 @@ struct Scheduler {
     drain.tiuBegin = drain.tiuEnd = q.tiu.size();
     drain.gdmaBegin = q.gdma.size();
     for (size_t j = count + 1 > (size_t)buffers ? count + 1 - buffers : 0; j < count; ++j)
-      emitStores(j);
+      if (failed(emitStores(j)))
+        return failure();
     drain.gdmaEnd = q.gdma.size();
     if (drain.gdmaEnd > drain.gdmaBegin)
       q.steps.push_back(drain);
@@ -464,6 +485,8 @@ MaterializedGroup lg::readGroup(Operation *op, function_ref<uint64_t(Value)> ddr
   for (auto [i, stored] : llvm::enumerate(yield.getOperands())) {
     Value v = stored.getDefiningOp<tpu::StoreOp>().getInput();
     m.place.ddr[m.g.valOf(v)] = ddrAddrOf(group.getResult(i));
+    if (tpu::DmaOp dma = scatteringDma(group.getResult(i)))
+      m.g.vals[m.g.valOf(v)].scatter = scatterOf(dma);
   }
   return m;
 }

@@ -1,6 +1,7 @@
 //===- Slicing.cpp - Layer-group slicing and LMEM sizing ------------------===//
 
 #include "kiln/LayerGroup/Slicing.h"
+#include "kiln/LayerGroup/StridedLoad.h"
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
@@ -160,10 +161,14 @@ GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
       if (auto load = v.getDefiningOp<tpu::LoadOp>())
         source = load.getInput();
       val.foldRows = source.getDefiningOp<tpu::FoldRowsOp>();
+      val.stridedView = source.getDefiningOp<tpu::StridedViewOp>();
     }
     val.escaping = !external && usedOutside(v);
-    if (val.escaping)
+    if (val.escaping) {
       val.unfoldRows = unfoldOf(v);
+      if (tpu::DmaOp dma = scatteringDma(v))
+        val.scatter = scatterOf(dma);
+    }
     g.vals.push_back(val);
     g.index[v] = g.vals.size() - 1;
     return (int)g.vals.size() - 1;

@@ -64,6 +64,9 @@ void kiln::addTpuPipeline(PassManager &pm, const PipelineOptions &options) {
 
 void kiln::addTpuBackendPipeline(PassManager &pm, const PipelineOptions &options) {
   pm.addNestedPass<func::FuncOp>(tpu::createTpuFormViews());
+  tpu::TpuFoldTransposesOptions foldTransposes;
+  foldTransposes.keepTensors = options.keepTensors;
+  pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldTransposes(foldTransposes));
   pm.addNestedPass<func::FuncOp>(
       tpu::createLayerGroupPass(options.maxGroupOps, options.layerGroups));
   pm.addPass(tpu::createAddressAssignPass(options.keepTensors));

@@ -93,3 +93,33 @@ func.func @global_avgpool(%x: tensor<1x96x160x160xf32>, %y: tensor<1x8x7x7xf32>)
   %1 = top.global_avgpool %y : (tensor<1x8x7x7xf32>) -> tensor<1x8x1x1xf32>
   return %0, %1 : tensor<1x96x1x1xf32>, tensor<1x8x1x1xf32>
 }
+
+// -----
+
+// A Softmax over the last axis of [1, heads, T, T]: the max and sum broadcast
+// one value per row, so the sub, exp and div run on rows [1, heads*T, 1, T]
+// (the layout of the reductions and of the matmul before them), and the exp
+// on the sub's rows stays there.
+// CHECK-LABEL: func.func @softmax_rows
+// CHECK: tpu.pool2d {{.*}} : (tensor<1x16x1x16xf32>) -> tensor<1x16x1x1xf32>
+// CHECK: tpu.eltwise {{.*}} : (tensor<1x16x1x16xf32>, tensor<1x16x1x1xf32>) -> tensor<1x16x1x16xf32>
+// CHECK: tpu.active {{.*}} : (tensor<1x16x1x16xf32>) -> tensor<1x16x1x16xf32>
+// CHECK: tpu.eltwise {{.*}} : (tensor<1x16x1x16xf32>, tensor<1x16x1x1xf32>) -> tensor<1x16x1x16xf32>
+func.func @softmax_rows(%arg0: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  %m = top.reduce %arg0 {mode = 2 : i32, axes = array<i64: 3>, keepdims = true} : (tensor<1x2x8x16xf32>) -> tensor<1x2x8x1xf32>
+  %s = top.sub %arg0, %m : (tensor<1x2x8x16xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x16xf32>
+  %e = top.active %s {mode = 4 : i32} : (tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32>
+  %d = top.div %e, %m : (tensor<1x2x8x16xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x16xf32>
+  return %d : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+// An operand that is neither whole rows nor one value keeps NCHW: [2, 1, 10, 3]
+// minus a mean per sample [2, 1, 1, 1] (an instance norm over one channel).
+// CHECK-LABEL: func.func @per_sample
+// CHECK: tpu.eltwise {{.*}} : (tensor<2x1x10x3xf32>, tensor<2x1x1x1xf32>) -> tensor<2x1x10x3xf32>
+func.func @per_sample(%arg0: tensor<2x1x10x3xf32>, %arg1: tensor<2x1x1x1xf32>) -> tensor<2x1x10x3xf32> {
+  %0 = top.sub %arg0, %arg1 : (tensor<2x1x10x3xf32>, tensor<2x1x1x1xf32>) -> tensor<2x1x10x3xf32>
+  return %0 : tensor<2x1x10x3xf32>
+}

@@ -500,3 +500,51 @@ func.func @string_run_dtype(%x: tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32> {
   %0 = tpu.relu %x {kiln.dtype = "f16"} : (tensor<1x4x8x8xf32>) -> tensor<1x4x8x8xf32>
   return %0 : tensor<1x4x8x8xf32>
 }
+
+// -----
+
+func.func @dma_in_place_two_copies(%arg0: tensor<4x4xf32>) {
+  // expected-error @+1 {{'tpu.dma' op in place needs one copy of every element of one input}}
+  %0 = tpu.dma %arg0 {in_place, program = [#tpu.copy<src = 0, src_offset = 0, dst_offset = 0, shape = [1, 1, 2, 4], src_strides = [0, 0, 4, 1], dst_strides = [0, 0, 4, 1]>, #tpu.copy<src = 0, src_offset = 8, dst_offset = 8, shape = [1, 1, 2, 4], src_strides = [0, 0, 4, 1], dst_strides = [0, 0, 4, 1]>]} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @strided_view_sizes(%arg0: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'tpu.strided_view' op sizes hold 12 elements, the result 16}}
+  %0 = tpu.strided_view %arg0 {offset = 0 : i64, sizes = array<i64: 4, 3>, strides = array<i64: 1, 4>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @strided_view_strides(%arg0: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'tpu.strided_view' op needs as many strides as sizes, at least one}}
+  %0 = tpu.strided_view %arg0 {offset = 0 : i64, sizes = array<i64: 4, 4>, strides = array<i64: 1>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @strided_view_outside(%arg0: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'tpu.strided_view' op reads element 16, outside the input's 16}}
+  %0 = tpu.strided_view %arg0 {offset = 1 : i64, sizes = array<i64: 4, 4>, strides = array<i64: 1, 4>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @strided_view_dtype(%arg0: tensor<4x4xf32>) -> tensor<4x4xf16> {
+  // expected-error @+1 {{'tpu.strided_view' op reads its input's elements: element types 'f32' and 'f16' differ}}
+  %0 = tpu.strided_view %arg0 {offset = 0 : i64, sizes = array<i64: 4, 4>, strides = array<i64: 1, 4>} : (tensor<4x4xf32>) -> tensor<4x4xf16>
+  return %0 : tensor<4x4xf16>
+}
+
+// -----
+
+func.func @strided_view_negative(%arg0: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{'tpu.strided_view' op needs sizes >= 1 and strides >= 0}}
+  %0 = tpu.strided_view %arg0 {offset = 12 : i64, sizes = array<i64: 4, 4>, strides = array<i64: 1, -4>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %0 : tensor<4x4xf32>
+}

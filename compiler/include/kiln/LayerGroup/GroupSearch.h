@@ -50,7 +50,8 @@ mlir::FailureOr<GroupSplits> searchGroups(llvm::ArrayRef<mlir::Operation *> run,
 /// order. Reshapes, concats, DMA ops, unfold_rows and the return read or
 /// write DDR, so what they consume must be stored first: they end a run. A
 /// filter view of a value computed in the run stays in it (a filter formed
-/// in LMEM may join its conv's group).
+/// in LMEM may join its conv's group); a view of memory written before the
+/// run reads nothing the run writes, so it does not end the run.
 std::vector<llvm::SmallVector<mlir::Operation *>> tiuRuns(mlir::Block &block);
 
 } // namespace kiln::lg

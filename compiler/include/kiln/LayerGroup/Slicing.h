@@ -23,6 +23,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <array>
+#include <optional>
 #include <vector>
 
 namespace kiln::lg {
@@ -43,6 +44,19 @@ struct Slice {
   bool operator==(const Slice &o) const { return n == o.n && c == o.c && h == o.h; }
 };
 
+/// Element f (row-major) of a tensor read at offset + sum_k digit_k(f) *
+/// strides[k], the digits of f in the mixed radix `sizes` (outermost first).
+struct StridedReading {
+  int64_t offset = 0;
+  llvm::SmallVector<int64_t, 6> sizes, strides;
+
+  /// The plain row-major reading of `elements` elements.
+  static StridedReading dense(int64_t elements);
+  /// Fits a reading to the element addresses of a tensor, or nullopt when
+  /// no (non-negative) strides describe them.
+  static std::optional<StridedReading> fit(llvm::ArrayRef<int64_t> addresses);
+};
+
 /// The group as slicing sees it: values and the compute ops between them.
 struct GroupGraph {
   struct Val {
@@ -56,6 +70,12 @@ struct GroupGraph {
     mlir::Operation *foldRows = nullptr;
     /// Escaping into a tpu.unfold_rows: stored a lane block per folded row.
     mlir::Operation *unfoldRows = nullptr;
+
+    /// A tpu.strided_view result: loaded through its strides from its input.
+    mlir::Operation *stridedView = nullptr;
+    /// Stored through these strides into an in-place tpu.dma's result
+    /// (a transpose its producer writes).
+    std::optional<StridedReading> scatter;
   };
   struct Node {
     mlir::Operation *op;

@@ -61,6 +61,23 @@ to4D(ArrayRef<ArrayRef<int64_t>> shapes) {
   }
   if (padded[0].size() > 4)
     return std::nullopt;
+  // A 4-D op that broadcasts a per-row value along W (Softmax's and
+  // LayerNorm's statistics over the last axis of [B, heads, T, T]) runs on
+  // rows as well: [1, N*C*H, 1, W], the layout its reductions and row-major
+  // matmuls give it, so they share a layer group.
+  // Every operand has the rows whole or is one value per W position.
+  auto rows = [](ArrayRef<int64_t> p) { return p[0] * p[1] * p[2]; };
+  if (rank == 4 && rows(out) > out[1] &&
+      llvm::all_of(padded, [&](ArrayRef<int64_t> p) {
+        return (p[0] == out[0] && p[1] == out[1] && p[2] == out[2]) || rows(p) == 1;
+      }) &&
+      llvm::any_of(padded, [&](ArrayRef<int64_t> p) {
+        return p[3] == 1 && out[3] > 1 && rows(p) == rows(out);
+      })) {
+    for (auto &p : padded)
+      p = {1, p[0] * p[1] * p[2], 1, p[3]};
+    return padded;
+  }
   if (rank >= 2 && rank < 4) {
     if (rank == 3 && sameKind(0, 1))
       for (auto &p : padded) {
@@ -100,8 +117,18 @@ struct BinaryLowering : public tpu::TopLowering<TopOp> {
 };
 
 /// Unary ops take the layout binary ops give the same shape, so a chain of
-/// both shares one layer group.
-SmallVector<int64_t> unary4D(ArrayRef<int64_t> shape) { return (*to4D({shape}))[0]; }
+/// both shares one layer group; a 4-D input a TIU op computed in rows
+/// ([1, N*C*H, 1, W], a Softmax's) stays in rows.
+SmallVector<int64_t> unary4D(Value input, ArrayRef<int64_t> shape) {
+  if (auto reshape = input.getDefiningOp<tpu::ReshapeOp>()) {
+    ArrayRef<int64_t> from = shapeOf(reshape.getInput());
+    Operation *def = reshape.getInput().getDefiningOp();
+    if (shape.size() == 4 && def && def->hasTrait<tpu::RunsOnTiu>() &&
+        from == ArrayRef<int64_t>{1, shape[0] * shape[1] * shape[2], 1, shape[3]})
+      return SmallVector<int64_t>(from);
+  }
+  return (*to4D({shape}))[0];
+}
 
 struct ReluLowering : public tpu::TopLowering<top::ReluOp> {
   using TopLowering::TopLowering;
@@ -109,7 +136,8 @@ struct ReluLowering : public tpu::TopLowering<top::ReluOp> {
                       ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
     Location loc = op.getLoc();
-    Value in = tpu::reshapeTo(rewriter, loc, adaptor.getInput(), unary4D(type.getShape()));
+    Value in = tpu::reshapeTo(rewriter, loc, adaptor.getInput(),
+                              unary4D(adaptor.getInput(), type.getShape()));
     Value result = rewriter.create<tpu::ReluOp>(loc, in.getType(), in);
     rewriter.replaceOp(op, tpu::reshapeTo(rewriter, loc, result, type.getShape()));
     return success();
@@ -122,7 +150,8 @@ struct ActiveLowering : public tpu::TopLowering<top::ActiveOp> {
                       ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
     Location loc = op.getLoc();
-    Value in = tpu::reshapeTo(rewriter, loc, adaptor.getInput(), unary4D(type.getShape()));
+    Value in = tpu::reshapeTo(rewriter, loc, adaptor.getInput(),
+                              unary4D(adaptor.getInput(), type.getShape()));
     Value result = rewriter.create<tpu::ActiveOp>(loc, in.getType(), in, Value(),
                                                   op.getModeAttr(), op.getAlphaAttr(),
                                                   op.getBetaAttr());

@@ -14,9 +14,14 @@ static bool isInPlaceConcat(Operation *op) {
   return concat && concat.getInPlace();
 }
 
+static bool isInPlaceDma(Operation *op) {
+  auto dma = dyn_cast_or_null<DmaOp>(op);
+  return dma && dma.getInPlace();
+}
+
 bool tpu::runsCommands(Operation *op) {
   return !isa<top::WeightOp, top::NoneOp, func::ReturnOp, UnfoldRowsOp>(op) &&
-         !viewSource(op) && !isInPlaceConcat(op);
+         !viewSource(op) && !isInPlaceConcat(op) && !isInPlaceDma(op);
 }
 
 /// The value a concat input's bytes are computed into: the input with
@@ -179,6 +184,20 @@ DdrLiveness::computeWith(func::FuncOp func, const llvm::DenseMap<Operation *, Va
       m.offset = 0;
       l.info[unfold.getResult()] = Info{Value(), 0, m.def};
       l.order.push_back(unfold.getResult());
+      continue;
+    }
+    // Its input's producer stores the input into it through the copy's
+    // strides: the input's bytes are the result's.
+    if (auto dma = dyn_cast<DmaOp>(op); dma && dma.getInPlace()) {
+      Value result = dma.getResult();
+      Value member = concatMember(dma.getInputs()[0]);
+      Info &m = l.info[member];
+      if (m.parent || !member.getDefiningOp())
+        return dma.emitError("an in-place dma needs an input it alone owns");
+      m.parent = result;
+      m.offset = 0;
+      l.info[result] = Info{Value(), 0, m.def};
+      l.order.push_back(result);
       continue;
     }
     if (auto concat = dyn_cast<ConcatOp>(op); concat && concat.getInPlace()) {

@@ -241,6 +241,32 @@ LogicalResult UnfoldRowsOp::verify() {
   return success();
 }
 
+LogicalResult StridedViewOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getOutput().getType());
+  if (failed(verifySameElements(*this, in, out, "reads")))
+    return failure();
+  if (!in.hasStaticShape() || !out.hasStaticShape())
+    return emitOpError("needs static shapes");
+  ArrayRef<int64_t> sizes = getSizes(), strides = getStrides();
+  if (sizes.empty() || sizes.size() != strides.size())
+    return emitOpError("needs as many strides as sizes, at least one");
+  int64_t count = 1, last = int64_t(getOffset());
+  for (auto [size, stride] : llvm::zip(sizes, strides)) {
+    if (size < 1 || stride < 0)
+      return emitOpError("needs sizes >= 1 and strides >= 0");
+    count *= size;
+    last += (size - 1) * stride;
+  }
+  if (count != out.getNumElements())
+    return emitOpError("sizes hold ") << count << " elements, the result "
+                                      << out.getNumElements();
+  if (int64_t(getOffset()) < 0 || last >= in.getNumElements())
+    return emitOpError("reads element ") << last << ", outside the input's "
+                                         << in.getNumElements();
+  return success();
+}
+
 LogicalResult GroupOp::verify() {
   for (Operation &op : getBody().front())
     if (!isa<StoreOp, YieldOp>(op) && !op.hasAttr(TpuDialect::lmemAttrName()))
@@ -396,6 +422,14 @@ LogicalResult DmaOp::verify() {
     if (copy.getSrc() >= numInputs)
       return emitOpError("copy ") << i << " reads source " << copy.getSrc() << "; there are "
                                   << numInputs << " inputs";
+  if (getInPlace()) {
+    auto out = cast<RankedTensorType>(getType());
+    if (numInputs != 1 || getProgram().size() != 1 || (*getCopies().begin()).isFill() ||
+        !out.hasStaticShape() ||
+        cast<RankedTensorType>(getInputs()[0].getType()).getNumElements() !=
+            out.getNumElements())
+      return emitOpError("in place needs one copy of every element of one input");
+  }
   return success();
 }
 

@@ -142,8 +142,13 @@ def Tpu_DmaOp : Tpu_Op<"dma", [Pure]> {
   let description = [{
     Transpose, slice, gather, expand, tile, pad: the result is written by
     `program`, a list of strided copies (#tpu.copy) that run in order.
+    With `in_place` (set by tpu-fold-transposes on one copy of every input
+    element) the layer group that computes the input stores it through the
+    copy's strides straight into the result's memory, and the dma runs no
+    command.
   }];
-  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, Tpu_DmaProgramAttr:$program);
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs, Tpu_DmaProgramAttr:$program,
+                   UnitAttr:$in_place);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let extraClassDeclaration = [{
@@ -216,6 +221,22 @@ def Tpu_UnfoldRowsOp : Tpu_Op<"unfold_rows", [Pure]> {
     W elements), so the input lives in this result's memory.
   }];
   let arguments = (ins AnyRankedTensor:$input, ConfinedAttr<I64Attr, [IntMinValue<2>]>:$rows);
+  let results = (outs AnyRankedTensor:$output);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Tpu_StridedViewOp : Tpu_Op<"strided_view", [Pure, Tpu_DdrView]> {
+  let summary = "A strided reading of its input's DDR memory, gathered by loads";
+  let description = [{
+    Result element f (row-major) is the input's element
+    offset + sum_k digit_k(f) * strides[k], the digits of f in the mixed
+    radix `sizes` (outermost first): a transpose or permute whose consumers'
+    layer-group loads read it with these strides (tpu-fold-transposes). No
+    commands of its own; its users are TIU ops, which read it through loads.
+  }];
+  let arguments = (ins AnyRankedTensor:$input, I64Attr:$offset,
+                   DenseI64ArrayAttr:$sizes, DenseI64ArrayAttr:$strides);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;

@@ -54,6 +54,27 @@ def TpuFormViews : Pass<"tpu-form-views", "mlir::func::FuncOp"> {
   }];
 }
 
+def TpuFoldTransposes : Pass<"tpu-fold-transposes", "mlir::func::FuncOp"> {
+  let summary = "Transposes read by layer groups become strides of their loads";
+  let description = [{
+    A tpu.dma that permutes its input (one strided copy onto its whole
+    result) and whose result reaches only TIU ops, through reshapes, views
+    and strided views, becomes a tpu.strided_view per value those ops read:
+    their layer groups' loads read the input through the permuted strides
+    and the DDR-to-DDR copy goes. Kept where the cost model (cost.h) says
+    the copy plus contiguous loads are faster than the strided loads (a
+    permute of the innermost dimension reads single elements, each a burst).
+    Where a TIU op's result reaches only the copy, its layer group may
+    instead store it through the inverse strides into the copy's result
+    (the dma marked in_place, no command), when that costs less: once for
+    every reader. Not with keep-tensors, where every value keeps its bytes.
+  }];
+  let options = [
+    Option<"keepTensors", "keep-tensors", "bool", /*default=*/"false",
+           "Keep every value's own bytes (no in-place transposes)">,
+  ];
+}
+
 def TpuFoldStemRows : Pass<"tpu-fold-stem-rows", "mlir::func::FuncOp"> {
   let summary = "Fold the kernel rows of narrow convs into channels";
   let description = [{

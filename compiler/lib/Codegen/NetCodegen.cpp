@@ -112,12 +112,6 @@ static bool movesSameStorage(Operation *op) {
   return true;
 }
 
-static uint64_t convMacs(tpu::Conv2DOp conv) {
-  auto out = cast<RankedTensorType>(conv.getType()).getShape();
-  auto filter = cast<RankedTensorType>(conv.getFilter().getType()).getShape();
-  return (uint64_t)out[0] * out[1] * out[2] * out[3] * filter[1] * filter[2] *
-         filter[3];
-}
 
 FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
   auto func = module.lookupSymbol<func::FuncOp>("main");
@@ -162,13 +156,7 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
   });
   if (badWeight)
     return failure();
-  func.walk([&](tpu::Conv2DOp conv) { net.macs += convMacs(conv); });
-  func.walk([&](tpu::Deconv2DOp deconv) {
-    auto in = cast<RankedTensorType>(deconv.getInput().getType()).getShape();
-    auto f = cast<RankedTensorType>(deconv.getFilter().getType()).getShape();
-    net.macs += (uint64_t)in[0] * in[1] * in[2] * in[3] * (f[0] / deconv.getGroup()) *
-                f[2] * f[3];
-  });
+  func.walk([&](Operation *op) { net.macs += tpu::modelMacs(op); });
 
   for (BlockArgument arg : func.getArguments()) {
     net.inputs.push_back(describe(arg, nameOf(arg), *live));

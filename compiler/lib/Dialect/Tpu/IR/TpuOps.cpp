@@ -144,6 +144,12 @@ LogicalResult TpuDialect::verifyOperationAttribute(Operation *op, NamedAttribute
                            "are whole row blocks");
     return success();
   }
+  if (attr.getName() == modelMacsAttrName()) {
+    auto macs = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<Conv2DOp, Deconv2DOp>(op) || !macs || macs.getInt() < 1)
+      return op->emitError("'tpu.model_macs' must be a positive integer on a conv or deconv");
+    return success();
+  }
   if (attr.getName() != lmemAttrName())
     return success();
   auto lmem = dyn_cast<LmemAttr>(attr.getValue());
@@ -159,6 +165,23 @@ LogicalResult TpuDialect::verifyOperationAttribute(Operation *op, NamedAttribute
 
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Tpu/IR/TpuOps.cpp.inc"
+
+uint64_t kiln::tpu::modelMacs(Operation *op) {
+  if (auto macs = op->getAttrOfType<IntegerAttr>(TpuDialect::modelMacsAttrName()))
+    return macs.getInt();
+  if (auto conv = dyn_cast<Conv2DOp>(op)) {
+    auto out = cast<RankedTensorType>(conv.getType()).getShape();
+    auto filter = cast<RankedTensorType>(conv.getFilter().getType()).getShape();
+    return (uint64_t)out[0] * out[1] * out[2] * out[3] * filter[1] * filter[2] * filter[3];
+  }
+  if (auto deconv = dyn_cast<Deconv2DOp>(op)) {
+    auto in = cast<RankedTensorType>(deconv.getInput().getType()).getShape();
+    auto filter = cast<RankedTensorType>(deconv.getFilter().getType()).getShape();
+    return (uint64_t)in[0] * in[1] * in[2] * in[3] * (filter[0] / deconv.getGroup()) *
+           filter[2] * filter[3];
+  }
+  return 0;
+}
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor) {
   if (getInput().getType() == getType())

@@ -440,6 +440,9 @@ SmallVector<Operation *> buildFolded(ArrayRef<Operation *> chain, int64_t rows) 
     else
       folded = foldPointwise(b, op, from, to, factor);
     folded->setAttr(tpu::TpuDialect::foldedRowsAttrName(), b.getI64IntegerAttr(factor));
+    if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(op))
+      folded->setAttr(tpu::TpuDialect::modelMacsAttrName(),
+                      b.getI64IntegerAttr(tpu::modelMacs(op)));
     built.push_back(folded);
     from = op->getResult(0);
     to = folded->getResult(0);

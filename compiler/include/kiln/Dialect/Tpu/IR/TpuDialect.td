@@ -14,7 +14,9 @@ def Tpu_Dialect : Dialect {
     tpu.group carry their LMEM placement as the attribute `tpu.lmem`
     (#tpu.lmem<ping, pong>, verified by the dialect). An op computing R
     output rows per pass as R channel blocks (tpu-fold-output-rows) carries
-    `tpu.folded_rows` = R: its result is not a model tensor's layout.
+    `tpu.folded_rows` = R: its result is not a model tensor's layout; a
+    folded conv or deconv also carries `tpu.model_macs`, the unfolded op's
+    multiply-accumulates (the roofline's count, zero taps excluded).
     docs/precision.md has the INT8 conventions.
   }];
   let cppNamespace = "::kiln::tpu";
@@ -26,6 +28,8 @@ def Tpu_Dialect : Dialect {
     static llvm::StringRef lmemAttrName() { return "tpu.lmem"; }
     /// The name of the row-folding factor of an op's result.
     static llvm::StringRef foldedRowsAttrName() { return "tpu.folded_rows"; }
+    /// The name of a folded conv's or deconv's model MAC count.
+    static llvm::StringRef modelMacsAttrName() { return "tpu.model_macs"; }
   }];
 }
 

@@ -51,6 +51,11 @@ inline mlir::Value viewSource(mlir::Operation *op) {
   return {};
 }
 
+/// The multiply-accumulates of a conv or deconv as the model states it (a
+/// row-folded one's `tpu.model_macs`: its zero taps are no model work), 0
+/// for other ops. The roofline counts these.
+uint64_t modelMacs(mlir::Operation *op);
+
 /// The value whose op computed v's bytes: v with reshapes and views undone.
 inline mlir::Value producedValue(mlir::Value v) {
   while (mlir::Value source = viewSource(v.getDefiningOp()))

@@ -152,7 +152,9 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
       return;
     }
     std::memcpy(net.coeff.data() + at, data->data(), data->size());
-    net.minDdrBytes += data->size();
+    // A folded filter's zero taps and repeated blocks are no model bytes.
+    auto modelBytes = w->getAttrOfType<IntegerAttr>(tpu::TpuDialect::modelBytesAttrName());
+    net.minDdrBytes += modelBytes ? uint64_t(modelBytes.getInt()) : data->size();
   });
   if (badWeight)
     return failure();

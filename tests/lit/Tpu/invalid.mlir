@@ -146,6 +146,14 @@ func.func @model_macs_on_cast(%arg0: tensor<1x8x8x8xf16>) -> tensor<1x8x8x8xf32>
 
 // -----
 
+func.func @model_bytes_on_cast(%arg0: tensor<1x8x8x8xf16>) -> tensor<1x8x8x8xf32> {
+  // expected-error @+1 {{'tpu.model_bytes' must be a positive integer on a top.weight}}
+  %0 = tpu.cast %arg0 {tpu.model_bytes = 64 : i64} : (tensor<1x8x8x8xf16>) -> tensor<1x8x8x8xf32>
+  return %0 : tensor<1x8x8x8xf32>
+}
+
+// -----
+
 func.func @conv_rank(%arg0: tensor<1x8x8x8xf32>, %arg1: tensor<8x72xf32>, %arg2: none) {
   // expected-error @+1 {{'tpu.conv2d' op expects a 4-D input, filter and result, got ranks 4, 2, 4}}
   %0 = tpu.conv2d %arg0, %arg1, %arg2 {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x8x8x8xf32>, tensor<8x72xf32>, none) -> tensor<1x8x8x8xf32>

@@ -7,7 +7,7 @@
 // 32 channels, the 1x1 conv and the cast run folded, and tpu.unfold_rows
 // ends the chain. Per-channel operands repeat per block.
 // CHECK-LABEL: func.func @unet_decoder
-// CHECK: %[[B0:.*]] = top.weight {value = dense<[1.000000e+00, 2.000000e+00, {{.*}}, 1.600000e+01, 1.000000e+00, 2.000000e+00, {{.*}}]> : tensor<32xf32>}
+// CHECK: %[[B0:.*]] = top.weight {tpu.model_bytes = 64 : i64, value = dense<[1.000000e+00, 2.000000e+00, {{.*}}, 1.600000e+01, 1.000000e+00, 2.000000e+00, {{.*}}]> : tensor<32xf32>}
 // CHECK: %[[C0:.*]] = tpu.conv2d %arg0, %{{.*}}, %[[B0]] {{{.*}}kernel_shape = array<i64: 4, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 1>, tpu.folded_rows = 2 : i64, tpu.model_macs = 18874368 : i64}
 // CHECK-SAME: (tensor<1x32x64x64xf16>, tensor<32x32x4x3xf16>, tensor<32xf32>) -> tensor<1x32x32x64xf16>
 // CHECK: %[[C1:.*]] = tpu.conv2d %[[C0]], {{.*}}kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>, tpu.folded_rows = 2 : i64, tpu.model_macs = {{[0-9]+}} : i64}
@@ -35,7 +35,7 @@ func.func @unet_decoder(%x: tensor<1x32x64x64xf16>) -> tensor<1x6x64x64xf32> {
 // rows in a kernel 3 rows taller: f16 1.0 = 0x3C00, 2.0 = 0x4000, 3.0 =
 // 0x4200, 4.0 = 0x4400, 5.0 = 0x4500 (bytes little-endian).
 // CHECK-LABEL: func.func @shifted_taps
-// CHECK: top.weight {value = dense<"0x{{(003C003C003C003C003C00400040004000400040004200420042004200420044004400440044004400450045004500450045000000000000000000000000000000000000000000000000000000000000)+(00000000000000000000003C003C003C003C003C004000400040004000400042004200420042004200440044004400440044004500450045004500450000000000000000000000000000000000000000)+(0000000000000000000000000000000000000000003C003C003C003C003C0040004000400040004000420042004200420042004400440044004400440045004500450045004500000000000000000000)+(000000000000000000000000000000000000000000000000000000000000003C003C003C003C003C00400040004000400040004200420042004200420044004400440044004400450045004500450045)+}}"> : tensor<64x4x8x5xf16>}
+// CHECK: top.weight {tpu.model_bytes = {{[0-9]+}} : i64, value = dense<"0x{{(003C003C003C003C003C00400040004000400040004200420042004200420044004400440044004400450045004500450045000000000000000000000000000000000000000000000000000000000000)+(00000000000000000000003C003C003C003C003C004000400040004000400042004200420042004200440044004400440044004500450045004500450000000000000000000000000000000000000000)+(0000000000000000000000000000000000000000003C003C003C003C003C0040004000400040004000420042004200420042004400440044004400440045004500450045004500000000000000000000)+(000000000000000000000000000000000000000000000000000000000000003C003C003C003C003C00400040004000400040004200420042004200420044004400440044004400450045004500450045)+}}"> : tensor<64x4x8x5xf16>}
 // CHECK: tpu.conv2d {{.*}}kernel_shape = array<i64: 8, 5>, pads = array<i64: 2, 2, 2, 2>, strides = array<i64: 4, 1>, tpu.folded_rows = 4 : i64, tpu.model_macs = {{[0-9]+}} : i64}
 // CHECK: tpu.unfold_rows %{{.*}} {rows = 4 : i64} : (tensor<1x64x32x128xf16>) -> tensor<1x16x128x128xf16>
 func.func @shifted_taps(%x: tensor<1x4x128x128xf16>) -> tensor<1x16x128x128xf16> {
@@ -93,7 +93,7 @@ func.func @round_trip(%x: tensor<1x64x32x32xf16>) -> tensor<1x24x16x16xf16> {
 // channels: W'[r*O + o, c, 0, kx] = W[o, c, r, kx] (1.0, 2.0 in row 0 and
 // 3.0, 4.0 in row 1). Half the passes.
 // CHECK-LABEL: func.func @db_head_deconv
-// CHECK: %[[W:.*]] = top.weight {value = dense<{{\[\[\[\[}}1.000000e+00, 2.000000e+00{{\]\]}}, {{\[\[}}1.000000e+00
+// CHECK: %[[W:.*]] = top.weight {tpu.model_bytes = {{[0-9]+}} : i64, value = dense<{{\[\[\[\[}}1.000000e+00, 2.000000e+00{{\]\]}}, {{\[\[}}1.000000e+00
 // CHECK-SAME: {{\[\[}}3.000000e+00, 4.000000e+00{{\]\]\]\]}}> : tensor<2x24x1x2xf16>}
 // CHECK: %[[D:.*]] = tpu.deconv2d %arg0, %[[W]], %{{.*}} {dilations = array<i64: 1, 1>, do_relu = false, group = 1 : i64, kernel_shape = array<i64: 1, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 2>, tpu.folded_rows = 2 : i64, tpu.model_macs = {{[0-9]+}} : i64}
 // CHECK-SAME: -> tensor<1x2x32x64xf16>

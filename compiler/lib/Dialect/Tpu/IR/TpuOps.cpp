@@ -1,4 +1,5 @@
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
+#include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/DmaProgram.h"
 
 #include "kiln/Support/ShapeRules.h"
@@ -142,6 +143,12 @@ LogicalResult TpuDialect::verifyOperationAttribute(Operation *op, NamedAttribute
     if (!type || type.getRank() != 4 || type.getDimSize(1) % rows.getInt() != 0)
       return op->emitError("'tpu.folded_rows' needs one 4-D result whose channels "
                            "are whole row blocks");
+    return success();
+  }
+  if (attr.getName() == modelBytesAttrName()) {
+    auto bytes = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<top::WeightOp>(op) || !bytes || bytes.getInt() < 1)
+      return op->emitError("'tpu.model_bytes' must be a positive integer on a top.weight");
     return success();
   }
   if (attr.getName() == modelMacsAttrName()) {

@@ -100,9 +100,13 @@ Value makeWeight(OpBuilder &b, top::WeightOp like, ArrayRef<int64_t> shape, Type
   auto data = DenseElementsAttr::getFromRawBuffer(
       RankedTensorType::get(shape, storage),
       ArrayRef<char>(reinterpret_cast<const char *>(bytes.data()), bytes.size()));
-  return b.create<top::WeightOp>(kiln::derivedLoc(like, "_row_folded", "weight"),
-                                 RankedTensorType::get(shape, repeatedElement(like, rows)),
-                                 data);
+  auto weight = b.create<top::WeightOp>(kiln::derivedLoc(like, "_row_folded", "weight"),
+                                        RankedTensorType::get(shape, repeatedElement(like, rows)),
+                                        data);
+  // The roofline's minimum DDR bytes count the weight the model has.
+  weight->setAttr(tpu::TpuDialect::modelBytesAttrName(),
+                  b.getI64IntegerAttr(tpu::tensorBytes(cast<RankedTensorType>(like.getType()))));
+  return weight;
 }
 
 /// The weight repeated `rows` times along dimension `dim` (block r = copy r).

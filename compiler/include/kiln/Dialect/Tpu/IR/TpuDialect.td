@@ -16,7 +16,9 @@ def Tpu_Dialect : Dialect {
     output rows per pass as R channel blocks (tpu-fold-output-rows) carries
     `tpu.folded_rows` = R: its result is not a model tensor's layout; a
     folded conv or deconv also carries `tpu.model_macs`, the unfolded op's
-    multiply-accumulates (the roofline's count, zero taps excluded).
+    multiply-accumulates (the roofline's count, zero taps excluded), and
+    its weights `tpu.model_bytes`, the bytes of the weight they replace (the
+    roofline's minimum DDR bytes).
     docs/precision.md has the INT8 conventions.
   }];
   let cppNamespace = "::kiln::tpu";
@@ -30,6 +32,8 @@ def Tpu_Dialect : Dialect {
     static llvm::StringRef foldedRowsAttrName() { return "tpu.folded_rows"; }
     /// The name of a folded conv's or deconv's model MAC count.
     static llvm::StringRef modelMacsAttrName() { return "tpu.model_macs"; }
+    /// The name of a folded weight's model size in bytes.
+    static llvm::StringRef modelBytesAttrName() { return "tpu.model_bytes"; }
   }];
 }
 

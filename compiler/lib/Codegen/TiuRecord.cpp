@@ -328,3 +328,14 @@ std::optional<kiln_tiu_cmd> codegen::tryTiuRecord(Operation *op) {
     return std::nullopt;
   return cmd;
 }
+
+std::optional<std::vector<kiln_tiu_cmd>> codegen::tryTiuRecords(ArrayRef<Operation *> ops) {
+  std::vector<kiln_tiu_cmd> records;
+  for (Operation *op : ops) {
+    std::optional<kiln_tiu_cmd> record = tryTiuRecord(op);
+    if (!record)
+      return std::nullopt;
+    records.push_back(*record);
+  }
+  return records;
+}

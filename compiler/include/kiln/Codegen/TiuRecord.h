@@ -38,6 +38,9 @@ mlir::LogicalResult fillTiuRecord(mlir::Operation *op, kiln_tiu_cmd &cmd);
 /// cannot be encoded (code generation reports it later).
 std::optional<kiln_tiu_cmd> tryTiuRecord(mlir::Operation *op);
 
+/// tryTiuRecord of each op in order; nullopt if one cannot be encoded.
+std::optional<std::vector<kiln_tiu_cmd>> tryTiuRecords(llvm::ArrayRef<mlir::Operation *> ops);
+
 /// The bytes of a weight in its result type's dtype, row-major: the raw data
 /// of a dense or dense-resource attribute of the same dtype (any of f32, f16,
 /// bf16, i8, i32, ...), else its values converted (float data rounded to

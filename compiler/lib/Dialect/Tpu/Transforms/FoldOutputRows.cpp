@@ -402,13 +402,12 @@ Operation *foldPointwise(OpBuilder &b, Operation *op, Value from, Value to, int6
 constexpr size_t kRowCountsCosted = 3;
 
 uint64_t tiuCycles(ArrayRef<Operation *> ops) {
+  std::optional<std::vector<kiln_tiu_cmd>> records = codegen::tryTiuRecords(ops);
+  if (!records)
+    return UINT64_MAX;
   uint64_t cycles = 0;
-  for (Operation *op : ops) {
-    std::optional<kiln_tiu_cmd> record = codegen::tryTiuRecord(op);
-    if (!record)
-      return UINT64_MAX;
-    cycles += kiln_tiu_cycles(&*record);
-  }
+  for (const kiln_tiu_cmd &record : *records)
+    cycles += kiln_tiu_cycles(&record);
   return cycles;
 }
 
@@ -469,16 +468,7 @@ std::optional<uint64_t> groupedCycles(Block &block, ArrayRef<Operation *> ops,
   // A trial may not fit; the real search reports what does not.
   ScopedDiagnosticHandler quiet(block.getParentOp()->getContext(),
                                 [](Diagnostic &) { return success(); });
-  auto records = [](ArrayRef<Operation *> run) -> std::optional<std::vector<kiln_tiu_cmd>> {
-    std::vector<kiln_tiu_cmd> out;
-    for (Operation *op : run) {
-      std::optional<kiln_tiu_cmd> record = codegen::tryTiuRecord(op);
-      if (!record)
-        return std::nullopt;
-      out.push_back(*record);
-    }
-    return out;
-  };
+  auto records = [](ArrayRef<Operation *> run) { return codegen::tryTiuRecords(run); };
   llvm::SmallPtrSet<Operation *, 8> wanted(ops.begin(), ops.end());
   uint64_t cycles = 0;
   for (ArrayRef<Operation *> run : lg::tiuRuns(block)) {

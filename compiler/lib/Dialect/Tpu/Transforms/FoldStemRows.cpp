@@ -46,16 +46,12 @@ int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 /// Modelled cycles of `ops` run as one layer group; nullopt if one cannot be
 /// encoded or they cannot be placed.
 std::optional<uint64_t> groupCycles(ArrayRef<Operation *> ops) {
-  std::vector<kiln_tiu_cmd> records;
-  for (Operation *op : ops) {
-    std::optional<kiln_tiu_cmd> record = codegen::tryTiuRecord(op);
-    if (!record)
-      return std::nullopt;
-    records.push_back(*record);
-  }
+  std::optional<std::vector<kiln_tiu_cmd>> records = codegen::tryTiuRecords(ops);
+  if (!records)
+    return std::nullopt;
   // Without reuse: the layer-group pass may keep that kind of plan.
   std::optional<lg::CostedPlan> plan =
-      lg::choosePlans(lg::GroupGraph::fromOps(ops), ArrayRef<kiln_tiu_cmd>(records),
+      lg::choosePlans(lg::GroupGraph::fromOps(ops), ArrayRef<kiln_tiu_cmd>(*records),
                       /*reuse=*/false)
           .fixed;
   if (!plan)

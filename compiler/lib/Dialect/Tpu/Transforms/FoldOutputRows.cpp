@@ -151,15 +151,17 @@ bool hasFoldableWeights(Operation *op) {
   return biasOp && weightData(biasOp);
 }
 
-/// Where a deconv's kernel rows land when its output rows are folded by
-/// R = inRows * S (S its H stride, inRows the input's fold, 1 if unfolded):
-/// input block b's row i, kernel row ky, writes output row
-/// S*(inRows*i + b) + ky - pad, which is block t - R*d of folded row i + d,
-/// t = S*b + ky - pad, d = floor(t / R). So the folded deconv has H stride
-/// 1, kernel rows for d in [first, last] and pads -first and last.
-struct DeconvTaps {
+/// Where kernel rows land between rows folded by inRows and R = inRows * S.
+/// A deconv of H stride S: input block b's row i, kernel row ky, writes
+/// output row S*(inRows*i + b) + ky - pad, which is block t - R*d of folded
+/// row i + d, t = S*b + ky - pad, d = floor(t / R). A conv reading folded
+/// rows is the case S = 1 read the other way: output block r, kernel row k
+/// reads block t - R*d of folded row i + d, t = r - pad + k. Either way the
+/// folded op has H stride 1, kernel rows for d in [first, last] and pads
+/// -first and last.
+struct FoldedTaps {
   int64_t first = 0, last = 0;
-  DeconvTaps(int64_t kh, int64_t stride, int64_t pad, int64_t inRows) {
+  FoldedTaps(int64_t kh, int64_t stride, int64_t pad, int64_t inRows) {
     int64_t rows = inRows * stride;
     first = floorDiv(-pad, rows);
     last = floorDiv(stride * (inRows - 1) + kh - 1 - pad, rows);
@@ -176,7 +178,7 @@ bool isFoldableDeconv(tpu::Deconv2DOp deconv) {
     return false;
   ArrayRef<int64_t> k = deconv.getKernelShape(), st = deconv.getStrides(),
                     pads = deconv.getPads();
-  DeconvTaps taps(k[0], st[0], pads[0], 1);
+  FoldedTaps taps(k[0], st[0], pads[0], 1);
   return deconv.getGroup() == 1 && st[0] > 1 && deconv.getDilations()[0] == 1 &&
          out.getDimSize(2) == in.getDimSize(2) * st[0] && taps.first <= 0 && taps.last >= 0 &&
          hasFoldableWeights(deconv);
@@ -259,22 +261,12 @@ std::vector<uint8_t> shiftedFilter(const std::vector<uint8_t> &w, ArrayRef<int64
   return out;
 }
 
-/// Folded rows of the input a folded conv reads: output block r, kernel row k
-/// reads input row R*i + r - pad + k, i.e. block (r - pad + k) mod R of
-/// folded row i + floor((r - pad + k) / R).
-struct FoldedTaps {
-  int64_t first, last; // folded row offsets, inclusive
-  FoldedTaps(int64_t kh, int64_t pad, int64_t rows)
-      : first(floorDiv(-pad, rows)), last(floorDiv(rows - 1 - pad + kh - 1, rows)) {}
-  int64_t height() const { return last - first + 1; }
-};
-
 /// W'[r*O + o, r'*I + i, dy - first, x] = W[o, i, k, x] where
 /// R*dy + r' = r - pad + k.
 std::vector<uint8_t> foldedFilter(const std::vector<uint8_t> &w, ArrayRef<int64_t> shape,
                                   int64_t rows, int64_t pad, size_t bytes) {
   int64_t oc = shape[0], ic = shape[1], kh = shape[2], kw = shape[3];
-  FoldedTaps taps(kh, pad, rows);
+  FoldedTaps taps(kh, 1, pad, rows);
   int64_t tall = taps.height();
   std::vector<uint8_t> out(rows * oc * rows * ic * tall * kw * bytes, 0);
   for (int64_t r = 0; r < rows; ++r)
@@ -313,7 +305,7 @@ Operation *foldConv(OpBuilder &b, tpu::Conv2DOp conv, Value input, int64_t rows,
   size_t size = bytes.size() / filterType.getNumElements();
   ArrayRef<int64_t> k = conv.getKernelShape(), st = conv.getStrides(), pads = conv.getPads();
   int64_t oc = filterType.getDimSize(0), ic = filterType.getDimSize(1);
-  FoldedTaps taps(k[0], pads[0], rows);
+  FoldedTaps taps(k[0], 1, pads[0], rows);
   Value filter =
       first ? makeWeight(b, filterOp, {rows * oc, ic, k[0] + rows - 1, k[1]}, element,
                          shiftedFilter(bytes, filterType.getShape(), rows, size), rows)
@@ -331,7 +323,7 @@ Operation *foldConv(OpBuilder &b, tpu::Conv2DOp conv, Value input, int64_t rows,
 }
 
 /// The deconv on input rows folded by `inRows` (1: unfolded) and output
-/// rows folded by inRows * S (DeconvTaps): a deconv with H stride 1 whose
+/// rows folded by inRows * S (FoldedTaps): a deconv with H stride 1 whose
 /// filter W'[block*O + o, b*C + c, d - first, x] = W[o, c, ky, x].
 Operation *foldDeconv(OpBuilder &b, tpu::Deconv2DOp deconv, Value input, int64_t inRows) {
   auto filterOp = deconv.getFilter().getDefiningOp<top::WeightOp>();
@@ -342,7 +334,7 @@ Operation *foldDeconv(OpBuilder &b, tpu::Deconv2DOp deconv, Value input, int64_t
                     pads = deconv.getPads(), dil = deconv.getDilations();
   int64_t oc = filterType.getDimSize(0), ic = filterType.getDimSize(1),
           kh = filterType.getDimSize(2), kw = filterType.getDimSize(3), rows = inRows * st[0];
-  DeconvTaps taps(kh, st[0], pads[0], inRows);
+  FoldedTaps taps(kh, st[0], pads[0], inRows);
   int64_t tall = taps.height();
   std::vector<uint8_t> folded(rows * oc * inRows * ic * tall * kw * size, 0);
   for (int64_t blk = 0; blk < inRows; ++blk)

@@ -66,7 +66,7 @@ std::map<int64_t, int64_t> simulate(const std::vector<kiln_gdma_cmd> &cmds,
 
 void expectMoves(const StridedReading &r, const std::array<int64_t, 4> &shape, bool toLmem,
                  size_t commands) {
-  Slice whole{{0, shape[0]}, {0, shape[1]}, {0, shape[2]}};
+  Slice whole{{0, shape[0]}, {0, shape[1]}, {0, shape[2]}, {0, shape[3]}};
   auto cmds = stridedTransfer(r, shape, KILN_DTYPE_F16, 2, 0, 0, whole, whole, toLmem);
   ASSERT_TRUE(cmds);
   EXPECT_EQ(cmds->size(), commands);
@@ -143,7 +143,7 @@ TEST(StridedTransfer, WholePlanesTakeAnyTwoRuns) {
   // a part of the rows cannot be, its W is not one run.
   StridedReading r = reading(0, {2, 4, 15}, {2400, 600, 1});
   expectMoves(r, {1, 1, 2, 60}, true, 1);
-  Slice whole{{0, 1}, {0, 1}, {0, 2}}, part = whole;
+  Slice whole{{0, 1}, {0, 1}, {0, 2}, {0, 60}}, part = whole;
   part.h = {0, 1};
   EXPECT_FALSE(stridedTransfer(r, {1, 1, 2, 60}, KILN_DTYPE_F16, 2, 0, 0, whole, part));
 }

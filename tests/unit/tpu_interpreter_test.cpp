@@ -156,6 +156,9 @@ protected:
       return {};
     if (sliced)
       *sliced = anySliced(*net);
+    mostWSlices = 1;
+    for (const auto &g : net->groups)
+      mostWSlices = std::max(mostWSlices, g.wSlices);
     std::vector<uint8_t> bytes = bmodel::serialize({*net});
     cmodel::Device device(256u << 20);
     kiln_hal hal = device.hal();
@@ -190,6 +193,8 @@ protected:
   }
 
   MLIRContext ctx;
+  /// The most W slices of a group in the net runCompiled last compiled.
+  uint32_t mostWSlices = 1;
 };
 
 //===----------------------------------------------------------------------===//
@@ -361,6 +366,48 @@ TEST_F(TpuInterp, F16SlicedGroupMatchesCompiledNet) {
   bool sliced = false;
   expectBitwise(runCompiled(*m, {x}, &sliced), outputs["y"].data);
   EXPECT_TRUE(sliced);
+}
+
+/// x -> cast -> conv 3x3 (f32 bias, relu) -> avg pool 3x3 stride 2 (pads 1,
+/// count_include_pad false) -> cast: windows with halo columns and pads.
+std::string fpConvPoolNet(int64_t c, int64_t h, int64_t w) {
+  std::string f32 = "tensor<" + dims({1, c, h, w}) + "f32>";
+  std::string f32o = "tensor<" + dims({1, c, (h + 1) / 2, (w + 1) / 2}) + "f32>";
+  std::string t = "tensor<" + dims({1, c, h, w}) + "f16>";
+  std::string to = "tensor<" + dims({1, c, (h + 1) / 2, (w + 1) / 2}) + "f16>";
+  std::string wt = "tensor<" + dims({c, c, 3, 3}) + "f16>";
+  std::string bt = "tensor<" + std::to_string(c) + "xf32>";
+  return "func.func @main(%x: " + f32 + " {kiln.name = \"x\"}) -> (" + f32o +
+         " {kiln.name = \"y\"}) {\n"
+         "  %xh = tpu.cast %x : (" + f32 + ") -> " + t + " loc(\"xh\")\n"
+         "  %w = top.weight {value = dense<0.0> : " + wt + "} : " + wt + " loc(\"w\")\n"
+         "  %b = top.weight {value = dense<0.0> : " + bt + "} : " + bt + " loc(\"b\")\n"
+         "  %c = tpu.conv2d %xh, %w, %b {kernel_shape = array<i64: 3, 3>, strides = array<i64: "
+         "1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, "
+         "do_relu = true} : (" + t + ", " + wt + ", " + bt + ") -> " + t + " loc(\"c\")\n"
+         "  %p = tpu.pool2d %c {kind = 1 : i32, kernel_shape = array<i64: 3, 3>, strides = "
+         "array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = false, do_relu = "
+         "false} : (" + t + ") -> " + to + " loc(\"p\")\n"
+         "  %y = tpu.cast %p : (" + to + ") -> " + f32o + " loc(\"y\")\n"
+         "  return %y : " + f32o + "\n}\n";
+}
+
+TEST_F(TpuInterp, F16WidthSlicedGroupMatchesCompiledNet) {
+  // Two rows of 6000 columns: H slices would repeat the conv's halo rows;
+  // W slices read two halo columns each and pipeline.
+  const int64_t C = 16, H = 2, W = 6000;
+  auto m = parse(fpConvPoolNet(C, H, W));
+  ASSERT_TRUE(m);
+  FpData d = fpData(C, H, W, 3, false, false);
+  for (auto &v : d.w)
+    v = roundTo(v * 0.25f, false);
+  setWeight(*m, "w", narrow(d.w, false));
+  setWeight(*m, "b", rawOf(d.b));
+  interp::Tensor x{{1, C, H, W}, d.x};
+  interp::TensorMap outputs;
+  ASSERT_TRUE(succeeded(interp::runTpu(mainOf(*m), {{"x", x}}, outputs)));
+  expectBitwise(runCompiled(*m, {x}), outputs["y"].data);
+  EXPECT_GT(mostWSlices, 1u);
 }
 
 TEST_F(TpuInterp, Bf16MatchesCompiledNet) {

@@ -67,7 +67,7 @@ void printSummary(const codegen::NetCode &net, size_t ops, double ms,
   for (const auto &g : net.groups) {
     tiu += g.tiu.size();
     gdma += g.gdma.size();
-    sliced += g.nSlices * g.cSlices * g.hSlices > 1;
+    sliced += g.nSlices * g.cSlices * g.hSlices * g.wSlices > 1;
   }
   std::printf("compiled %s -> %s\n", net.name.c_str(), out.c_str());
   std::printf("  ops %zu, layer groups %zu (%llu sliced), dtype %s\n", ops,

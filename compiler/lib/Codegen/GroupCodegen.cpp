@@ -47,13 +47,13 @@ struct GroupEmitter {
     held = s.invariant;
   }
 
-  const std::array<int64_t, 4> &shape(int v) const { return g.vals[v].lmemShape; }
   uint8_t dtype(int v) const { return tpu::dtypeOrF32(g.vals[v].value); }
 
   LogicalResult run(ArrayRef<Prefetched> prefetch, std::vector<Resident> &residents) {
     code.nSlices = s.nSlices;
     code.cSlices = s.cSlices;
     code.hSlices = s.hSlices;
+    code.wSlices = s.wSlices;
     std::vector<kiln_tiu_cmd> records;
     for (const auto &node : g.nodes) {
       code.ops.push_back(nameOf(node.op));
@@ -155,8 +155,8 @@ struct GroupEmitter {
         table.cLen.push_back(r.c.len);
         table.hIdx.push_back(r.h.idx);
         table.hLen.push_back(r.h.len);
-        table.wIdx.push_back(0);
-        table.wLen.push_back(shape(v)[3]);
+        table.wIdx.push_back(r.w.idx);
+        table.wLen.push_back(r.w.len);
       }
       code.slices.push_back(table);
       uint32_t size = s.laneBytes(g, v);

@@ -59,13 +59,14 @@ FailureOr<GroupSplits> lg::searchGroups(ArrayRef<Operation *> run, unsigned maxG
       PlanChoice p = planOf(ops, recordsOf, reuse);
       if (!p.reuse) {
         if (j - i == 1) {
-          // Rows are never split: a value whose last dimension alone
-          // overflows a lane (a reduction over one long row) cannot be placed.
+          // Ops reading whole rows keep W whole: a value whose last
+          // dimension alone overflows a lane (a reduction over one long
+          // row) cannot be placed.
           Operation *op = run[i];
           auto type = cast<RankedTensorType>(op->getResult(0).getType());
-          op->emitError("does not fit local memory even when sliced along N, C and H (rows of ")
-              << type.getShape().back()
-              << " elements; slicing along W is not supported yet)";
+          op->emitError("does not fit local memory even when sliced along N, C, H and W "
+                        "where it allows (rows of ")
+              << type.getShape().back() << " elements)";
           return failure();
         }
         continue;

@@ -9,6 +9,7 @@
 #include "kiln/abi/cost.h"
 
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace kiln;
@@ -90,27 +91,27 @@ struct Scheduler {
 
   /// LMEM address of rows `rows` of value v, which holds `holding` at `base`.
   /// Channel parts start on lane groups, so rows.c.idx - holding.c.idx is a
-  /// multiple of 64.
+  /// multiple of 64; rows span the columns held (GroupSlicing::columnsMatch).
   uint32_t rowsAddr(int v, uint32_t base, Slice holding, Slice rows) const {
-    auto &sh = shape(v);
+    assert(rows.w == holding.w && "a window of columns has no row stride");
+    int64_t width = holding.w.len;
     uint64_t cgroups = (holding.c.len + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
-    uint64_t plane = kiln_lmem_plane_stride(holding.h.len, sh[3], dsize(v));
+    uint64_t plane = kiln_lmem_plane_stride(holding.h.len, width, dsize(v));
     return base +
            ((rows.n.idx - holding.n.idx) * cgroups +
             (rows.c.idx - holding.c.idx) / KILN_NPU_NUM) * plane +
-           (rows.h.idx - holding.h.idx) * sh[3] * dsize(v);
+           (rows.h.idx - holding.h.idx) * width * dsize(v);
   }
 
   /// Places a record operand (dtype and flags already filled) on rows `rows`
   /// of value v, which holds `holding` in LMEM at `base`.
   void placeOperand(kiln_tiu_operand &o, int v, uint32_t base, Slice holding,
                     Slice rows) const {
-    auto &sh = shape(v);
     o.addr = rowsAddr(v, base, holding, rows);
     o.n = rows.n.len;
     o.c = rows.c.len;
     o.h = rows.h.len;
-    o.w = sh[3];
+    o.w = rows.w.len;
     o.plane_h = holding.h.len;
   }
 
@@ -124,11 +125,14 @@ struct Scheduler {
     c.n = rows.n.len;
     c.c = rows.c.len;
     c.h = rows.h.len;
-    c.w = sh[3];
+    c.w = rows.w.len;
     uint32_t window = rowsAddr(v, lmemAddr, holding, rows);
+    // A part of the columns keeps the whole tensor's row stride in DDR: runs
+    // of rows.w.len elements, which cost.h charges as such (bursts).
     uint64_t ddrAddr =
         place.ddr[v] +
-        ((rows.n.idx * sh[1] + rows.c.idx) * sh[2] + rows.h.idx) * sh[3] * dsize(v);
+        (((rows.n.idx * sh[1] + rows.c.idx) * sh[2] + rows.h.idx) * sh[3] + rows.w.idx) *
+            dsize(v);
     uint32_t strides[4] = {(uint32_t)(sh[1] * sh[2] * sh[3]),
                            (uint32_t)(sh[2] * sh[3]), (uint32_t)sh[3], 1};
     c.lmem_plane_h = holding.h.len;
@@ -201,7 +205,7 @@ struct Scheduler {
       cmd.w = w;
       cmd.lmem_plane_h = rows.h.len;
       cmd.lmem_lane = ky * c;
-      cmd.dst_addr = rowsAddr(v, base, rows, Slice{rows.n, rows.c, {y, len}});
+      cmd.dst_addr = rowsAddr(v, base, rows, Slice{rows.n, rows.c, {y, len}, rows.w});
       return cmd;
     };
     for (int64_t ky = 0; ky < int64_t(fold.getKernelH()); ++ky) {
@@ -310,9 +314,20 @@ struct Scheduler {
       if (!window->transposed)
         c.pad_bottom = reads[0].padBottom;
     }
+    // Likewise columns outside the slice's input (whole columns keep the
+    // op's own pads).
+    if (s.wSlices > 1 && sliceable && sliceable.getWWindow()) {
+      c.pad_left = reads[0].padLeft;
+      c.pad_right = reads[0].padRight;
+    }
     if (isa<tpu::Conv2DOp>(op)) {
-      int64_t span = c.in0.h + c.pad_top + c.pad_bottom - c.dil_h * (c.kh - 1) - 1;
-      if (span < 0 || span / c.stride_h + 1 != c.out.h)
+      auto fits = [](int64_t in, int64_t padBefore, int64_t padAfter, int64_t kernel,
+                     int64_t dilation, int64_t stride, int64_t out) {
+        int64_t span = in + padBefore + padAfter - dilation * (kernel - 1) - 1;
+        return span >= 0 && span / stride + 1 == out;
+      };
+      if (!fits(c.in0.h, c.pad_top, c.pad_bottom, c.kh, c.dil_h, c.stride_h, c.out.h) ||
+          !fits(c.in0.w, c.pad_left, c.pad_right, c.kw, c.dil_w, c.stride_w, c.out.w))
         return op->emitError("internal error: slice rows do not match the conv window");
     } else if (isa<tpu::ResizeOp>(op)) {
       int64_t fullIn = shape(node.operands[0])[2], fullOut = shape(node.result)[2];
@@ -463,7 +478,8 @@ MaterializedGroup lg::readGroup(Operation *op, function_ref<uint64_t(Value)> ddr
     if (!isa<tpu::LoadOp, tpu::StoreOp, tpu::YieldOp>(inner))
       ops.push_back(&inner);
   m.g = GroupGraph::fromOps(ops);
-  m.s = computeSlicing(m.g, group.getNSlices(), group.getCSlices(), group.getHSlices());
+  m.s = computeSlicing(m.g, group.getNSlices(), group.getCSlices(), group.getHSlices(),
+                       group.getWSlices());
   m.buffers = group.getBuffers();
   size_t nv = m.g.vals.size();
   m.place.lmem.resize(nv);
@@ -551,12 +567,21 @@ LaidOut lg::chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buf
 
 PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> records,
                            bool reuse) {
-  int64_t maxN = 1, maxH = 1, maxC = maxChannelSlices(g);
+  int64_t maxN = 1, maxH = 1, maxC = maxChannelSlices(g), maxW = maxWidthSlices(g);
   for (const auto &val : g.vals)
     if (val.escaping) {
       maxN = std::max(maxN, val.lmemShape[0]);
       maxH = std::max(maxH, val.lmemShape[2]);
     }
+  // W slices are tried where H slices run out (maps of a few rows), where
+  // they repeat the most halo rows (a window over maps of few rows), and
+  // where nothing else fits.
+  bool rowHalo = llvm::any_of(g.nodes, [](const GroupGraph::Node &node) {
+    auto sliceable = dyn_cast<tpu::SliceableOp>(node.op);
+    std::optional<tpu::HWindow> window = sliceable ? sliceable.getHWindow() : std::nullopt;
+    return window && window->kernel > 1;
+  });
+  bool fewRows = maxH <= 4 || (rowHalo && maxH <= 16);
   maxH = std::min<int64_t>(maxH, 256);
   PlanChoice best;
   // Per kind (fixed, reuse): the fastest plans in their smallest layout,
@@ -572,21 +597,37 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
     if (list.size() > kRelaid)
       list.pop_back();
   };
-  // Whether N x C x H slices fit with one buffer: bit 0 without reuse, bit 1
-  // with (tried only while `tryReuse`).
-  auto fits = [&](int64_t n, int64_t c, int64_t h, bool tryReuse) {
-    GroupSlicing s = computeSlicing(g, n, c, h);
+  // Whether N x C x H x W slices fit with one buffer: bit 0 without reuse,
+  // bit 1 with (tried only while `tryReuse`).
+  auto fits = [&](int64_t n, int64_t c, int64_t h, int64_t w, bool tryReuse) {
+    GroupSlicing s = computeSlicing(g, n, c, h, w);
+    if (!s.columnsMatch)
+      return 0u;
     if (lmemLaneBytes(g, s, 1) <= KILN_LMEM_BYTES_PER_LANE)
       return 3u;
     return tryReuse && fitsLmem(g, s, 1) ? 2u : 0u;
   };
-  // Costs N x C x H slices with each buffer count that fits; `fixed`: a
-  // candidate of the plans without reuse too.
-  auto consider = [&](int64_t n, int64_t c, int64_t h, bool fixed) {
-    GroupSlicing s = computeSlicing(g, n, c, h);
+  // The fewest H slices that fit with N x C x W slices, without and with
+  // reuse (0: none).
+  auto fewestH = [&](int64_t n, int64_t c, int64_t w) {
+    std::array<int64_t, 2> fewest = {0, 0};
+    for (int64_t h = 1; h <= maxH && !fewest[0]; ++h) {
+      unsigned fit = fits(n, c, h, w, reuse && !fewest[1]);
+      if ((fit & 2) && !fewest[1])
+        fewest[1] = h;
+      if (fit & 1)
+        fewest[0] = h;
+    }
+    return fewest;
+  };
+  // Costs N x C x H x W slices with each buffer count that fits; `fixed`: a
+  // candidate of the plans without reuse too. Returns the fewest cycles.
+  auto consider = [&](int64_t n, int64_t c, int64_t h, int64_t w, bool fixed) {
+    uint64_t fewestCycles = std::numeric_limits<uint64_t>::max();
+    GroupSlicing s = computeSlicing(g, n, c, h, w);
     for (int64_t buffers : {2, 1}) {
       // One slice gains nothing from a second buffer.
-      if (n * c * h == 1 && buffers == 2)
+      if (n * c * h * w == 1 && buffers == 2)
         continue;
       bool packed = lmemLaneBytes(g, s, buffers) <= KILN_LMEM_BYTES_PER_LANE;
       std::optional<Placement> place = placeSmallest(g, s, buffers);
@@ -594,35 +635,35 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
           place ? modelGroup(g, s, buffers, *place, *records) : std::nullopt;
       if (!cycles)
         continue;
+      fewestCycles = std::min(fewestCycles, *cycles);
       if (packed && fixed)
-        keep(fastest[0], {Plan{n, c, h, buffers, false}, *cycles});
+        keep(fastest[0], {Plan{n, c, h, w, buffers, false}, *cycles});
       if (reuse)
-        keep(fastest[1], {Plan{n, c, h, buffers, true}, *cycles});
+        keep(fastest[1], {Plan{n, c, h, w, buffers, true}, *cycles});
     }
+    return fewestCycles;
   };
-  // C slice counts to try: each up to 8, then roughly geometric, so wide
-  // layers (2048 channels, 32 lane groups) cost 12 candidates, not 32.
-  llvm::SmallVector<int64_t, 16> cCounts;
-  for (int64_t c = 1; c <= maxC; c = c < 8 ? c + 1 : c * 3 / 2)
-    cCounts.push_back(c);
-  if (cCounts.back() != maxC)
-    cCounts.push_back(maxC);
-  for (int64_t n = 1; n <= maxN; ++n) {
+  // Slice counts to try along an axis of `most` parts: each up to 8, then
+  // roughly geometric, so wide layers (2048 channels, 32 lane groups) cost
+  // 12 candidates, not 32.
+  auto counts = [](int64_t most) {
+    llvm::SmallVector<int64_t, 16> list;
+    for (int64_t k = 1; k <= most; k = k < 8 ? k + 1 : k * 3 / 2)
+      list.push_back(k);
+    if (list.back() != most)
+      list.push_back(most);
+    return list;
+  };
+  llvm::SmallVector<int64_t, 16> cCounts = counts(maxC);
+  // W slices beyond a few hundred only repeat command overheads.
+  llvm::SmallVector<int64_t, 16> wCounts = counts(std::min<int64_t>(maxW, 256));
+  std::optional<Plan> uncosted;
+  for (int64_t n = 1; n <= maxN && !uncosted; ++n) {
     for (int64_t c : cCounts) {
-      // The fewest H slices that fit with reuse and without.
-      int64_t fewest[2] = {0, 0};
-      for (int64_t h = 1; h <= maxH && !fewest[0]; ++h) {
-        unsigned fit = fits(n, c, h, reuse && !fewest[1]);
-        if ((fit & 2) && !fewest[1])
-          fewest[1] = h;
-        if (fit & 1)
-          fewest[0] = h;
-      }
-      if (!fewest[1])
-        continue;
-      if (!records) {
-        Plan plan{n, c, fewest[1], 1, true};
-        return {CostedPlan{plan, 1}, CostedPlan{plan, 1}};
+      std::array<int64_t, 2> fewest = fewestH(n, c, 1);
+      if (fewest[1] && !records) {
+        uncosted = Plan{n, c, fewest[1], 1, 1, true};
+        break;
       }
       // Then a few more: more slices pipeline loads, compute and stores but
       // repeat halo rows and overheads.
@@ -635,26 +676,61 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
       };
       llvm::SmallVector<int64_t, 8> fixedHs = more(fewest[0]);
       for (int64_t h : fixedHs)
-        consider(n, c, h, true);
+        consider(n, c, h, 1, true);
       for (int64_t h : reuse ? more(fewest[1]) : llvm::SmallVector<int64_t, 8>())
         if (!llvm::is_contained(fixedHs, h))
-          consider(n, c, h, false);
+          consider(n, c, h, 1, false);
+      if (wCounts.size() < 2 || (!fewRows && fewest[1]))
+        continue;
+      // W slices: from the fewest that fit on, until two counts in a row
+      // are no faster than the best before them.
+      std::optional<uint64_t> widthBest;
+      int slower = 0;
+      for (int64_t w : ArrayRef<int64_t>(wCounts).drop_front()) {
+        std::array<int64_t, 2> fewestW = fewestH(n, c, w);
+        if (!fewestW[1])
+          continue;
+        if (!records) {
+          uncosted = Plan{n, c, fewestW[1], w, 1, true};
+          break;
+        }
+        uint64_t cycles = std::numeric_limits<uint64_t>::max();
+        llvm::SmallVector<int64_t, 4> tried;
+        for (auto [f, fixed] : {std::pair{fewestW[0], true}, std::pair{fewestW[1], false}})
+          for (int64_t h : {f, f + 1, 2 * f})
+            if (f && h <= maxH && !llvm::is_contained(tried, h)) {
+              tried.push_back(h);
+              cycles = std::min(cycles, consider(n, c, h, w, fixed));
+            }
+        if (widthBest && cycles >= *widthBest) {
+          if (++slower == 2)
+            break;
+          continue;
+        }
+        widthBest = cycles;
+        slower = 0;
+      }
+      if (uncosted)
+        break;
     }
     // A few batch slices pipeline as well as more; beyond that they only
     // cost search time.
     if (!fastest[0].empty() && n >= 4)
       break;
   }
+  if (uncosted)
+    return {CostedPlan{*uncosted, 1}, CostedPlan{*uncosted, 1}};
   // Every layout of the fastest: the fixed ones once per plan, the lifetime
   // ones for the plans that may reuse.
   llvm::SmallVector<std::pair<Plan, uint64_t>, kRelaid> fixedCycles;
   auto samePlan = [](const Plan &a, const Plan &b) {
     return a.nSlices == b.nSlices && a.cSlices == b.cSlices && a.hSlices == b.hSlices &&
-           a.buffers == b.buffers;
+           a.wSlices == b.wSlices && a.buffers == b.buffers;
   };
   for (int kind : {0, 1})
     for (CostedPlan &p : fastest[kind]) {
-      GroupSlicing s = computeSlicing(g, p.plan.nSlices, p.plan.cSlices, p.plan.hSlices);
+      GroupSlicing s =
+          computeSlicing(g, p.plan.nSlices, p.plan.cSlices, p.plan.hSlices, p.plan.wSlices);
       auto cached = llvm::find_if(fixedCycles, [&](auto &f) { return samePlan(f.first, p.plan); });
       if (cached != fixedCycles.end()) {
         p.cycles = std::min(p.cycles, cached->second);

@@ -32,7 +32,7 @@ static Slice hull(Slice a, Slice b) {
     return b;
   if (b.empty())
     return a;
-  return {a.n.hull(b.n), a.c.hull(b.c), a.h.hull(b.h)};
+  return {a.n.hull(b.n), a.c.hull(b.c), a.h.hull(b.h), a.w.hull(b.w)};
 }
 
 uint64_t lg::alignLmem(uint64_t bytes) {
@@ -192,20 +192,24 @@ GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
   return g;
 }
 
-/// Rows [a, b) of an input of height `in` that a window op needs for output
-/// rows `out`, with the zero padding that falls outside the input.
-static GroupSlicing::Read windowRead(Range outN, Range inC, Range out, int64_t in,
-                                     int64_t k, int64_t s, int64_t d,
-                                     int64_t padTop) {
-  GroupSlicing::Read r;
+/// The part of an input axis of length `in` that a window needs for the
+/// output part `out`, and the zero padding before and after it that falls
+/// outside the input.
+struct AxisRead {
+  Range part;
+  int64_t padBefore = 0, padAfter = 0;
+};
+static AxisRead windowRead(Range out, int64_t in, const tpu::HWindow &window) {
+  AxisRead r;
   if (out.empty())
     return r;
-  int64_t start = out.idx * s - padTop;
-  int64_t end = (out.end() - 1) * s - padTop + (k - 1) * d + 1;
+  int64_t start = out.idx * window.stride - window.padTop;
+  int64_t end = (out.end() - 1) * window.stride - window.padTop +
+                (window.kernel - 1) * window.dilation + 1;
   int64_t a = std::max<int64_t>(0, start), b = std::min(in, end);
-  r.rows = {outN, inC, {a, b - a}};
-  r.padTop = a - start;
-  r.padBottom = end - b;
+  r.part = {a, b - a};
+  r.padBefore = a - start;
+  r.padAfter = end - b;
   return r;
 }
 
@@ -216,8 +220,8 @@ static int64_t floorDiv(int64_t a, int64_t b) {
 /// Input rows a transposed conv reads for output rows `out`: output row y
 /// gets input row iy through tap ky when y = iy * s + ky * d - padTop. The
 /// slice's own crop (Read.padTop) places its first output row.
-static GroupSlicing::Read deconvRead(Slice out, Range inC, int64_t in, int64_t k,
-                                     int64_t s, int64_t d, int64_t padTop) {
+static GroupSlicing::Read deconvRead(Slice out, Range inC, Range inW, int64_t in,
+                                     int64_t k, int64_t s, int64_t d, int64_t padTop) {
   GroupSlicing::Read r;
   if (out.empty())
     return r;
@@ -226,7 +230,7 @@ static GroupSlicing::Read deconvRead(Slice out, Range inC, int64_t in, int64_t k
   // Rows that no input reaches (output padding) still need one row read.
   first = std::clamp<int64_t>(first, 0, in - 1);
   last = std::clamp<int64_t>(last, first + 1, in);
-  r.rows = {out.n, inC, {first, last - first}};
+  r.rows = {out.n, inC, {first, last - first}, inW};
   r.padTop = padTop + out.h.idx - first * s;
   return r;
 }
@@ -265,6 +269,25 @@ bool lg::isChannelSliceable(Operation *op) {
   return !sliceable || sliceable.isChannelSliceable();
 }
 
+bool lg::isWidthSliceable(Operation *op) {
+  auto sliceable = dyn_cast<tpu::SliceableOp>(op);
+  return !sliceable || sliceable.isWidthSliceable();
+}
+
+int64_t lg::maxWidthSlices(const GroupGraph &g) {
+  for (const auto &node : g.nodes)
+    if (!isWidthSliceable(node.op))
+      return 1;
+  int64_t most = 1;
+  for (const auto &val : g.vals) {
+    if (val.foldRows || val.unfoldRows || val.stridedView || val.scatter)
+      return 1;
+    if (val.escaping)
+      most = std::max(most, val.lmemShape[3]);
+  }
+  return most;
+}
+
 int64_t lg::maxChannelSlices(const GroupGraph &g) {
   int64_t most = 1;
   for (const auto &node : g.nodes)
@@ -283,7 +306,7 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
     return reads;
   auto whole = [&](int val) {
     auto &s = g.vals[val].lmemShape;
-    return Slice{{0, s[0]}, {0, s[1]}, {0, s[2]}};
+    return Slice{{0, s[0]}, {0, s[1]}, {0, s[2]}, {0, s[3]}};
   };
   // Filters, biases and requant tables: the output channels' rows.
   auto perOutputChannel = [&](int val) {
@@ -298,12 +321,21 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
   if (window) {
     const auto &in = g.vals[node.operands[0]].lmemShape;
     Range inC = sliceable.mixesChannels() ? Range{0, in[1]} : out.c;
-    if (window->transposed)
-      reads[0] = deconvRead(out, inC, in[2], window->kernel, window->stride,
+    // Columns: a window of them, or whole (a deconv keeps W whole).
+    AxisRead columns{{0, in[3]}};
+    if (std::optional<tpu::HWindow> wWindow = sliceable.getWWindow())
+      columns = windowRead(out.w, in[3], *wWindow);
+    if (window->transposed) {
+      reads[0] = deconvRead(out, inC, columns.part, in[2], window->kernel, window->stride,
                             window->dilation, window->padTop);
-    else
-      reads[0] = windowRead(out.n, inC, out.h, in[2], window->kernel, window->stride,
-                            window->dilation, window->padTop);
+    } else {
+      AxisRead rows = windowRead(out.h, in[2], *window);
+      reads[0].rows = {out.n, inC, rows.part, columns.part};
+      reads[0].padTop = rows.padBefore;
+      reads[0].padBottom = rows.padAfter;
+    }
+    reads[0].padLeft = columns.padBefore;
+    reads[0].padRight = columns.padAfter;
     // Filters and biases: the output channels' rows.
     for (size_t i = 1; i < node.operands.size(); ++i)
       if (node.operands[i] >= 0)
@@ -311,7 +343,8 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
     return reads;
   }
   if (auto resize = dyn_cast<tpu::ResizeOp>(node.op)) {
-    reads[0].rows = {out.n, out.c, resizeRows(resize, out.h)};
+    int64_t width = g.vals[node.operands[0]].lmemShape[3];
+    reads[0].rows = {out.n, out.c, resizeRows(resize, out.h), {0, width}};
     return reads;
   }
   // Elementwise: same rows, except broadcast dimensions of size 1 and
@@ -325,7 +358,7 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
     }
     auto &s = g.vals[val].lmemShape;
     reads[i].rows = {s[0] == 1 ? Range{0, 1} : out.n, s[1] == 1 ? Range{0, 1} : out.c,
-                     s[2] == 1 ? Range{0, 1} : out.h};
+                     s[2] == 1 ? Range{0, 1} : out.h, s[3] == 1 ? Range{0, 1} : out.w};
   }
   return reads;
 }
@@ -344,25 +377,27 @@ static Range channelPart(int64_t i, int64_t channels, int64_t parts) {
 }
 
 GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cSlices,
-                                int64_t hSlices) {
+                                int64_t hSlices, int64_t wSlices) {
   GroupSlicing r;
   r.nSlices = nSlices;
   r.cSlices = cSlices;
   r.hSlices = hSlices;
-  int64_t count = nSlices * cSlices * hSlices;
+  r.wSlices = wSlices;
+  int64_t count = nSlices * cSlices * hSlices * wSlices;
   r.hold.assign(g.vals.size(), std::vector<Slice>(count));
   r.store.assign(g.vals.size(), std::vector<Slice>(count));
   r.reads.assign(g.nodes.size(), {});
   for (auto &perNode : r.reads)
     perNode.resize(count);
   for (int64_t s = 0; s < count; ++s) {
-    int64_t ni = s / (cSlices * hSlices), ci = s / hSlices % cSlices, hi = s % hSlices;
+    int64_t wi = s % wSlices, hi = s / wSlices % hSlices, ci = s / (wSlices * hSlices) % cSlices,
+            ni = s / (wSlices * hSlices * cSlices);
     for (auto [v, val] : llvm::enumerate(g.vals)) {
       if (!val.escaping)
         continue;
       Slice own{part(ni, val.lmemShape[0], nSlices),
                 channelPart(ci, val.lmemShape[1], cSlices),
-                part(hi, val.lmemShape[2], hSlices)};
+                part(hi, val.lmemShape[2], hSlices), part(wi, val.lmemShape[3], wSlices)};
       r.store[v][s] = own.empty() ? Slice{} : own;
       r.hold[v][s] = r.store[v][s];
     }
@@ -376,6 +411,16 @@ GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cS
           r.hold[val][s] = hull(r.hold[val][s], reads[i].rows);
       r.reads[n][s] = std::move(reads);
     }
+  }
+  for (int64_t s = 0; s < count && wSlices > 1; ++s) {
+    for (auto [v, val] : llvm::enumerate(g.vals))
+      if (!r.store[v][s].empty() && !(r.store[v][s].w == r.hold[v][s].w))
+        r.columnsMatch = false;
+    for (auto [n, node] : llvm::enumerate(g.nodes))
+      for (auto [i, v] : llvm::enumerate(node.operands))
+        if (v >= 0 && !r.reads[n][s][i].rows.empty() &&
+            !(r.reads[n][s][i].rows.w == r.hold[v][s].w))
+          r.columnsMatch = false;
   }
   // Nodes come in program order: operands before the values they compute.
   // Computed values count only on their way to a filter, bias or table (a
@@ -426,11 +471,10 @@ bool GroupSlicing::sliceEmpty(int slice) const {
 uint64_t GroupSlicing::laneBytes(const GroupGraph &g, int val) const {
   if ((size_t)val < lane.size())
     return lane[val];
-  const auto &shape = g.vals[val].lmemShape;
   uint64_t most = 0;
   for (const Slice &s : hold[val])
     if (!s.empty())
-      most = std::max(most, kiln_lmem_lane_bytes(s.n.len, s.c.len, s.h.len, shape[3],
+      most = std::max(most, kiln_lmem_lane_bytes(s.n.len, s.c.len, s.h.len, s.w.len,
                                                  g.vals[val].dsize));
   return alignLmem(most);
 }

@@ -292,7 +292,7 @@ lg::stridedTransfer(const StridedReading &reading, const std::array<int64_t, 4> 
 std::optional<uint64_t> lg::stridedTransferCycles(const StridedReading &reading,
                                                   const std::array<int64_t, 4> &shape,
                                                   uint8_t dtype, uint32_t dsize, bool toLmem) {
-  Slice whole{{0, shape[0]}, {0, shape[1]}, {0, shape[2]}};
+  Slice whole{{0, shape[0]}, {0, shape[1]}, {0, shape[2]}, {0, shape[3]}};
   auto cmds = stridedTransfer(reading, shape, dtype, dsize, 0, 0, whole, whole, toLmem);
   if (!cmds)
     return std::nullopt;

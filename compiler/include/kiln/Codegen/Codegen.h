@@ -73,6 +73,7 @@ struct GroupCode {
   uint32_t id = 0;
   std::vector<std::string> ops;
   uint32_t nSlices = 1, cSlices = 1, hSlices = 1;
+  uint32_t wSlices = 1; ///< not in the bmodel: its slice tables give the columns
   std::vector<SliceTable> slices;
   std::vector<Timestep> timesteps;
   std::vector<LmemAlloc> lmem;

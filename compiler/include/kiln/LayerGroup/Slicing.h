@@ -1,16 +1,25 @@
 //===- Slicing.h - Layer-group slicing and LMEM sizing ----------*- C++ -*-===//
 //
-// A layer group runs its ops slice by slice in LMEM. Slices split N, C and H
-// (width stays whole). Working backwards from what each slice must produce,
-// every value gets the part it holds in that slice (with halo rows for
-// windowed consumers); values whose part never changes (filters, biases,
-// broadcast operands) are held once for the whole group.
+// A layer group runs its ops slice by slice in LMEM. Slices split N, C, H and
+// W. Working backwards from what each slice must produce, every value gets
+// the part it holds in that slice (with halo rows and columns for windowed
+// consumers); values whose part never changes (filters, biases, broadcast
+// operands) are held once for the whole group.
 //
 // C slices split channels in whole lane groups (multiples of 64), so a part
 // starts on lane 0 like the whole tensor. A conv's output channels slice its
 // filter and bias with them while it reads every input channel; a depthwise
 // conv, pooling and elementwise ops read the channels they write. Deconvs and
 // grouped convs (other than depthwise) keep channels whole.
+//
+// W slices give each part its own columns, laid out in LMEM as a narrower
+// tensor (rows of the part's width). Convs and pooling read halo columns
+// with per-slice left and right pads; pointwise ops read their own columns.
+// Deconvs, resizes and values moved through their own DMA patterns (folded
+// or unfolded rows, strided views and scatters) keep W whole (isWidthSliceable,
+// maxWidthSlices). TIU operands and the LMEM side of a GDMA command have no
+// row stride of their own, so every reader and the store of a value must use
+// exactly the columns it holds (GroupSlicing::columnsMatch).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LAYERGROUP_SLICING_H
@@ -39,9 +48,11 @@ struct Range {
 
 /// The part of an [n, c, h, w] tensor one slice touches.
 struct Slice {
-  Range n, c, h;
-  bool empty() const { return n.empty() || c.empty() || h.empty(); }
-  bool operator==(const Slice &o) const { return n == o.n && c == o.c && h == o.h; }
+  Range n, c, h, w;
+  bool empty() const { return n.empty() || c.empty() || h.empty() || w.empty(); }
+  bool operator==(const Slice &o) const {
+    return n == o.n && c == o.c && h == o.h && w == o.w;
+  }
 };
 
 /// Element f (row-major) of a tensor read at offset + sum_k digit_k(f) *
@@ -93,18 +104,18 @@ struct GroupGraph {
 };
 
 /// Per-slice rows of every value, and what each slice stores. Slice index
-/// (n * cSlices + c) * hSlices + h: H varies fastest.
+/// ((n * cSlices + c) * hSlices + h) * wSlices + w: W varies fastest, then H.
 struct GroupSlicing {
-  int64_t nSlices = 1, cSlices = 1, hSlices = 1;
+  int64_t nSlices = 1, cSlices = 1, hSlices = 1, wSlices = 1;
   /// [val][slice]: rows the value holds in LMEM in that slice.
   std::vector<std::vector<Slice>> hold;
   /// [val][slice]: rows an escaping value stores in that slice.
   std::vector<std::vector<Slice>> store;
   /// [node][slice][operand]: rows of the operand the node reads, and for
-  /// windowed ops the pads at the slice's top and bottom.
+  /// windowed ops the pads at the slice's four edges.
   struct Read {
     Slice rows;
-    int64_t padTop = 0, padBottom = 0;
+    int64_t padTop = 0, padBottom = 0, padLeft = 0, padRight = 0;
   };
   std::vector<std::vector<llvm::SmallVector<Read, 3>>> reads;
 
@@ -113,7 +124,12 @@ struct GroupSlicing {
   /// once: by the prologue's load or by its op in the first slice using it.
   std::vector<bool> invariant;
 
-  int64_t sliceCount() const { return nSlices * cSlices * hSlices; }
+  /// False when a value is read or stored at other columns than it holds in
+  /// some slice (a residual's skip read by a conv with halo columns and by an
+  /// add without): this W slicing cannot run the group.
+  bool columnsMatch = true;
+
+  int64_t sliceCount() const { return nSlices * cSlices * hSlices * wSlices; }
   /// A value is held when its rows are the same in every slice.
   bool isHeld(int val) const;
   /// Bytes per lane of the value's largest slice.
@@ -125,7 +141,7 @@ struct GroupSlicing {
 };
 
 GroupSlicing computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cSlices,
-                            int64_t hSlices);
+                            int64_t hSlices, int64_t wSlices);
 
 /// Whether the op can run on a part of its output channels (see above;
 /// tpu::SliceableOp::isChannelSliceable).
@@ -134,6 +150,16 @@ bool isChannelSliceable(mlir::Operation *op);
 /// Lane groups (64 channels each) of the widest escaping value when every op
 /// of the group can be sliced along C, else 1: the most C slices worth trying.
 int64_t maxChannelSlices(const GroupGraph &g);
+
+/// Whether the op can run on a part of its output columns
+/// (tpu::SliceableOp::isWidthSliceable).
+bool isWidthSliceable(mlir::Operation *op);
+
+/// Columns of the widest escaping value when every op of the group can be
+/// sliced along W and no value moves through a DMA pattern of its own
+/// (folded or unfolded rows, strided views, scatters), else 1: the most W
+/// slices worth trying.
+int64_t maxWidthSlices(const GroupGraph &g);
 
 /// Whether the op reads this operand whole, in a layout of its own, in every
 /// slice (tpu::SliceableOp::readsWholeOperand): conv/deconv filters and
@@ -160,7 +186,7 @@ uint64_t lmemLaneBytes(const GroupGraph &g, const GroupSlicing &s,
                        int64_t buffers);
 
 struct Plan {
-  int64_t nSlices = 1, cSlices = 1, hSlices = 1, buffers = 1;
+  int64_t nSlices = 1, cSlices = 1, hSlices = 1, wSlices = 1, buffers = 1;
   /// LMEM may be laid out by lifetime (LmemAlloc.h), dead values' bytes reused.
   bool reuse = false;
 };

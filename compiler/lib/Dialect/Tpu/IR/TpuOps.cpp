@@ -524,6 +524,9 @@ static bool isDepthwise(Conv2DOp conv) {
 std::optional<HWindow> Conv2DOp::getHWindow() {
   return HWindow{getKernelShape()[0], getStrides()[0], getDilations()[0], getPads()[0]};
 }
+std::optional<HWindow> Conv2DOp::getWWindow() {
+  return HWindow{getKernelShape()[1], getStrides()[1], getDilations()[1], getPads()[1]};
+}
 bool Conv2DOp::readsWholeOperand(unsigned operandNumber) { return operandNumber >= 1; }
 bool Conv2DOp::mixesChannels() { return !isDepthwise(*this); }
 bool Conv2DOp::isChannelSliceable() { return getGroup() == 1 || isDepthwise(*this); }
@@ -535,9 +538,19 @@ std::optional<HWindow> Deconv2DOp::getHWindow() {
 bool Deconv2DOp::readsWholeOperand(unsigned operandNumber) { return operandNumber >= 1; }
 bool Deconv2DOp::mixesChannels() { return true; }
 bool Deconv2DOp::isChannelSliceable() { return getGroup() == 1; }
+// Columns stay whole: a part of the output would need the input columns and
+// left crop that layer groups compute only for rows (deconvRead).
+bool Deconv2DOp::isWidthSliceable() { return false; }
 
 std::optional<HWindow> Pool2DOp::getHWindow() {
   return HWindow{getKernelShape()[0], getStrides()[0], /*dilation=*/1, getPads()[0]};
 }
+std::optional<HWindow> Pool2DOp::getWWindow() {
+  return HWindow{getKernelShape()[1], getStrides()[1], /*dilation=*/1, getPads()[1]};
+}
+
+// Its command maps output columns to source columns over the whole width
+// (aux gives a window of rows only).
+bool ResizeOp::isWidthSliceable() { return false; }
 
 bool ActiveOp::readsWholeOperand(unsigned operandNumber) { return operandNumber == 1; }

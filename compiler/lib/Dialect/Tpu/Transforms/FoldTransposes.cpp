@@ -94,7 +94,7 @@ std::optional<uint64_t> transferCycles(const lg::StridedReading &reading, Value 
   uint8_t dtype = tpu::dtypeOrF32(v);
   uint32_t dsize = tpu::elementBytes(v.getType());
   if (sliced && shape[2] > 1) {
-    lg::Slice whole{{0, shape[0]}, {0, shape[1]}, {0, shape[2]}}, part = whole;
+    lg::Slice whole{{0, shape[0]}, {0, shape[1]}, {0, shape[2]}, {0, shape[3]}}, part = whole;
     part.h = {0, 1};
     if (!lg::stridedTransfer(reading, shape, dtype, dsize, 0, 0, whole, part, toLmem))
       return std::nullopt;

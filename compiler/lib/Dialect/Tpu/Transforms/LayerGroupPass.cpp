@@ -46,7 +46,8 @@ private:
 std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &plan,
                                     RecordCache &records) {
   lg::GroupGraph g = lg::GroupGraph::fromOps(ops);
-  lg::GroupSlicing slicing = lg::computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices);
+  lg::GroupSlicing slicing =
+      lg::computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices, plan.wSlices);
 
   std::optional<std::vector<kiln_tiu_cmd>> recs = records.of(ops);
   lg::LaidOut laid = lg::chooseLayout(
@@ -63,9 +64,8 @@ std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &p
       escaping.push_back(val.value);
       resultTypes.push_back(val.value.getType());
     }
-  auto group = b.create<tpu::GroupOp>(last->getLoc(), resultTypes,
-                                      plan.nSlices, plan.cSlices, plan.hSlices,
-                                      plan.buffers);
+  auto group = b.create<tpu::GroupOp>(last->getLoc(), resultTypes, plan.nSlices,
+                                      plan.cSlices, plan.wSlices, plan.hSlices, plan.buffers);
   Block *body = new Block();
   group.getBody().push_back(body);
   OpBuilder inner = OpBuilder::atBlockBegin(body);

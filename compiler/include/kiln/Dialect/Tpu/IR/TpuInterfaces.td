@@ -35,9 +35,9 @@ def Tpu_DdrView : NativeOpTrait<"DdrView"> {
 
 def Tpu_SliceableOpInterface : OpInterface<"SliceableOp"> {
   let description = [{
-    How a layer group splits a TIU op into slices of its output (along N, C
-    and H): which input rows and channels an output slice reads and which
-    operands it reads whole. The defaults describe a pointwise op.
+    How a layer group splits a TIU op into slices of its output (along N, C,
+    H and W): which input rows, columns and channels an output slice reads
+    and which operands it reads whole. The defaults describe a pointwise op.
   }];
   let cppNamespace = "::kiln::tpu";
   let methods = [
@@ -46,6 +46,13 @@ def Tpu_SliceableOpInterface : OpInterface<"SliceableOp"> {
                     "row y (or, for a resize, rows the op maps it to).",
                     "std::optional<::kiln::tpu::HWindow>", "getHWindow", (ins), [{}],
                     [{ return std::nullopt; }]>,
+    InterfaceMethod<"The window of input 0's columns that each output column "
+                    "reads (a halo along W), or nullopt if output column x reads "
+                    "input column x.",
+                    "std::optional<::kiln::tpu::HWindow>", "getWWindow", (ins), [{}],
+                    [{ return std::nullopt; }]>,
+    InterfaceMethod<"Whether the output may be split along W (its columns).",
+                    "bool", "isWidthSliceable", (ins), [{}], [{ return true; }]>,
     InterfaceMethod<"Whether an output slice reads operand `operandNumber` "
                     "whole (filters, biases, lookup tables).",
                     "bool", "readsWholeOperand", (ins "unsigned":$operandNumber), [{}],

@@ -17,6 +17,7 @@ namespace kiln::tpu {
 /// The input rows along H that a window op's output row y reads: rows
 /// y * stride - padTop + k * dilation for k in [0, kernel). Transposed (a
 /// deconv): input row i feeds output rows i * stride + k * dilation - padTop.
+/// Along W (getWWindow) the same with columns, padTop the left pad.
 struct HWindow {
   int64_t kernel, stride, dilation, padTop;
   bool transposed = false;

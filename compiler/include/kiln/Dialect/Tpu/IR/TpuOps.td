@@ -16,7 +16,8 @@ class Tpu_Op<string mnemonic, list<Trait> traits = []>
 def AnyTensorOrNone : AnyTypeOf<[AnyRankedTensor, NoneType]>;
 
 def Tpu_Conv2DOp : Tpu_Op<"conv2d", [Pure, Tpu_RunsOnTiu, Tpu_HasFilter,
-    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow", "readsWholeOperand",
+    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow", "getWWindow",
+                                                         "readsWholeOperand",
                                                          "mixesChannels", "isChannelSliceable"]>]> {
   let summary = "2-D convolution on the TIU";
   let description = [{
@@ -36,7 +37,7 @@ def Tpu_Conv2DOp : Tpu_Op<"conv2d", [Pure, Tpu_RunsOnTiu, Tpu_HasFilter,
 }
 
 def Tpu_Pool2DOp : Tpu_Op<"pool2d", [Pure, Tpu_RunsOnTiu,
-    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow"]>]> {
+    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow", "getWWindow"]>]> {
   let summary = "2-D max or average pooling on the TIU";
   let description = [{
     INT8 avg and sum carry `quant` (#tpu.requant with m1 = 0); max and min
@@ -106,7 +107,8 @@ def Tpu_CastOp : Tpu_Op<"cast", [Pure, Tpu_RunsOnTiu, Tpu_Pointwise, Tpu_Sliceab
 
 def Tpu_Deconv2DOp : Tpu_Op<"deconv2d", [Pure, Tpu_RunsOnTiu, Tpu_HasFilter,
     DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["getHWindow", "readsWholeOperand",
-                                                         "mixesChannels", "isChannelSliceable"]>]> {
+                                                         "mixesChannels", "isChannelSliceable",
+                                                         "isWidthSliceable"]>]> {
   let summary = "2-D transposed convolution on the TIU";
   let description = [{
     filter [oc, ic/group, kh, kw] (chip order); pads [top, left, bottom,
@@ -123,7 +125,8 @@ def Tpu_Deconv2DOp : Tpu_Op<"deconv2d", [Pure, Tpu_RunsOnTiu, Tpu_HasFilter,
   let hasVerifier = 1;
 }
 
-def Tpu_ResizeOp : Tpu_Op<"resize", [Pure, Tpu_RunsOnTiu, Tpu_SliceableOpInterface]> {
+def Tpu_ResizeOp : Tpu_Op<"resize", [Pure, Tpu_RunsOnTiu,
+    DeclareOpInterfaceMethods<Tpu_SliceableOpInterface, ["isWidthSliceable"]>]> {
   let summary = "Nearest or linear resize of H and W on the TIU";
   let description = [{
     mode, coord_mode, nearest_mode as top.resize's; scales are out / in for H
@@ -260,11 +263,12 @@ def Tpu_GroupOp : Tpu_Op<"group", [SingleBlockImplicitTerminator<"YieldOp">]> {
   let description = [{
     The body loads external inputs (tpu.load), computes, and stores escaping
     values (tpu.store, yielded as the group's results). The work is split into
-    n_slices x c_slices x h_slices slices (C in whole lane groups); with
+    n_slices x c_slices x h_slices x w_slices slices (C in whole lane groups); with
     `buffers` = 2 the sliced tensors alternate between the ping and pong
     buffers of their `tpu.lmem` placement so GDMA and TIU overlap.
   }];
   let arguments = (ins I64Attr:$n_slices, DefaultValuedAttr<I64Attr, "1">:$c_slices,
+                       DefaultValuedAttr<I64Attr, "1">:$w_slices,
                        I64Attr:$h_slices, I64Attr:$buffers);
   let results = (outs Variadic<AnyRankedTensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);

@@ -573,15 +573,16 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
       maxN = std::max(maxN, val.lmemShape[0]);
       maxH = std::max(maxH, val.lmemShape[2]);
     }
-  // W slices are tried where H slices run out (maps of a few rows), where
-  // they repeat the most halo rows (a window over maps of few rows), and
-  // where nothing else fits.
+  // W slices are tried on wide maps where H slices run out (a few rows) or
+  // repeat the most halo rows (a window over few rows), and where nothing
+  // else fits.
   bool rowHalo = llvm::any_of(g.nodes, [](const GroupGraph::Node &node) {
     auto sliceable = dyn_cast<tpu::SliceableOp>(node.op);
     std::optional<tpu::HWindow> window = sliceable ? sliceable.getHWindow() : std::nullopt;
     return window && window->kernel > 1;
   });
-  bool fewRows = maxH <= 4 || (rowHalo && maxH <= 16);
+  bool wideFewRows =
+      maxW >= std::max<int64_t>(64, 8 * maxH) && (maxH <= 4 || (rowHalo && maxH <= 16));
   maxH = std::min<int64_t>(maxH, 256);
   PlanChoice best;
   // Per kind (fixed, reuse): the fastest plans in their smallest layout,
@@ -655,8 +656,11 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
     return list;
   };
   llvm::SmallVector<int64_t, 16> cCounts = counts(maxC);
-  // W slices beyond a few hundred only repeat command overheads.
-  llvm::SmallVector<int64_t, 16> wCounts = counts(std::min<int64_t>(maxW, 256));
+  // W slice counts: geometric from 2; beyond a few hundred they only repeat
+  // command overheads.
+  llvm::SmallVector<int64_t, 16> wCounts;
+  for (int64_t w = 2; w <= std::min<int64_t>(maxW, 256); w = std::max(w + 1, w * 3 / 2))
+    wCounts.push_back(w);
   std::optional<Plan> uncosted;
   for (int64_t n = 1; n <= maxN && !uncosted; ++n) {
     for (int64_t c : cCounts) {
@@ -680,13 +684,13 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
       for (int64_t h : reuse ? more(fewest[1]) : llvm::SmallVector<int64_t, 8>())
         if (!llvm::is_contained(fixedHs, h))
           consider(n, c, h, 1, false);
-      if (wCounts.size() < 2 || (!fewRows && fewest[1]))
+      if (wCounts.empty() || (!wideFewRows && fewest[1]))
         continue;
       // W slices: from the fewest that fit on, until two counts in a row
       // are no faster than the best before them.
       std::optional<uint64_t> widthBest;
       int slower = 0;
-      for (int64_t w : ArrayRef<int64_t>(wCounts).drop_front()) {
+      for (int64_t w : wCounts) {
         std::array<int64_t, 2> fewestW = fewestH(n, c, w);
         if (!fewestW[1])
           continue;

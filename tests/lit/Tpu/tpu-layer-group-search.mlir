@@ -79,3 +79,26 @@ func.func @wide_chain(%x: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {
   %1 = top.conv %0, %w2, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x512x7x7xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x7x7xf32>
   return %1 : tensor<1x512x7x7xf32>
 }
+
+// -----
+
+// A wide depthwise and elementwise chain: each output channel reads only its
+// own input channel, so C slices (whole lane groups) load a part of the
+// input, filter and bias each, and the three ops run on that part; the
+// second slice's loads run behind the first slice's compute.
+// CHECK-LABEL: func.func @wide_depthwise_chain
+// CHECK: tpu.group {buffers = 2 : i64, c_slices = {{[2-9]}} : i64, h_slices = 1 : i64, n_slices = 1 : i64}
+// CHECK: tpu.load %arg0 {held = false
+// CHECK: tpu.load %{{.*}} {held = false
+// CHECK: tpu.load %{{.*}} {held = false
+// CHECK: tpu.conv2d {{.*}}group = 2048
+// CHECK: tpu.relu
+// CHECK: tpu.eltwise
+func.func @wide_depthwise_chain(%x: tensor<1x2048x7x7xf32>) -> tensor<1x2048x7x7xf32> {
+  %w = top.weight {value = dense<0.01> : tensor<2048x1x3x3xf32>} : tensor<2048x1x3x3xf32>
+  %b = top.weight {value = dense<0.5> : tensor<2048xf32>} : tensor<2048xf32>
+  %0 = top.conv %x, %w, %b {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 2048 : i64, do_relu = false} : (tensor<1x2048x7x7xf32>, tensor<2048x1x3x3xf32>, tensor<2048xf32>) -> tensor<1x2048x7x7xf32>
+  %1 = top.relu %0 : (tensor<1x2048x7x7xf32>) -> tensor<1x2048x7x7xf32>
+  %2 = top.mul %1, %x : (tensor<1x2048x7x7xf32>, tensor<1x2048x7x7xf32>) -> tensor<1x2048x7x7xf32>
+  return %2 : tensor<1x2048x7x7xf32>
+}

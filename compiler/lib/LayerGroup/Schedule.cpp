@@ -314,9 +314,9 @@ struct Scheduler {
       if (!window->transposed)
         c.pad_bottom = reads[0].padBottom;
     }
-    // Likewise columns outside the slice's input (whole columns keep the
-    // op's own pads).
-    if (s.wSlices > 1 && sliceable && sliceable.getWWindow()) {
+    // Likewise columns outside the slice's input when it computes a part of
+    // the output's (all of them keep the op's own pads).
+    if (out.w.len < shape(node.result)[3] && sliceable && sliceable.getWWindow()) {
       c.pad_left = reads[0].padLeft;
       c.pad_right = reads[0].padRight;
     }
@@ -328,7 +328,7 @@ struct Scheduler {
       };
       if (!fits(c.in0.h, c.pad_top, c.pad_bottom, c.kh, c.dil_h, c.stride_h, c.out.h) ||
           !fits(c.in0.w, c.pad_left, c.pad_right, c.kw, c.dil_w, c.stride_w, c.out.w))
-        return op->emitError("internal error: slice rows do not match the conv window");
+        return op->emitError("internal error: slice rows or columns do not match the conv window");
     } else if (isa<tpu::ResizeOp>(op)) {
       int64_t fullIn = shape(node.operands[0])[2], fullOut = shape(node.result)[2];
       // A window of the source rows also when the output is whole: a
@@ -386,6 +386,9 @@ struct Scheduler {
   }
 
   LogicalResult run(ArrayRef<kiln_gdma_cmd> prefetch) {
+    if (!s.columnsMatch && !g.nodes.empty())
+      return g.nodes.front().op->emitError(
+          "internal error: its layer group reads a value at other columns than it holds");
     for (int slice = 0; slice < s.sliceCount(); ++slice)
       if (!s.sliceEmpty(slice))
         q.slices.push_back(slice);

@@ -321,9 +321,12 @@ readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
   if (window) {
     const auto &in = g.vals[node.operands[0]].lmemShape;
     Range inC = sliceable.mixesChannels() ? Range{0, in[1]} : out.c;
-    // Columns: a window of them, or whole (a deconv keeps W whole).
+    // Columns: a window of them for a part of the output's; for all of
+    // them every input column with the op's own pads (as the whole op
+    // reads them, whatever columns its window skips).
     AxisRead columns{{0, in[3]}};
-    if (std::optional<tpu::HWindow> wWindow = sliceable.getWWindow())
+    std::optional<tpu::HWindow> wWindow = sliceable.getWWindow();
+    if (wWindow && out.w.len < g.vals[node.result].lmemShape[3])
       columns = windowRead(out.w, in[3], *wWindow);
     if (window->transposed) {
       reads[0] = deconvRead(out, inC, columns.part, in[2], window->kernel, window->stride,

@@ -192,6 +192,12 @@ protected:
     EXPECT_EQ(bad, 0u);
   }
 
+  /// An f16 net of fpConvNet's or fpPoolNet's with fpData's filter scaled
+  /// by 1/4 (sums stay small) and bias: the interpreter and the compiled net
+  /// give the same bits. `sliced` as runCompiled's.
+  void expectScaledF16Matches(ModuleOp m, int64_t c, int64_t h, int64_t w, int64_t k,
+                              bool *sliced = nullptr);
+
   MLIRContext ctx;
   /// The most W slices of a group in the net runCompiled last compiled.
   uint32_t mostWSlices = 1;
@@ -224,26 +230,40 @@ std::string fpConvNet(const char *ft, int64_t c, int64_t h, int64_t w, int64_t k
          "  return %y : " + f32 + "\n}\n";
 }
 
-/// x -> cast -> conv 1x1 (f32 bias, relu) -> max pool 2x2 -> active -> cast.
+/// The conv and pool of fpPoolNet: by default a 1x1 conv and a 2x2 max pool.
+struct ConvPool {
+  int64_t convKernel = 1; // pads convKernel / 2
+  int poolKind = 0;       // tpu::PoolKind
+  int64_t poolKernel = 2, poolPad = 0;
+};
+
+/// x -> cast -> conv (f32 bias, relu) -> pool (stride 2, count_include_pad
+/// false) -> active -> cast.
 std::string fpPoolNet(const char *ft, int64_t c, int64_t h, int64_t w, int mode, double alpha,
-                      double beta) {
+                      double beta, ConvPool cp = {}) {
+  auto pooled = [&](int64_t x) { return (x + 2 * cp.poolPad - cp.poolKernel) / 2 + 1; };
   std::string f32 = "tensor<" + dims({1, c, h, w}) + "f32>";
-  std::string f32o = "tensor<" + dims({1, c, h / 2, w / 2}) + "f32>";
+  std::string f32o = "tensor<" + dims({1, c, pooled(h), pooled(w)}) + "f32>";
   std::string t = "tensor<" + dims({1, c, h, w}) + ft + ">";
-  std::string to = "tensor<" + dims({1, c, h / 2, w / 2}) + ft + ">";
-  std::string wt = "tensor<" + dims({c, c, 1, 1}) + ft + ">";
+  std::string to = "tensor<" + dims({1, c, pooled(h), pooled(w)}) + ft + ">";
+  std::string wt = "tensor<" + dims({c, c, cp.convKernel, cp.convKernel}) + ft + ">";
   std::string bt = "tensor<" + std::to_string(c) + "xf32>";
+  std::string k = std::to_string(cp.convKernel), p = std::to_string(cp.convKernel / 2);
+  std::string pk = std::to_string(cp.poolKernel), pp = std::to_string(cp.poolPad);
   return "func.func @main(%x: " + f32 + " {kiln.name = \"x\"}) -> (" + f32o +
          " {kiln.name = \"y\"}) {\n"
          "  %xh = tpu.cast %x : (" + f32 + ") -> " + t + " loc(\"xh\")\n"
          "  %w = top.weight {value = dense<0.0> : " + wt + "} : " + wt + " loc(\"w\")\n"
          "  %b = top.weight {value = dense<0.0> : " + bt + "} : " + bt + " loc(\"b\")\n"
-         "  %c = tpu.conv2d %xh, %w, %b {kernel_shape = array<i64: 1, 1>, strides = array<i64: "
-         "1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, "
-         "do_relu = true} : (" + t + ", " + wt + ", " + bt + ") -> " + t + " loc(\"c\")\n"
-         "  %p = tpu.pool2d %c {kind = 0 : i32, kernel_shape = array<i64: 2, 2>, strides = "
-         "array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, count_include_pad = false, do_relu = "
-         "false} : (" + t + ") -> " + to + " loc(\"p\")\n"
+         "  %c = tpu.conv2d %xh, %w, %b {kernel_shape = array<i64: " + k + ", " + k +
+         ">, strides = array<i64: 1, 1>, pads = array<i64: " + p + ", " + p + ", " + p + ", " + p +
+         ">, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (" + t + ", " + wt +
+         ", " + bt + ") -> " + t + " loc(\"c\")\n"
+         "  %p = tpu.pool2d %c {kind = " + std::to_string(cp.poolKind) +
+         " : i32, kernel_shape = array<i64: " + pk + ", " + pk +
+         ">, strides = array<i64: 2, 2>, pads = array<i64: " + pp + ", " + pp + ", " + pp + ", " +
+         pp + ">, count_include_pad = false, do_relu = false} : (" + t + ") -> " + to +
+         " loc(\"p\")\n"
          "  %s = tpu.active %p {mode = " + std::to_string(mode) + " : i32, alpha = " +
          std::to_string(alpha) + " : f64, beta = " + std::to_string(beta) + " : f64} : (" + to +
          ") -> " + to + " loc(\"s\")\n"
@@ -263,6 +283,19 @@ FpData fpData(int64_t c, int64_t h, int64_t w, int64_t k, bool bf16, bool grid) 
     v = roundTo(v, bf16);
   d.b = noise(c, 7, -0.5f, 0.5f, grid ? 0.125f : 0.f);
   return d;
+}
+
+void TpuInterp::expectScaledF16Matches(ModuleOp m, int64_t c, int64_t h, int64_t w, int64_t k,
+                                       bool *sliced) {
+  FpData d = fpData(c, h, w, k, false, false);
+  for (auto &v : d.w)
+    v = roundTo(v * 0.25f, false);
+  setWeight(m, "w", narrow(d.w, false));
+  setWeight(m, "b", rawOf(d.b));
+  interp::Tensor x{{1, c, h, w}, d.x};
+  interp::TensorMap outputs;
+  ASSERT_TRUE(succeeded(interp::runTpu(mainOf(m), {{"x", x}}, outputs)));
+  expectBitwise(runCompiled(m, {x}, sliced), outputs["y"].data);
 }
 
 TEST_F(TpuInterp, F16ConvReluAddClosedForm) {
@@ -355,58 +388,21 @@ TEST_F(TpuInterp, F16SlicedGroupMatchesCompiledNet) {
   const int64_t C = 16, H = 128, W = 256;
   auto m = parse(fpConvNet("f16", C, H, W, 3));
   ASSERT_TRUE(m);
-  FpData d = fpData(C, H, W, 3, false, false);
-  for (auto &v : d.w)
-    v = roundTo(v * 0.25f, false);
-  setWeight(*m, "w", narrow(d.w, false));
-  setWeight(*m, "b", rawOf(d.b));
-  interp::Tensor x{{1, C, H, W}, d.x};
-  interp::TensorMap outputs;
-  ASSERT_TRUE(succeeded(interp::runTpu(mainOf(*m), {{"x", x}}, outputs)));
   bool sliced = false;
-  expectBitwise(runCompiled(*m, {x}, &sliced), outputs["y"].data);
+  expectScaledF16Matches(*m, C, H, W, 3, &sliced);
   EXPECT_TRUE(sliced);
-}
-
-/// x -> cast -> conv 3x3 (f32 bias, relu) -> avg pool 3x3 stride 2 (pads 1,
-/// count_include_pad false) -> cast: windows with halo columns and pads.
-std::string fpConvPoolNet(int64_t c, int64_t h, int64_t w) {
-  std::string f32 = "tensor<" + dims({1, c, h, w}) + "f32>";
-  std::string f32o = "tensor<" + dims({1, c, (h + 1) / 2, (w + 1) / 2}) + "f32>";
-  std::string t = "tensor<" + dims({1, c, h, w}) + "f16>";
-  std::string to = "tensor<" + dims({1, c, (h + 1) / 2, (w + 1) / 2}) + "f16>";
-  std::string wt = "tensor<" + dims({c, c, 3, 3}) + "f16>";
-  std::string bt = "tensor<" + std::to_string(c) + "xf32>";
-  return "func.func @main(%x: " + f32 + " {kiln.name = \"x\"}) -> (" + f32o +
-         " {kiln.name = \"y\"}) {\n"
-         "  %xh = tpu.cast %x : (" + f32 + ") -> " + t + " loc(\"xh\")\n"
-         "  %w = top.weight {value = dense<0.0> : " + wt + "} : " + wt + " loc(\"w\")\n"
-         "  %b = top.weight {value = dense<0.0> : " + bt + "} : " + bt + " loc(\"b\")\n"
-         "  %c = tpu.conv2d %xh, %w, %b {kernel_shape = array<i64: 3, 3>, strides = array<i64: "
-         "1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, "
-         "do_relu = true} : (" + t + ", " + wt + ", " + bt + ") -> " + t + " loc(\"c\")\n"
-         "  %p = tpu.pool2d %c {kind = 1 : i32, kernel_shape = array<i64: 3, 3>, strides = "
-         "array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad = false, do_relu = "
-         "false} : (" + t + ") -> " + to + " loc(\"p\")\n"
-         "  %y = tpu.cast %p : (" + to + ") -> " + f32o + " loc(\"y\")\n"
-         "  return %y : " + f32o + "\n}\n";
 }
 
 TEST_F(TpuInterp, F16WidthSlicedGroupMatchesCompiledNet) {
   // Two rows of 6000 columns: H slices would repeat the conv's halo rows;
   // W slices read two halo columns each and pipeline.
   const int64_t C = 16, H = 2, W = 6000;
-  auto m = parse(fpConvPoolNet(C, H, W));
+  // A 3x3 conv, then a 3x3 average pool of stride 2 (pads 1): windows with
+  // halo columns, and pads at the ends of the row only.
+  auto m = parse(fpPoolNet("f16", C, H, W, KILN_ACT_SCALE, 0.5, 0.25,
+                           {3, /*Avg*/ 1, 3, 1}));
   ASSERT_TRUE(m);
-  FpData d = fpData(C, H, W, 3, false, false);
-  for (auto &v : d.w)
-    v = roundTo(v * 0.25f, false);
-  setWeight(*m, "w", narrow(d.w, false));
-  setWeight(*m, "b", rawOf(d.b));
-  interp::Tensor x{{1, C, H, W}, d.x};
-  interp::TensorMap outputs;
-  ASSERT_TRUE(succeeded(interp::runTpu(mainOf(*m), {{"x", x}}, outputs)));
-  expectBitwise(runCompiled(*m, {x}), outputs["y"].data);
+  expectScaledF16Matches(*m, C, H, W, 3);
   EXPECT_GT(mostWSlices, 1u);
 }
 

@@ -647,22 +647,17 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
     }
     return fewestCycles;
   };
-  // Slice counts to try along an axis of `most` parts: each up to 8, then
-  // roughly geometric, so wide layers (2048 channels, 32 lane groups) cost
-  // 12 candidates, not 32.
-  auto counts = [](int64_t most) {
-    llvm::SmallVector<int64_t, 16> list;
-    for (int64_t k = 1; k <= most; k = k < 8 ? k + 1 : k * 3 / 2)
-      list.push_back(k);
-    if (list.back() != most)
-      list.push_back(most);
-    return list;
-  };
-  llvm::SmallVector<int64_t, 16> cCounts = counts(maxC);
-  // W slice counts: geometric from 2; beyond a few hundred they only repeat
-  // command overheads.
+  // C slice counts to try: each up to 8, then roughly geometric, so wide
+  // layers (2048 channels, 32 lane groups) cost 12 candidates, not 32.
+  llvm::SmallVector<int64_t, 16> cCounts;
+  for (int64_t c = 1; c <= maxC; c = c < 8 ? c + 1 : c * 3 / 2)
+    cCounts.push_back(c);
+  if (cCounts.back() != maxC)
+    cCounts.push_back(maxC);
+  // W slice counts: geometric from 2, parts of at least 32 columns (shorter
+  // DMA runs and more commands only cost) and at most 256 parts.
   llvm::SmallVector<int64_t, 16> wCounts;
-  for (int64_t w = 2; w <= std::min<int64_t>(maxW, 256); w = std::max(w + 1, w * 3 / 2))
+  for (int64_t w = 2; w <= std::min<int64_t>(maxW / 32, 256); w = std::max(w + 1, w * 3 / 2))
     wCounts.push_back(w);
   std::optional<Plan> uncosted;
   for (int64_t n = 1; n <= maxN && !uncosted; ++n) {
@@ -687,10 +682,13 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
       for (int64_t h : reuse ? more(fewest[1]) : llvm::SmallVector<int64_t, 8>())
         if (!llvm::is_contained(fixedHs, h))
           consider(n, c, h, 1, false);
-      if (wCounts.empty() || (!wideFewRows && fewest[1]))
+      // W slices: alone on a wide map of few rows (the search time of every
+      // N x C x W combination does not pay), with C and N slices only where
+      // nothing else fits; from the fewest that fit on, until two counts in
+      // a row are no faster than the best before them.
+      bool widthAlone = wideFewRows && n == 1 && c == 1;
+      if (wCounts.empty() || (!widthAlone && fewest[1]))
         continue;
-      // W slices: from the fewest that fit on, until two counts in a row
-      // are no faster than the best before them.
       std::optional<uint64_t> widthBest;
       int slower = 0;
       for (int64_t w : wCounts) {

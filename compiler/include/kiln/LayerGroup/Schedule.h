@@ -118,11 +118,12 @@ struct PlanChoice {
   std::optional<CostedPlan> reuse; ///< the lifetime layouts too, so maybe fewer slices
 };
 
-/// The fastest slicings of `g` that fit LMEM: N x C x H slices with one or
-/// two buffers, each candidate costed in its smallest layout, the three
+/// The fastest slicings of `g` that fit LMEM: N x C x H x W slices with one
+/// or two buffers, each candidate costed in its smallest layout, the three
 /// fastest then in every layout. More slices pipeline loads, compute and
 /// stores but repeat halo rows and command overheads; the candidates run from
 /// the fewest slices that fit (with and without reuse) to a few times more.
+/// W slices are tried on wide maps of few rows and where nothing else fits.
 /// Without records (an op the code generator cannot encode, which it will
 /// report) the fewest slices that fit, uncosted. Empty if nothing fits.
 /// Without `reuse` only the fixed plan is searched (and given as both).

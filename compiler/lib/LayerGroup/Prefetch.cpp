@@ -1,6 +1,7 @@
 //===- Prefetch.cpp - Coefficients loaded while earlier groups compute ----===//
 
 #include "kiln/LayerGroup/Prefetch.h"
+#include "kiln/LayerGroup/Plan.h"
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
@@ -161,8 +162,8 @@ uint64_t lg::planPrefetch(ArrayRef<Operation *> groups, unsigned maxDistance,
       auto load = cast<tpu::LoadOp>(reader.m.loads[v]);
       Builder b(load);
       load.setPrefetchGroupsAttr(b.getI64IntegerAttr(j - bestHost));
-      load->setAttr(tpu::TpuDialect::lmemAttrName(),
-                    tpu::LmemAttr::get(load.getContext(), bestAddr, bestAddr));
+      auto group = cast<tpu::GroupOp>(groups[j]);
+      group.setPlanAttr(withValueAt(group.getPlan(), v, bestAddr));
     }
   }
   return saved;

@@ -1,6 +1,7 @@
 //===- Schedule.cpp - A layer group's two command queues ------------------===//
 
 #include "kiln/LayerGroup/Schedule.h"
+#include "kiln/LayerGroup/Plan.h"
 #include "kiln/LayerGroup/StridedLoad.h"
 
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
@@ -371,9 +372,7 @@ struct Scheduler {
   }
 
   LogicalResult run(ArrayRef<kiln_gdma_cmd> prefetch) {
-    for (int slice = 0; slice < s.sliceCount(); ++slice)
-      if (!s.sliceEmpty(slice))
-        q.slices.push_back(slice);
+    q.slices = s.order;
     size_t count = q.slices.size(), nv = g.vals.size();
     loaded.assign(count, std::vector<uint32_t>(nv));
     produced.assign(count, std::vector<uint32_t>(nv));
@@ -457,25 +456,28 @@ kiln_gdma_cmd lg::wholeLoad(const GroupGraph &g, const GroupSlicing &s, int v,
 
 MaterializedGroup lg::readGroup(Operation *op, function_ref<uint64_t(Value)> ddrAddrOf) {
   auto group = cast<tpu::GroupOp>(op);
+  tpu::GroupPlanAttr plan = group.getPlan();
   MaterializedGroup m;
   SmallVector<Operation *> ops;
   for (Operation &inner : group.getBody().front())
     if (!isa<tpu::LoadOp, tpu::StoreOp, tpu::YieldOp>(inner))
       ops.push_back(&inner);
   m.g = GroupGraph::fromOps(ops);
-  m.s = computeSlicing(m.g, group.getNSlices(), group.getCSlices(), group.getHSlices());
-  m.buffers = group.getBuffers();
+  // The group's verifier checks the plan against the body's values.
+  assert(llvm::equal(group.getPlannedValues(),
+                     llvm::map_range(m.g.vals, [](const GroupGraph::Val &v) { return v.value; })) &&
+         "the plan's values are the group graph's");
+  m.s = slicingOf(m.g, plan);
+  m.buffers = plan.getBuffers();
   size_t nv = m.g.vals.size();
   m.place.lmem.resize(nv);
   m.place.ddr.assign(nv, 0);
   m.place.preloaded.assign(nv, false);
   m.loads.assign(nv, nullptr);
   for (auto [v, val] : llvm::enumerate(m.g.vals)) {
-    Operation *def = val.value.getDefiningOp();
-    // The group's verifier requires it.
-    auto lmem = def->getAttrOfType<tpu::LmemAttr>(tpu::TpuDialect::lmemAttrName());
-    m.place.lmem[v] = {lmem.getPing(), lmem.getPong()};
-    if (auto load = dyn_cast<tpu::LoadOp>(def)) {
+    tpu::ValuePlanAttr planned = plan.getValues()[v];
+    m.place.lmem[v] = {planned.getPing(), planned.getPong()};
+    if (auto load = val.value.getDefiningOp<tpu::LoadOp>()) {
       m.place.ddr[v] = ddrAddrOf(load.getInput());
       m.place.preloaded[v] = load.getPrefetchGroups().has_value();
       m.loads[v] = load;

@@ -276,8 +276,8 @@ int64_t lg::maxChannelSlices(const GroupGraph &g) {
   return most;
 }
 
-static SmallVector<GroupSlicing::Read, 3>
-readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
+SmallVector<GroupSlicing::Read, 3> lg::readsOf(const GroupGraph &g,
+                                               const GroupGraph::Node &node, Slice out) {
   SmallVector<GroupSlicing::Read, 3> reads(node.operands.size());
   if (out.empty())
     return reads;
@@ -401,6 +401,9 @@ GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cS
       r.invariant[v] = true;
   for (size_t v = 0; v < g.vals.size(); ++v)
     r.lane.push_back(r.laneBytes(g, v));
+  for (int64_t slice = 0; slice < count; ++slice)
+    if (!r.sliceEmpty(slice))
+      r.order.push_back(slice);
   return r;
 }
 

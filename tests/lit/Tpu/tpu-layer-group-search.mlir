@@ -5,7 +5,8 @@
 // skip connection, whose input is loaded once and read by the first conv and
 // by the residual add.
 // CHECK-LABEL: func.func @block14
-// CHECK: tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64}
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0],
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 64, 14, 14], invariant,
 // CHECK: %[[X:.*]] = tpu.load %arg0 {held = true
 // CHECK: %[[C1:.*]] = tpu.conv2d %[[X]]
 // CHECK: %[[C2:.*]] = tpu.conv2d %[[C1]]
@@ -31,12 +32,14 @@ func.func @block14(%x: tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> {
 // filter while it computes (at the top of LMEM, which neither group uses
 // otherwise).
 // CHECK-LABEL: func.func @block56
-// CHECK: %[[G1:.*]] = tpu.group {buffers = 2 : i64, h_slices = {{[0-9]+}} : i64, n_slices = 1 : i64}
+// CHECK: %[[G1:.*]] = tpu.group {plan = #tpu.group_plan<slices = [1, 1, {{[0-9]+}}, 1], buffers = 2,
 // CHECK: tpu.conv2d
 // CHECK-NOT: tpu.conv2d
-// CHECK: tpu.group {buffers = 2 : i64
+// The moved filter is the second value of the second group's plan.
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, {{[0-9]+}}, 1], buffers = 2,
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 64, 56, 56], {{[^>]*}}>, #tpu.value_plan<shape = [1, 64, 64, 9], invariant, lmem = [259840, 259840], bytes = 2304, {{.*}} banks = [15],
 // CHECK: tpu.load %[[G1]] {held = false
-// CHECK: tpu.load %{{.*}} {held = true, prefetch_groups = 1 : i64, tpu.lmem = #tpu.lmem<259840, 259840>}
+// CHECK: tpu.load %{{.*}} {held = true, prefetch_groups = 1 : i64}
 // CHECK: tpu.conv2d
 // CHECK: tpu.eltwise
 // CHECK: tpu.relu
@@ -65,11 +68,13 @@ func.func @block56(%x: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> {
 // buffers start on banks of their own (16 KiB each), so loading the next
 // filter slice shares no bank with the conv reading the current one.
 // CHECK-LABEL: func.func @wide_chain
-// CHECK: tpu.group {buffers = 2 : i64, c_slices = {{[2-8]}} : i64, h_slices = 1 : i64, n_slices = 1 : i64}
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, {{[2-8]}}, 1, 1], buffers = 2,
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 512, 7, 7], invariant,
+// CHECK-SAME: #tpu.value_plan<shape = [1, 512, 512, 9], lmem = [16384, {{49152|65536}}],
 // CHECK: tpu.load %arg0 {held = true
-// CHECK: tpu.load %{{.*}} {held = false, tpu.lmem = #tpu.lmem<16384, {{49152|65536}}>}
+// CHECK: tpu.load %{{.*}} {held = false}
 // CHECK: tpu.conv2d
-// CHECK: tpu.group {buffers = 2 : i64, c_slices = {{[2-8]}} : i64, h_slices = 1 : i64, n_slices = 1 : i64}
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, {{[2-8]}}, 1, 1], buffers = 2,
 // CHECK: tpu.conv2d
 func.func @wide_chain(%x: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {
   %w1 = top.weight {value = dense<0.01> : tensor<512x512x3x3xf32>} : tensor<512x512x3x3xf32>

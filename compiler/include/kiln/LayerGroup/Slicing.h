@@ -113,6 +113,9 @@ struct GroupSlicing {
   /// once: by the prologue's load or by its op in the first slice using it.
   std::vector<bool> invariant;
 
+  /// The slices the schedule runs, in order: those some value is stored in.
+  std::vector<int> order;
+
   int64_t sliceCount() const { return nSlices * cSlices * hSlices; }
   /// A value is held when its rows are the same in every slice.
   bool isHeld(int val) const;
@@ -124,8 +127,16 @@ struct GroupSlicing {
   bool sliceEmpty(int slice) const;
 };
 
+/// Slices every value by working backwards from what each slice stores.
 GroupSlicing computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cSlices,
                             int64_t hSlices);
+
+/// The rows of each operand node `node` reads to compute rows `out` of its
+/// result, with a windowed op's pads: a function of the op's window alone,
+/// so code generation derives a slice's reads from the rows its result
+/// holds there (GroupSlicing::reads).
+llvm::SmallVector<GroupSlicing::Read, 3> readsOf(const GroupGraph &g, const GroupGraph::Node &node,
+                                                 Slice out);
 
 /// Whether the op can run on a part of its output channels (see above;
 /// tpu::SliceableOp::isChannelSliceable).

@@ -2,6 +2,7 @@
 
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
 #include "kiln/LayerGroup/GroupSearch.h"
+#include "kiln/LayerGroup/Plan.h"
 #include "kiln/LayerGroup/Prefetch.h"
 
 #include "kiln/Codegen/TiuRecord.h"
@@ -42,7 +43,7 @@ private:
 
 /// Moves `ops` into a new tpu.group placed where the last of them was, with
 /// loads for external operands and stores for escaping results, and records
-/// the plan and every LMEM address. Returns the group's modelled cycles.
+/// its plan (slicing and LMEM layout). Returns the group's modelled cycles.
 std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &plan,
                                     RecordCache &records) {
   lg::GroupGraph g = lg::GroupGraph::fromOps(ops);
@@ -52,7 +53,6 @@ std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &p
   lg::LaidOut laid = lg::chooseLayout(
       g, slicing, plan.buffers, plan.reuse,
       recs ? std::optional<ArrayRef<kiln_tiu_cmd>>(*recs) : std::nullopt);
-  auto &addr = laid.place.lmem;
 
   Operation *last = ops.back();
   OpBuilder b(last);
@@ -63,32 +63,25 @@ std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &p
       escaping.push_back(val.value);
       resultTypes.push_back(val.value.getType());
     }
-  auto group = b.create<tpu::GroupOp>(last->getLoc(), resultTypes,
-                                      plan.nSlices, plan.cSlices, plan.hSlices,
-                                      plan.buffers);
+  auto group = b.create<tpu::GroupOp>(
+      last->getLoc(), resultTypes,
+      lg::toAttr(b.getContext(), g, slicing, plan.buffers, laid.place));
   Block *body = new Block();
   group.getBody().push_back(body);
   OpBuilder inner = OpBuilder::atBlockBegin(body);
 
-  auto setLmem = [&](Operation *op, int val) {
-    op->setAttr(tpu::TpuDialect::lmemAttrName(),
-                tpu::LmemAttr::get(op->getContext(), addr[val][0], addr[val][1]));
-  };
   for (auto [v, val] : llvm::enumerate(g.vals)) {
     if (!val.external)
       continue;
     bool held = slicing.isHeld(v);
     auto load = inner.create<tpu::LoadOp>(val.value.getLoc(), val.value.getType(), val.value,
                                           inner.getBoolAttr(held), IntegerAttr());
-    setLmem(load, v);
     val.value.replaceUsesWithIf(load.getOutput(), [&](OpOperand &use) {
       return llvm::is_contained(ops, use.getOwner());
     });
   }
-  for (auto [n, node] : llvm::enumerate(g.nodes)) {
+  for (const auto &node : g.nodes)
     node.op->moveBefore(body, body->end());
-    setLmem(node.op, node.result);
-  }
   // A filter formed in the group reaches its conv through a view inside it
   // (the LMEM bytes of its producer); users in later groups keep reading the
   // original view of the stored value.
@@ -101,9 +94,7 @@ std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &p
       if (formed.getDefiningOp()->getBlock() != body)
         continue;
       OpBuilder at(node.op);
-      Operation *inner = at.clone(*view);
-      setLmem(inner, g.valOf(formed));
-      use.set(inner->getResult(0));
+      use.set(at.clone(*view)->getResult(0));
       if (view->use_empty())
         view->erase();
     }

@@ -66,7 +66,7 @@ std::optional<uint64_t> highestFree(std::vector<Span> taken, uint64_t bytes) {
 /// Whether value v of the group is a coefficient it holds for every slice.
 bool isHeldCoefficient(const MaterializedGroup &m, int v) {
   auto load = dyn_cast_or_null<tpu::LoadOp>(m.loads[v]);
-  return load && load.getHeld() && !load.getPrefetchGroups() && m.g.vals[v].wholeOnly &&
+  return load && m.s.invariant[v] && !load.getPrefetchGroups() && m.g.vals[v].wholeOnly &&
          load.getInput().getDefiningOp<top::WeightOp>();
 }
 

@@ -41,7 +41,7 @@ func.func @group_plan(%arg0: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tenso
     #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [96, 128], bytes = 32, live = [2, 7], banks = [0],
                     hold = [(0+1, 0+8, 0+2, 0+4), (0+1, 0+8, 2+2, 0+4)],
                     store = [(0+1, 0+8, 0+2, 0+4), (0+1, 0+8, 2+2, 0+4)]>]>} : tensor<1x8x4x4xf32> {
-    %2 = tpu.load %arg0 {held = false} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
     %3 = tpu.relu %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
     %4 = tpu.relu %3 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
     %5 = tpu.store %4 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
@@ -52,7 +52,7 @@ func.func @group_plan(%arg0: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tenso
                     hold = [(0+1, 0+8, 0+4, 0+4)], store = []>,
     #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [64, 64], bytes = 64, live = [1, 2], banks = [0],
                     hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
-    %2 = tpu.load %arg0 {held = true} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
     %3 = tpu.relu %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
     %4 = tpu.store %3 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
     tpu.yield %4 : tensor<1x8x4x4xf32>

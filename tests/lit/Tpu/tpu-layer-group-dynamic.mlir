@@ -10,8 +10,8 @@
 // CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, {{[2-9]|[1-9][0-9]+}}, 1], buffers = {{[12]}},
 // CHECK-SAME: values = [#tpu.value_plan<shape = [1, 16, 224, 224], lmem
 // CHECK-SAME: #tpu.value_plan<shape = [1, 16, 16, 9], invariant,
-// CHECK-DAG: tpu.load %arg0 {held = false
-// CHECK-DAG: tpu.load %[[F]] {held = true
+// CHECK-DAG: tpu.load %arg0 :
+// CHECK-DAG: tpu.load %[[F]] :
 // CHECK: tpu.conv2d
 func.func @modulated(%x: tensor<1x16x224x224xf32>, %style: tensor<1x16x1x1xf32>) -> tensor<1x16x224x224xf32> {
   %w = top.weight {value = dense<0.1> : tensor<16x16x3x3xf32>} : tensor<16x16x3x3xf32>

@@ -24,7 +24,7 @@
 // CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 8192], lmem = [0, 32768], bytes = 32768, live = [4, 5],
 // CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 8192], lmem = [131072, 163840], bytes = 32768, live = [5, 13], banks = [8, 9, 10, 11],
 // CHECK-SAME: store = [(0+1, 0+64, 0+1, 0+8192), (0+1, 0+64, 1+1, 0+8192),
-// CHECK: %[[X:.*]] = tpu.load %arg0 {held = false}
+// CHECK: %[[X:.*]] = tpu.load %arg0 :
 // CHECK: %[[R:.*]] = tpu.relu %[[X]]
 // CHECK: %[[P:.*]] = tpu.eltwise %[[R]], %[[R]]
 // CHECK: %[[S:.*]] = tpu.eltwise %[[P]], %[[R]]
@@ -57,7 +57,7 @@ func.func @reuse(%x: tensor<1x64x8x8192xf32>) -> tensor<1x64x8x8192xf32> {
 // CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 3072], lmem = [90112, 90112], bytes = 24576,
 // CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 3072], lmem = [0, 32768], bytes = 24576,
 // CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 3072], lmem = [114688, 147456], bytes = 24576, live = [5, 13], banks = [7, 8, 9, 10],
-// CHECK: tpu.load %arg0 {held = false}
+// CHECK: tpu.load %arg0 :
 // CHECK: tpu.relu
 // CHECK: tpu.eltwise
 // CHECK: tpu.eltwise

@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @block14
 // CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0],
 // CHECK-SAME: values = [#tpu.value_plan<shape = [1, 64, 14, 14], invariant,
-// CHECK: %[[X:.*]] = tpu.load %arg0 {held = true
+// CHECK: %[[X:.*]] = tpu.load %arg0 :
 // CHECK: %[[C1:.*]] = tpu.conv2d %[[X]]
 // CHECK: %[[C2:.*]] = tpu.conv2d %[[C1]]
 // CHECK: tpu.eltwise %[[C2]], %[[X]]
@@ -38,8 +38,8 @@ func.func @block14(%x: tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> {
 // The moved filter is the second value of the second group's plan.
 // CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, {{[0-9]+}}, 1], buffers = 2,
 // CHECK-SAME: values = [#tpu.value_plan<shape = [1, 64, 56, 56], {{[^>]*}}>, #tpu.value_plan<shape = [1, 64, 64, 9], invariant, lmem = [259840, 259840], bytes = 2304, {{.*}} banks = [15],
-// CHECK: tpu.load %[[G1]] {held = false
-// CHECK: tpu.load %{{.*}} {held = true, prefetch_groups = 1 : i64}
+// CHECK: tpu.load %[[G1]] :
+// CHECK: tpu.load %{{.*}} {prefetch_groups = 1 : i64}
 // CHECK: tpu.conv2d
 // CHECK: tpu.eltwise
 // CHECK: tpu.relu
@@ -71,8 +71,8 @@ func.func @block56(%x: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> {
 // CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, {{[2-8]}}, 1, 1], buffers = 2,
 // CHECK-SAME: values = [#tpu.value_plan<shape = [1, 512, 7, 7], invariant,
 // CHECK-SAME: #tpu.value_plan<shape = [1, 512, 512, 9], lmem = [16384, {{49152|65536}}],
-// CHECK: tpu.load %arg0 {held = true
-// CHECK: tpu.load %{{.*}} {held = false}
+// CHECK: tpu.load %arg0 :
+// CHECK: tpu.load %{{.*}} :
 // CHECK: tpu.conv2d
 // CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, {{[2-8]}}, 1, 1], buffers = 2,
 // CHECK: tpu.conv2d

@@ -17,8 +17,8 @@
 // CHECK-SAME: #tpu.value_plan<shape = [1, 16, 112, 112],
 // CHECK-SAME: hold = [(0+1, 0+16, 0+11, 0+112), (0+1, 0+16, 11+11, 0+112),
 // CHECK-SAME: store = [(0+1, 0+16, 0+11, 0+112), (0+1, 0+16, 11+11, 0+112),
-// CHECK: tpu.load %arg0 {held = false}
-// CHECK: tpu.load %{{.*}} {held = true}
+// CHECK: tpu.load %arg0 :
+// CHECK: tpu.load %{{.*}} :
 // CHECK: tpu.conv2d
 // CHECK: tpu.pool2d
 // CHECK: tpu.store

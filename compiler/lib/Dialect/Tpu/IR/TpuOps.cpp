@@ -538,11 +538,9 @@ LogicalResult GroupOp::verify() {
     if (type.hasStaticShape() && elements != type.getNumElements())
       return emitOpError("plan's value ") << v << " has " << elements << " elements, "
                                           << type << " has " << type.getNumElements();
-    if (auto load = value.getDefiningOp<LoadOp>(); load && load.getHeld() != planned[v].getInvariant())
-      return emitOpError("plan's value ") << v << " is "
-                                          << (planned[v].getInvariant() ? "" : "not ")
-                                          << "invariant, its load is "
-                                          << (load.getHeld() ? "" : "not ") << "held";
+    auto load = value.getDefiningOp<LoadOp>();
+    if (load && load.getPrefetchGroups() && !planned[v].getInvariant())
+      return emitOpError("plan's value ") << v << " is prefetched but not invariant";
   }
   // What the LMEM layouts guarantee: buffers live at the same position
   // share no bytes. Slice k's buffer is k % buffers, live from its write to

@@ -73,9 +73,8 @@ std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &p
   for (auto [v, val] : llvm::enumerate(g.vals)) {
     if (!val.external)
       continue;
-    bool held = slicing.isHeld(v);
     auto load = inner.create<tpu::LoadOp>(val.value.getLoc(), val.value.getType(), val.value,
-                                          inner.getBoolAttr(held), IntegerAttr());
+                                          IntegerAttr());
     val.value.replaceUsesWithIf(load.getOutput(), [&](OpOperand &use) {
       return llvm::is_contained(ops, use.getOwner());
     });

@@ -290,12 +290,13 @@ def Tpu_YieldOp : Tpu_Op<"yield", [Pure, Terminator, HasParent<"GroupOp">]> {
 def Tpu_LoadOp : Tpu_Op<"load", [Pure]> {
   let summary = "GDMA load of a DDR tensor into LMEM";
   let description = [{
-    `held` loads it whole once and keeps it for every slice. A held
-    coefficient with `prefetch_groups` = k is loaded by the k-th layer group
-    before this one, while that group computes, into LMEM no group between
-    them touches; this group then starts with it in place.
+    The group's plan says which parts it loads per slice; a value invariant
+    there is loaded whole once and kept for every slice. Such a coefficient
+    with `prefetch_groups` = k is loaded by the k-th layer group before this
+    one, while that group computes, into LMEM no group between them touches;
+    this group then starts with it in place.
   }];
-  let arguments = (ins AnyRankedTensor:$input, BoolAttr:$held,
+  let arguments = (ins AnyRankedTensor:$input,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$prefetch_groups);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";

@@ -463,7 +463,8 @@ MaterializedGroup lg::readGroup(Operation *op, function_ref<uint64_t(Value)> ddr
     if (!isa<tpu::LoadOp, tpu::StoreOp, tpu::YieldOp>(inner))
       ops.push_back(&inner);
   m.g = GroupGraph::fromOps(ops);
-  // The group's verifier checks the plan against the body's values.
+  // getPlannedValues walks the body as fromOps does; the verifier checks
+  // the plan has one entry per value.
   assert(llvm::equal(group.getPlannedValues(),
                      llvm::map_range(m.g.vals, [](const GroupGraph::Val &v) { return v.value; })) &&
          "the plan's values are the group graph's");

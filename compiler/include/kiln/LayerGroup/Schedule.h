@@ -82,9 +82,9 @@ mlir::FailureOr<GroupQueues> scheduleGroup(const GroupGraph &g, const GroupSlici
 kiln_gdma_cmd wholeLoad(const GroupGraph &g, const GroupSlicing &s, int v, uint32_t lmemAddr,
                         uint64_t ddrAddr);
 
-/// A tpu.group as the scheduler sees it: its graph, slicing and placement as
-/// the IR records them (DDR addresses from `ddrAddrOf`, 0 before they are
-/// assigned).
+/// A tpu.group as the scheduler sees it: its graph, and the slicing and
+/// placement its plan records (Plan.h; DDR addresses from `ddrAddrOf`, 0
+/// before they are assigned).
 struct MaterializedGroup {
   GroupGraph g;
   GroupSlicing s;

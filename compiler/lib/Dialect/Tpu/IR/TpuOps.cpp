@@ -159,7 +159,8 @@ static ParseResult parseSliceRange(AsmParser &parser, SliceRange &range) {
 /// `, name = [...]`, a list that may be empty.
 template <typename T>
 static ParseResult parseList(AsmParser &parser, StringRef name, SmallVectorImpl<T> &list,
-                             function_ref<ParseResult(T &)> parseElement, bool leadingComma = true) {
+                             function_ref<ParseResult(T &)> parseElement,
+                             bool leadingComma = true) {
   if ((leadingComma && parser.parseComma()) || parser.parseKeyword(name) || parser.parseEqual())
     return failure();
   return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,

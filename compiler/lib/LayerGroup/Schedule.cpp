@@ -468,7 +468,6 @@ MaterializedGroup lg::readGroup(Operation *op, function_ref<uint64_t(Value)> ddr
   assert(llvm::equal(group.getPlannedValues(),
                      llvm::map_range(m.g.vals, [](const GroupGraph::Val &v) { return v.value; })) &&
          "the plan's values are the group graph's");
-  m.s = slicingOf(m.g, plan);
   m.buffers = plan.getBuffers();
   size_t nv = m.g.vals.size();
   m.place.lmem.resize(nv);
@@ -477,6 +476,7 @@ MaterializedGroup lg::readGroup(Operation *op, function_ref<uint64_t(Value)> ddr
   m.loads.assign(nv, nullptr);
   for (auto [v, val] : llvm::enumerate(m.g.vals)) {
     tpu::ValuePlanAttr planned = plan.getValues()[v];
+    llvm::copy(planned.getShape(), val.lmemShape.begin()); // as the slicing laid it out
     m.place.lmem[v] = {planned.getPing(), planned.getPong()};
     if (auto load = val.value.getDefiningOp<tpu::LoadOp>()) {
       m.place.ddr[v] = ddrAddrOf(load.getInput());
@@ -484,6 +484,7 @@ MaterializedGroup lg::readGroup(Operation *op, function_ref<uint64_t(Value)> ddr
       m.loads[v] = load;
     }
   }
+  m.s = slicingOf(m.g, plan);
   auto yield = cast<tpu::YieldOp>(group.getBody().front().getTerminator());
   for (auto [i, stored] : llvm::enumerate(yield.getOperands())) {
     Value v = stored.getDefiningOp<tpu::StoreOp>().getInput();

@@ -208,6 +208,20 @@ func.func @plan_pong_without_buffers(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4
 
 // -----
 
+// Rows stay whole.
+func.func @plan_w_slices(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{a group plan cannot slice W yet}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 2], buffers = 1, order = [0], values = [#tpu.value_plan<shape = [1, 8, 4, 4], invariant, lmem = [0, 0], bytes = 64, live = [0, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [64, 64], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
 func.func @prefetch_from_nowhere(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
   %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = []>} : tensor<1x8x4x4xf32> {
     // expected-error @+1 {{'tpu.load' op attribute 'prefetch_groups' failed to satisfy constraint}}

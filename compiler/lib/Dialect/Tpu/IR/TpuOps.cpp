@@ -308,6 +308,9 @@ LogicalResult GroupPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError
   if (slices.size() != 4 || llvm::any_of(slices, [](int64_t n) { return n < 1; }))
     return emitError() << "a group plan's slices [" << slices
                        << "] must be 4 positive counts [n, c, h, w]";
+  // Slices keep rows whole (lg::Slice has no W range yet).
+  if (slices[3] != 1)
+    return emitError() << "a group plan cannot slice W yet";
   if (buffers != 1 && buffers != 2)
     return emitError() << "a group plan has 1 or 2 buffers, not " << buffers;
   int64_t count = 1;

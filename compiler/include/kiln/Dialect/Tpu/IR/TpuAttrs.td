@@ -13,8 +13,9 @@ def Tpu_ValuePlanAttr : AttrDef<Tpu_Dialect, "ValuePlan"> {
      - `shape`: its [n, c, h, w] layout in LMEM (a filter [1, oc, ic/groups,
        kh * kw], a bias [1, oc, 1, 1]; anything else its shape right-aligned
        to 4-D), as many elements as its tensor type;
-     - `invariant`: the same in every slice (a held load, or computed from
-       such values only): one buffer, filled once and kept;
+     - `invariant`: the same in every slice (a load of the same part in
+       each, or a value computed from such values only): one buffer, filled
+       once and kept;
      - `lmem`: the per-lane byte offsets of its ping and pong buffers (slice
        k of the run order uses buffer k % buffers; equal when it has one),
        `bytes` per lane of each;
@@ -51,7 +52,8 @@ def Tpu_GroupPlanAttr : AttrDef<Tpu_Dialect, "GroupPlan"> {
     The layer-group pass's decision for one tpu.group, which code generation
     reads as it is (it never slices again):
      - `slices`: how many parts [n, c, h, w] are split into (C in whole lane
-       groups of 64 channels); slice (((n * C) + c) * H + h) * W + w;
+       groups of 64 channels; W stays whole for now); slice
+       (((n * C) + c) * H + h) * W + w;
      - `buffers`: 1, or 2 for ping-pong buffers of the sliced values;
      - `order`: the slices the schedule runs, in order (the slices no value is
        stored in are left out): its timesteps after the prologue;

@@ -50,6 +50,18 @@ func.func @group_without_placement(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4
 
 // -----
 
+func.func @tapered_two_slices(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{'tpu.group' op tapers its H slices but has 2 of them (a first, a last and at least one between)}}
+  %0 = tpu.group {buffers = 1 : i64, h_slices = 2 : i64, h_tapered = true, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 {held = false, tpu.lmem = #tpu.lmem<0, 0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.store %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %2 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
 func.func @placement_outside_a_lane(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
   %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
     // expected-error @+1 {{'tpu.lmem' offsets must lie in a lane's 262144 bytes}}

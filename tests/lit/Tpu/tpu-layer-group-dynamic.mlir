@@ -7,7 +7,7 @@
 // CHECK-LABEL: func.func @modulated
 // CHECK: %[[F:.*]] = tpu.group {{.*}}n_slices = 1
 // CHECK: tpu.eltwise
-// CHECK: tpu.group {buffers = {{[12]}} : i64, h_slices = [[H:[2-9]|[1-9][0-9]+]] : i64, n_slices = 1 : i64}
+// CHECK: tpu.group {buffers = {{[12]}} : i64, h_slices = [[H:[2-9]|[1-9][0-9]+]] : i64, {{(h_tapered = true, )?}}n_slices = 1 : i64}
 // CHECK-DAG: tpu.load %arg0 {held = false
 // CHECK-DAG: tpu.load %[[F]] {held = true
 // CHECK: tpu.conv2d

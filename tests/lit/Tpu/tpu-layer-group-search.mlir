@@ -79,3 +79,19 @@ func.func @wide_chain(%x: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {
   %1 = top.conv %0, %w2, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x512x7x7xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x7x7xf32>
   return %1 : tensor<1x512x7x7xf32>
 }
+
+// -----
+
+// One conv over a 128 x 128 map in nine H slices. Nothing hides the first
+// slice's load or the last one's store, so the first and last slices are
+// half the others (h_tapered): the net models fewer cycles that way.
+// CHECK-LABEL: func.func @tapered
+// CHECK: tpu.group {buffers = 2 : i64, h_slices = {{[0-9]+}} : i64, h_tapered = true, n_slices = 1 : i64}
+// NOPF-LABEL: func.func @tapered
+// NOPF: h_tapered = true
+func.func @tapered(%x: tensor<1x64x128x128xf32>) -> tensor<1x64x128x128xf32> {
+  %w = top.weight {value = dense<0.01> : tensor<64x64x3x3xf32>} : tensor<64x64x3x3xf32>
+  %n = top.none
+  %0 = top.conv %x, %w, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x64x128x128xf32>, tensor<64x64x3x3xf32>, none) -> tensor<1x64x128x128xf32>
+  return %0 : tensor<1x64x128x128xf32>
+}

@@ -4,10 +4,11 @@
 // A conv-relu-pool chain whose activations do not fit LMEM whole is one group
 // sliced along H; the filter is held, the input is loaded per slice. Two
 // slices would fit; the cost model picks more, double-buffered, so loads and
-// stores of one slice overlap the compute of the next.
+// stores of one slice overlap the compute of the next, and tapered: the first
+// and last slices, whose load and store nothing hides, are half the others.
 // CHECK-LABEL: func.func @chain
-// CHECK: tpu.group {buffers = 2 : i64, h_slices = 10 : i64, n_slices = 1 : i64}
-// CHECK: tpu.load %arg0 {held = false, tpu.lmem = #tpu.lmem<0, 23296>}
+// CHECK: tpu.group {buffers = 2 : i64, h_slices = 10 : i64, h_tapered = true, n_slices = 1 : i64}
+// CHECK: tpu.load %arg0 {held = false, tpu.lmem = #tpu.lmem<0, 25088>}
 // CHECK: tpu.load %{{.*}} {held = true
 // CHECK: tpu.conv2d
 // CHECK-SAME: tpu.lmem = #tpu.lmem<

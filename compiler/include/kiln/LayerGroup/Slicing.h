@@ -96,6 +96,8 @@ struct GroupGraph {
 /// (n * cSlices + c) * hSlices + h: H varies fastest.
 struct GroupSlicing {
   int64_t nSlices = 1, cSlices = 1, hSlices = 1;
+  /// The first and last H slices are half the others (taperedRows).
+  bool taperedH = false;
   /// [val][slice]: rows the value holds in LMEM in that slice.
   std::vector<std::vector<Slice>> hold;
   /// [val][slice]: rows an escaping value stores in that slice.
@@ -125,7 +127,13 @@ struct GroupSlicing {
 };
 
 GroupSlicing computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cSlices,
-                            int64_t hSlices);
+                            int64_t hSlices, bool taperedH = false);
+
+/// Part i of `parts` of [0, extent): equal parts, or with `tapered` (and at
+/// least three parts) a first and a last part half the others. Nothing hides
+/// a group's first loads or its last stores, so smaller end slices shorten
+/// the pipeline's fill and drain, for larger middle slices.
+Range rowPart(int64_t i, int64_t extent, int64_t parts, bool tapered);
 
 /// Whether the op can run on a part of its output channels (see above;
 /// tpu::SliceableOp::isChannelSliceable).
@@ -163,6 +171,8 @@ struct Plan {
   int64_t nSlices = 1, cSlices = 1, hSlices = 1, buffers = 1;
   /// LMEM may be laid out by lifetime (LmemAlloc.h), dead values' bytes reused.
   bool reuse = false;
+  /// Half-size first and last H slices (rowPart).
+  bool taperedH = false;
 };
 
 /// Aligns LMEM allocations so each starts on an EU boundary.

@@ -298,6 +298,9 @@ LogicalResult StridedViewOp::verify() {
 }
 
 LogicalResult GroupOp::verify() {
+  if (getHTapered() && getHSlices() < 3)
+    return emitOpError("tapers its H slices but has ") << getHSlices()
+           << " of them (a first, a last and at least one between)";
   for (Operation &op : getBody().front())
     if (!isa<StoreOp, YieldOp>(op) && !op.hasAttr(TpuDialect::lmemAttrName()))
       return op.emitOpError("in a tpu.group needs its LMEM placement ('tpu.lmem')");

@@ -262,10 +262,13 @@ def Tpu_GroupOp : Tpu_Op<"group", [SingleBlockImplicitTerminator<"YieldOp">]> {
     values (tpu.store, yielded as the group's results). The work is split into
     n_slices x c_slices x h_slices slices (C in whole lane groups); with
     `buffers` = 2 the sliced tensors alternate between the ping and pong
-    buffers of their `tpu.lmem` placement so GDMA and TIU overlap.
+    buffers of their `tpu.lmem` placement so GDMA and TIU overlap. With
+    `h_tapered` (three H slices or more) the first and last H slices are
+    half the others, so less of the pipeline's fill and drain is exposed.
   }];
   let arguments = (ins I64Attr:$n_slices, DefaultValuedAttr<I64Attr, "1">:$c_slices,
-                       I64Attr:$h_slices, I64Attr:$buffers);
+                       I64Attr:$h_slices, I64Attr:$buffers,
+                       DefaultValuedAttr<BoolAttr, "false">:$h_tapered);
   let results = (outs Variadic<AnyRankedTensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict `:` type($outputs) $body";

@@ -554,7 +554,7 @@ LaidOut lg::chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buf
 }
 
 PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> records,
-                           bool reuse) {
+                           bool reuse, bool taper) {
   int64_t maxN = 1, maxH = 1, maxC = maxChannelSlices(g);
   for (const auto &val : g.vals)
     if (val.escaping) {
@@ -654,11 +654,25 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
   llvm::SmallVector<std::pair<Plan, uint64_t>, kRelaid> fixedCycles;
   auto samePlan = [](const Plan &a, const Plan &b) {
     return a.nSlices == b.nSlices && a.cSlices == b.cSlices && a.hSlices == b.hSlices &&
-           a.buffers == b.buffers;
+           a.buffers == b.buffers && a.taperedH == b.taperedH;
   };
+  // Each of them also with tapered H slices, if they fit.
+  for (int kind : {0, 1})
+    for (size_t i = 0, e = fastest[kind].size(); i < e; ++i) {
+      Plan plan = fastest[kind][i].plan;
+      if (!taper || plan.hSlices < 3)
+        continue;
+      plan.taperedH = true;
+      GroupSlicing s = computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices, true);
+      bool fits = kind == 1 ? fitsLmem(g, s, plan.buffers)
+                            : lmemLaneBytes(g, s, plan.buffers) <= KILN_LMEM_BYTES_PER_LANE;
+      if (fits)
+        fastest[kind].push_back({plan, std::numeric_limits<uint64_t>::max()});
+    }
   for (int kind : {0, 1})
     for (CostedPlan &p : fastest[kind]) {
-      GroupSlicing s = computeSlicing(g, p.plan.nSlices, p.plan.cSlices, p.plan.hSlices);
+      GroupSlicing s =
+          computeSlicing(g, p.plan.nSlices, p.plan.cSlices, p.plan.hSlices, p.plan.taperedH);
       auto cached = llvm::find_if(fixedCycles, [&](auto &f) { return samePlan(f.first, p.plan); });
       if (cached != fixedCycles.end()) {
         p.cycles = std::min(p.cycles, cached->second);

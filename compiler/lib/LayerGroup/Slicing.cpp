@@ -335,6 +335,20 @@ static Range part(int64_t i, int64_t extent, int64_t parts) {
   return {lo, hi - lo};
 }
 
+Range lg::rowPart(int64_t i, int64_t extent, int64_t parts, bool tapered) {
+  if (!tapered || parts < 3)
+    return part(i, extent, parts);
+  // Boundary k of parts - 1 whole shares: k - 1/2 of them, rounded.
+  auto boundary = [&](int64_t k) {
+    if (k <= 0)
+      return int64_t(0);
+    if (k >= parts)
+      return extent;
+    return (extent * (2 * k - 1) + parts - 1) / (2 * (parts - 1));
+  };
+  return {boundary(i), boundary(i + 1) - boundary(i)};
+}
+
 /// Part i of `parts` of the channels [0, channels), in whole lane groups.
 static Range channelPart(int64_t i, int64_t channels, int64_t parts) {
   int64_t groups = (channels + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
@@ -344,7 +358,7 @@ static Range channelPart(int64_t i, int64_t channels, int64_t parts) {
 }
 
 GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cSlices,
-                                int64_t hSlices) {
+                                int64_t hSlices, bool taperedH) {
   GroupSlicing r;
   r.nSlices = nSlices;
   r.cSlices = cSlices;
@@ -362,7 +376,7 @@ GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cS
         continue;
       Slice own{part(ni, val.lmemShape[0], nSlices),
                 channelPart(ci, val.lmemShape[1], cSlices),
-                part(hi, val.lmemShape[2], hSlices)};
+                rowPart(hi, val.lmemShape[2], hSlices, taperedH)};
       r.store[v][s] = own.empty() ? Slice{} : own;
       r.hold[v][s] = r.store[v][s];
     }

@@ -22,6 +22,7 @@ void kiln::addTopPipeline(PassManager &pm, const PipelineOptions &options) {
   top::TopFoldAffineIntoConvOptions affine;
   affine.precision = options.precision;
   pm.addNestedPass<func::FuncOp>(top::createTopFoldAffineIntoConv(affine));
+  pm.addNestedPass<func::FuncOp>(top::createTopPoolBeforePointwiseConv());
   pm.addNestedPass<func::FuncOp>(top::createFuseReluPass());
   pm.addNestedPass<func::FuncOp>(top::createDecomposePass());
   pm.addNestedPass<func::FuncOp>(top::createReorderDeconvFilterPass());
@@ -50,6 +51,11 @@ void kiln::addTpuLoweringPipeline(PassManager &pm, const PipelineOptions &option
   pm.addNestedPass<func::FuncOp>(tpu::createTpuSpreadLanes());
   // Folded intermediates are no model tensors: not when each op is its own
   // group or every activation is kept for inspection.
+  if (options.layerGroups) {
+    tpu::TpuHoistShrinkingOpsOptions hoist;
+    hoist.maxGroupOps = options.maxGroupOps;
+    pm.addNestedPass<func::FuncOp>(tpu::createTpuHoistShrinkingOps(hoist));
+  }
   if (options.layerGroups && !options.keepTensors) {
     tpu::TpuFoldOutputRowsOptions fold;
     fold.maxGroupOps = options.maxGroupOps;

@@ -84,3 +84,21 @@ func.func @wide_chain(%x: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {
   %1 = top.conv %0, %w2, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x512x7x7xf32>, tensor<512x512x3x3xf32>, none) -> tensor<1x512x7x7xf32>
   return %1 : tensor<1x512x7x7xf32>
 }
+
+// -----
+
+// One conv over a 128 x 128 map in nine H slices. Nothing hides the first
+// slice's load or the last one's store, so the first and last slices are
+// half the others (tapered: 8 output rows, seven of 16, 8): the net models
+// fewer cycles that way.
+// CHECK-LABEL: func.func @tapered
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, 9, 1]
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 128, 128], lmem = [{{[0-9]+}}, {{[0-9]+}}], bytes = {{[0-9]+}}, live = [1, {{[0-9]+}}], banks = [{{[0-9, ]+}}], hold = [(0+1, 0+64, 0+8, 0+128), (0+1, 0+64, 8+16, 0+128), (0+1, 0+64, 24+16, 0+128), (0+1, 0+64, 40+16, 0+128), (0+1, 0+64, 56+16, 0+128), (0+1, 0+64, 72+16, 0+128), (0+1, 0+64, 88+16, 0+128), (0+1, 0+64, 104+16, 0+128), (0+1, 0+64, 120+8, 0+128)]
+// NOPF-LABEL: func.func @tapered
+// NOPF: hold = [(0+1, 0+64, 0+8, 0+128), (0+1, 0+64, 8+16, 0+128)
+func.func @tapered(%x: tensor<1x64x128x128xf32>) -> tensor<1x64x128x128xf32> {
+  %w = top.weight {value = dense<0.01> : tensor<64x64x3x3xf32>} : tensor<64x64x3x3xf32>
+  %n = top.none
+  %0 = top.conv %x, %w, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x64x128x128xf32>, tensor<64x64x3x3xf32>, none) -> tensor<1x64x128x128xf32>
+  return %0 : tensor<1x64x128x128xf32>
+}

@@ -126,8 +126,10 @@ struct PlanChoice {
 /// Without records (an op the code generator cannot encode, which it will
 /// report) the fewest slices that fit, uncosted. Empty if nothing fits.
 /// Without `reuse` only the fixed plan is searched (and given as both).
+/// With `taper`, the fastest plans of three H slices or more are costed with
+/// tapered slices too.
 PlanChoice choosePlans(const GroupGraph &g, std::optional<llvm::ArrayRef<kiln_tiu_cmd>> records,
-                       bool reuse = true);
+                       bool reuse = true, bool taper = false);
 
 } // namespace kiln::lg
 

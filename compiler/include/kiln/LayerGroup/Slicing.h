@@ -129,7 +129,13 @@ struct GroupSlicing {
 
 /// Slices every value by working backwards from what each slice stores.
 GroupSlicing computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cSlices,
-                            int64_t hSlices);
+                            int64_t hSlices, bool taperedH = false);
+
+/// Part i of `parts` of [0, extent): equal parts, or with `tapered` (and at
+/// least three parts) a first and a last part half the others. Nothing hides
+/// a group's first loads or its last stores, so smaller end slices shorten
+/// the pipeline's fill and drain, for larger middle slices.
+Range rowPart(int64_t i, int64_t extent, int64_t parts, bool tapered);
 
 /// The rows of each operand node `node` reads to compute rows `out` of its
 /// result, with a windowed op's pads: a function of the op's window alone,
@@ -174,6 +180,8 @@ struct Plan {
   int64_t nSlices = 1, cSlices = 1, hSlices = 1, buffers = 1;
   /// LMEM may be laid out by lifetime (LmemAlloc.h), dead values' bytes reused.
   bool reuse = false;
+  /// Half-size first and last H slices (rowPart).
+  bool taperedH = false;
 };
 
 /// Aligns LMEM allocations so each starts on an EU boundary.

@@ -476,13 +476,17 @@ std::optional<uint64_t> groupedCycles(Block &block, ArrayRef<Operation *> ops,
       continue;
     lo = lo > maxGroupOps ? lo - maxGroupOps : 0;
     hi = std::min<size_t>(run.size(), hi + maxGroupOps);
-    // Without reuse: the split the layer-group pass keeps unless reuse wins.
+    // With and without LMEM reuse: the layer-group pass keeps the faster.
     FailureOr<lg::GroupSplits> groups =
-        lg::searchGroups(run.slice(lo, hi - lo), maxGroupOps, records, /*reuse=*/false);
+        lg::searchGroups(run.slice(lo, hi - lo), maxGroupOps, records);
     if (failed(groups))
       return std::nullopt;
+    uint64_t fixed = 0, reuse = 0;
     for (const lg::GroupChoice &group : groups->fixed)
-      cycles += group.cycles;
+      fixed += group.cycles;
+    for (const lg::GroupChoice &group : groups->reuse)
+      reuse += group.cycles;
+    cycles += std::min(fixed, reuse);
   }
   return cycles;
 }

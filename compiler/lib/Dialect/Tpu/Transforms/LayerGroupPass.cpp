@@ -47,7 +47,8 @@ private:
 std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &plan,
                                     RecordCache &records) {
   lg::GroupGraph g = lg::GroupGraph::fromOps(ops);
-  lg::GroupSlicing slicing = lg::computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices);
+  lg::GroupSlicing slicing =
+      lg::computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices, plan.taperedH);
 
   std::optional<std::vector<kiln_tiu_cmd>> recs = records.of(ops);
   lg::LaidOut laid = lg::chooseLayout(
@@ -152,19 +153,41 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
       groups.fixed.insert(groups.fixed.end(), found->fixed.begin(), found->fixed.end());
       groups.reuse.insert(groups.reuse.end(), found->reuse.begin(), found->reuse.end());
     }
-    // Both splits, each with its prefetches; the net keeps the faster
-    // (without reuse on a tie).
+    // Both splits, each with its prefetches and with and without tapered
+    // slices; the net keeps the fastest (on a tie: without reuse, without
+    // tapering).
     unsigned prefetch = enabled ? maxPrefetchGroups : 0;
-    IRMapping map;
-    func::FuncOp fixed = func.clone(map);
-    for (lg::GroupChoice &group : groups.fixed)
-      for (Operation *&op : group.ops)
-        op = map.lookup(op);
-    std::optional<uint64_t> fixedCycles = materializeAll(fixed, groups.fixed, records, prefetch);
-    std::optional<uint64_t> reuseCycles = materializeAll(func, groups.reuse, records, prefetch);
-    if (!reuseCycles || (fixedCycles && *fixedCycles <= *reuseCycles))
-      func.getBody().takeBody(fixed.getBody());
-    fixed.erase();
+    std::vector<std::vector<lg::GroupChoice>> nets;
+    for (bool reuse : {false, true}) {
+      std::vector<lg::GroupChoice> &split = reuse ? groups.reuse : groups.fixed;
+      nets.push_back(split);
+      if (auto tapered = lg::withTaper(split, reuse, recordsOf))
+        nets.push_back(std::move(*tapered));
+    }
+    func::FuncOp best;
+    std::optional<uint64_t> bestCycles;
+    for (std::vector<lg::GroupChoice> &net : nets) {
+      IRMapping map;
+      func::FuncOp candidate = func.clone(map);
+      for (lg::GroupChoice &group : net)
+        for (Operation *&op : group.ops)
+          op = map.lookup(op);
+      // Its own cache: an erased candidate's ops may share addresses with
+      // the next one's.
+      RecordCache candidateRecords;
+      std::optional<uint64_t> cycles =
+          materializeAll(candidate, net, candidateRecords, prefetch);
+      if (!best || (cycles && (!bestCycles || *cycles < *bestCycles))) {
+        if (best)
+          best.erase();
+        best = candidate;
+        bestCycles = cycles;
+      } else {
+        candidate.erase();
+      }
+    }
+    func.getBody().takeBody(best.getBody());
+    best.erase();
   }
 };
 } // namespace

@@ -102,6 +102,18 @@ def TopFoldPadIntoConv : Pass<"top-fold-pad-into-conv", "mlir::func::FuncOp"> {
   }];
 }
 
+def TopPoolBeforePointwiseConv : Pass<"top-pool-before-pointwise-conv", "mlir::func::FuncOp"> {
+  let summary = "The global average of a 1 x 1 conv's output averages its input instead";
+  let description = [{
+    global_avgpool(conv(x, W, b)) with a 1 x 1, unit-stride, unpadded conv
+    without a fused ReLU becomes conv(global_avgpool(x), W, b): equal in
+    exact arithmetic, it pools the conv's (often narrower) input, runs the
+    conv on one pixel, and leaves the wide output with no reader that needs
+    all of it before any of it can be used. The conv stays for its other
+    readers.
+  }];
+}
+
 def TopFoldAffineIntoConv : Pass<"top-fold-affine-into-conv", "mlir::func::FuncOp"> {
   let summary = "Constant scales and shifts of a conv's output or input fold into the conv";
   let description = [{

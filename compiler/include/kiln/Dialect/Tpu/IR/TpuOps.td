@@ -263,7 +263,9 @@ def Tpu_GroupOp : Tpu_Op<"group", [SingleBlockImplicitTerminator<"YieldOp">]> {
     the work is sliced, the order the slices run in, and every value's part
     per slice and LMEM buffers (#tpu.group_plan); code generation reads it.
     With 2 buffers the sliced values alternate between their ping and pong
-    buffers, so GDMA and TIU overlap.
+    buffers, so GDMA and TIU overlap. H slices may be tapered (the first and
+    last half the others, so less of the pipeline's fill and drain is
+    exposed): the ranges say so.
   }];
   let arguments = (ins Tpu_GroupPlanAttr:$plan);
   let results = (outs Variadic<AnyRankedTensor>:$outputs);

@@ -87,6 +87,21 @@ def TpuFoldStemRows : Pass<"tpu-fold-stem-rows", "mlir::func::FuncOp"> {
   let dependentDialects = ["kiln::top::TopDialect"];
 }
 
+def TpuHoistShrinkingOps : Pass<"tpu-hoist-shrinking-ops", "mlir::func::FuncOp"> {
+  let summary = "Ops that read large maps into smaller results move next to them";
+  let description = [{
+    An op that is the last reader of operands larger than its result moves
+    right after the latest of its operands when that lets operands whose
+    readers were more than `max-group-ops` ops apart stay in one layer group,
+    and the bytes kept on chip outweigh those of a result whose readers were
+    close and now are not. Program order only: every op computes what it did.
+  }];
+  let options = [
+    Option<"maxGroupOps", "max-group-ops", "unsigned", /*default=*/"16",
+           "Most ops in a layer group (as tpu-layer-group)">
+  ];
+}
+
 def TpuFoldOutputRows : Pass<"tpu-fold-output-rows", "mlir::func::FuncOp"> {
   let summary = "Convs with few output channels compute several rows per pass";
   let description = [{

@@ -71,7 +71,7 @@ TEST_P(OpsOnCmodel, MatchesInterpreter) {
   }
   if (GetParam().widthSliced) {
     bool found = false;
-    module->walk([&](tpu::GroupOp g) { found |= g.getWSlices() > 1; });
+    module->walk([&](tpu::GroupOp g) { found |= g.getPlan().getSlices()[3] > 1; });
     ASSERT_TRUE(found) << "no layer group sliced along W";
   }
   auto net = codegen::generateNet(*module, GetParam().name);

@@ -1,8 +1,9 @@
 //===- GroupCodegen.cpp - One layer group to TIU/GDMA queues --------------===//
 //
-// Reads a tpu.group's slicing and LMEM placement and emits its queues with
-// the layer-group scheduler (kiln/LayerGroup/Schedule.h, which documents the
-// command order and sync), plus the group's slice, LMEM and residency tables.
+// Reads a tpu.group's plan (#tpu.group_plan: its slicing and LMEM placement,
+// which it never recomputes) and emits its queues with the layer-group
+// scheduler (kiln/LayerGroup/Schedule.h, which documents the command order
+// and sync), plus the group's slice, LMEM and residency tables.
 //
 //===----------------------------------------------------------------------===//
 

@@ -99,6 +99,29 @@ FailureOr<GroupSplits> lg::searchGroups(ArrayRef<Operation *> run, unsigned maxG
   return splits;
 }
 
+std::optional<std::vector<GroupChoice>> lg::withTaper(ArrayRef<GroupChoice> split, bool reuse,
+                                                      RecordsOf recordsOf) {
+  std::vector<GroupChoice> tapered(split.begin(), split.end());
+  bool any = false;
+  for (GroupChoice &group : tapered) {
+    if (group.plan.hSlices < 3)
+      continue;
+    std::optional<std::vector<kiln_tiu_cmd>> records = recordsOf(group.ops);
+    if (!records)
+      continue;
+    PlanChoice p = choosePlans(GroupGraph::fromOps(group.ops), *records, reuse, /*taper=*/true);
+    const std::optional<CostedPlan> &c = reuse ? p.reuse : p.fixed;
+    if (!c || !c->plan.taperedH || c->cycles >= group.cycles)
+      continue;
+    group.plan = c->plan;
+    group.cycles = c->cycles;
+    any = true;
+  }
+  if (!any)
+    return std::nullopt;
+  return tapered;
+}
+
 std::vector<SmallVector<Operation *>> lg::tiuRuns(Block &block) {
   std::vector<SmallVector<Operation *>> runs(1);
   for (Operation &op : block) {

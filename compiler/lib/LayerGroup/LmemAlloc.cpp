@@ -2,6 +2,8 @@
 
 #include "kiln/LayerGroup/LmemAlloc.h"
 
+#include "kiln/Dialect/Tpu/IR/TpuOps.h"
+
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cost.h"
 
@@ -32,24 +34,11 @@ struct Lifetimes {
   int64_t period = 1;
   std::vector<Buffer> bufs;
 
-  /// `earlyLoads`: a slice's loads may run while the slice before computes
-  /// (with two buffers), so their bytes are kept from that slice on.
-  Lifetimes(const GroupGraph &g, const GroupSlicing &s, int64_t buffers, bool earlyLoads) {
-    size_t nv = g.vals.size();
-    int64_t step = g.nodes.size() + 2;
+  Lifetimes(const GroupGraph &g, const GroupSlicing &s, int64_t buffers, Layout layout) {
+    int64_t step = stepPositions(g);
     period = step * buffers;
-    // Within a step: loads at 0, node n at 1 + n, stores at step - 1.
-    std::vector<int64_t> write(nv, 0), lastUse(nv, 0);
-    for (auto [n, node] : llvm::enumerate(g.nodes))
-      write[node.result] = lastUse[node.result] = 1 + n;
-    for (auto [n, node] : llvm::enumerate(g.nodes))
-      for (int v : node.operands)
-        if (v >= 0)
-          lastUse[v] = std::max<int64_t>(lastUse[v], 1 + n);
-    for (size_t v = 0; v < nv; ++v) {
-      // Slice k's store is emitted with slice k + buffers - 1's.
-      if (g.vals[v].escaping)
-        lastUse[v] = std::max(lastUse[v], (buffers - 1) * step + step - 1);
+    std::vector<Lifetime> live = lg::lifetimes(g, s, buffers, layout);
+    for (size_t v = 0; v < g.vals.size(); ++v) {
       bool whole = s.invariant[v];
       int copies = whole || buffers == 1 ? 1 : 2;
       for (int b = 0; b < copies; ++b) {
@@ -60,10 +49,8 @@ struct Lifetimes {
         buf.whole = whole;
         buf.loaded = g.vals[v].external && !whole;
         buf.gdma = buf.loaded || g.vals[v].escaping;
-        buf.first = b * step + write[v];
-        if (earlyLoads && buffers == 2 && buf.loaded)
-          buf.first -= step - 1;
-        buf.last = b * step + lastUse[v];
+        buf.first = b * step + live[v].first;
+        buf.last = b * step + live[v].last;
         bufs.push_back(buf);
       }
     }
@@ -81,12 +68,7 @@ struct Lifetimes {
 
   /// Whether some instances of the two are live at the same position.
   bool together(const Buffer &a, const Buffer &b) const {
-    if (a.whole || b.whole)
-      return true;
-    for (int64_t shift : {-period, int64_t(0), period})
-      if (a.first <= b.last + shift && b.first + shift <= a.last)
-        return true;
-    return false;
+    return tpu::liveTogether(a.first, a.last, a.whole, b.first, b.last, b.whole, period);
   }
 };
 
@@ -167,7 +149,7 @@ std::optional<uint64_t> fewestSharedBanks(const Buffer &buf, std::vector<const B
 /// the offset `layout` prefers among those free of buffers live with it.
 std::optional<Placement> placeByLifetime(const GroupGraph &g, const GroupSlicing &s,
                                          int64_t buffers, Layout layout) {
-  Lifetimes life(g, s, buffers, layout == Layout::LifetimePipelined);
+  Lifetimes life(g, s, buffers, layout);
   std::vector<Buffer> &bufs = life.bufs;
   // No placement beats the bytes live at one position.
   std::vector<uint64_t> liveBytes(life.period);
@@ -205,6 +187,7 @@ std::optional<Placement> placeByLifetime(const GroupGraph &g, const GroupSlicing
     buf.at = *at;
   }
   Placement p;
+  p.layout = layout;
   p.lmem.assign(g.vals.size(), {0, 0});
   p.ddr.assign(g.vals.size(), 0);
   for (const Buffer &buf : bufs) {
@@ -217,11 +200,43 @@ std::optional<Placement> placeByLifetime(const GroupGraph &g, const GroupSlicing
 
 } // namespace
 
+std::vector<Lifetime> lg::lifetimes(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
+                                    Layout layout) {
+  size_t nv = g.vals.size();
+  int64_t step = stepPositions(g);
+  // Within a step: loads at 0, node n at 1 + n, stores at step - 1.
+  std::vector<int64_t> write(nv, 0), lastUse(nv, 0);
+  for (auto [n, node] : llvm::enumerate(g.nodes))
+    write[node.result] = lastUse[node.result] = 1 + n;
+  for (auto [n, node] : llvm::enumerate(g.nodes))
+    for (int v : node.operands)
+      if (v >= 0)
+        lastUse[v] = std::max<int64_t>(lastUse[v], 1 + n);
+  // Pipelined: a slice's loads may run while the slice before computes
+  // (with two buffers), so their bytes are kept from that slice on.
+  bool earlyLoads = layout == Layout::LifetimePipelined && buffers == 2;
+  std::vector<Lifetime> live(nv);
+  for (size_t v = 0; v < nv; ++v) {
+    if (s.invariant[v]) {
+      live[v] = {0, step * buffers - 1};
+      continue;
+    }
+    // Slice k's store is emitted with slice k + buffers - 1's.
+    if (g.vals[v].escaping)
+      lastUse[v] = std::max(lastUse[v], (buffers - 1) * step + step - 1);
+    live[v] = {write[v], lastUse[v]};
+    if (earlyLoads && g.vals[v].external)
+      live[v].first -= step - 1;
+  }
+  return live;
+}
+
 std::optional<Placement> lg::placeInLmem(const GroupGraph &g, const GroupSlicing &s,
                                          int64_t buffers, Layout layout) {
   if (layout >= Layout::Lifetime)
     return placeByLifetime(g, s, buffers, layout);
   Placement p;
+  p.layout = layout;
   p.lmem.resize(g.vals.size());
   p.ddr.assign(g.vals.size(), 0);
   uint64_t bottom = 0, top = KILN_LMEM_BYTES_PER_LANE;

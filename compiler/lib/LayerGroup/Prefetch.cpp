@@ -1,6 +1,7 @@
 //===- Prefetch.cpp - Coefficients loaded while earlier groups compute ----===//
 
 #include "kiln/LayerGroup/Prefetch.h"
+#include "kiln/LayerGroup/Plan.h"
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
@@ -65,7 +66,7 @@ std::optional<uint64_t> highestFree(std::vector<Span> taken, uint64_t bytes) {
 /// Whether value v of the group is a coefficient it holds for every slice.
 bool isHeldCoefficient(const MaterializedGroup &m, int v) {
   auto load = dyn_cast_or_null<tpu::LoadOp>(m.loads[v]);
-  return load && load.getHeld() && !load.getPrefetchGroups() && m.g.vals[v].wholeOnly &&
+  return load && m.s.invariant[v] && !load.getPrefetchGroups() && m.g.vals[v].wholeOnly &&
          load.getInput().getDefiningOp<top::WeightOp>();
 }
 
@@ -161,8 +162,8 @@ uint64_t lg::planPrefetch(ArrayRef<Operation *> groups, unsigned maxDistance,
       auto load = cast<tpu::LoadOp>(reader.m.loads[v]);
       Builder b(load);
       load.setPrefetchGroupsAttr(b.getI64IntegerAttr(j - bestHost));
-      load->setAttr(tpu::TpuDialect::lmemAttrName(),
-                    tpu::LmemAttr::get(load.getContext(), bestAddr, bestAddr));
+      auto group = cast<tpu::GroupOp>(groups[j]);
+      group.setPlanAttr(withValueAt(group.getPlan(), v, bestAddr));
     }
   }
   return saved;

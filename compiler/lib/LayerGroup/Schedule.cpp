@@ -1,6 +1,7 @@
 //===- Schedule.cpp - A layer group's two command queues ------------------===//
 
 #include "kiln/LayerGroup/Schedule.h"
+#include "kiln/LayerGroup/Plan.h"
 #include "kiln/LayerGroup/StridedLoad.h"
 
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
@@ -389,9 +390,7 @@ struct Scheduler {
     if (!s.columnsMatch && !g.nodes.empty())
       return g.nodes.front().op->emitError(
           "internal error: its layer group reads a value at other columns than it holds");
-    for (int slice = 0; slice < s.sliceCount(); ++slice)
-      if (!s.sliceEmpty(slice))
-        q.slices.push_back(slice);
+    q.slices = s.order;
     size_t count = q.slices.size(), nv = g.vals.size();
     loaded.assign(count, std::vector<uint32_t>(nv));
     produced.assign(count, std::vector<uint32_t>(nv));
@@ -475,31 +474,35 @@ kiln_gdma_cmd lg::wholeLoad(const GroupGraph &g, const GroupSlicing &s, int v,
 
 MaterializedGroup lg::readGroup(Operation *op, function_ref<uint64_t(Value)> ddrAddrOf) {
   auto group = cast<tpu::GroupOp>(op);
+  tpu::GroupPlanAttr plan = group.getPlan();
   MaterializedGroup m;
   SmallVector<Operation *> ops;
   for (Operation &inner : group.getBody().front())
     if (!isa<tpu::LoadOp, tpu::StoreOp, tpu::YieldOp>(inner))
       ops.push_back(&inner);
   m.g = GroupGraph::fromOps(ops);
-  m.s = computeSlicing(m.g, group.getNSlices(), group.getCSlices(), group.getHSlices(),
-                       group.getWSlices());
-  m.buffers = group.getBuffers();
+  // getPlannedValues walks the body as fromOps does; the verifier checks
+  // the plan has one entry per value.
+  assert(llvm::equal(group.getPlannedValues(),
+                     llvm::map_range(m.g.vals, [](const GroupGraph::Val &v) { return v.value; })) &&
+         "the plan's values are the group graph's");
+  m.buffers = plan.getBuffers();
   size_t nv = m.g.vals.size();
   m.place.lmem.resize(nv);
   m.place.ddr.assign(nv, 0);
   m.place.preloaded.assign(nv, false);
   m.loads.assign(nv, nullptr);
   for (auto [v, val] : llvm::enumerate(m.g.vals)) {
-    Operation *def = val.value.getDefiningOp();
-    // The group's verifier requires it.
-    auto lmem = def->getAttrOfType<tpu::LmemAttr>(tpu::TpuDialect::lmemAttrName());
-    m.place.lmem[v] = {lmem.getPing(), lmem.getPong()};
-    if (auto load = dyn_cast<tpu::LoadOp>(def)) {
+    tpu::ValuePlanAttr planned = plan.getValues()[v];
+    llvm::copy(planned.getShape(), val.lmemShape.begin()); // as the slicing laid it out
+    m.place.lmem[v] = {planned.getPing(), planned.getPong()};
+    if (auto load = val.value.getDefiningOp<tpu::LoadOp>()) {
       m.place.ddr[v] = ddrAddrOf(load.getInput());
       m.place.preloaded[v] = load.getPrefetchGroups().has_value();
       m.loads[v] = load;
     }
   }
+  m.s = slicingOf(m.g, plan);
   auto yield = cast<tpu::YieldOp>(group.getBody().front().getTerminator());
   for (auto [i, stored] : llvm::enumerate(yield.getOperands())) {
     Value v = stored.getDefiningOp<tpu::StoreOp>().getInput();
@@ -569,7 +572,7 @@ LaidOut lg::chooseLayout(const GroupGraph &g, const GroupSlicing &s, int64_t buf
 }
 
 PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_cmd>> records,
-                           bool reuse) {
+                           bool reuse, bool taper) {
   int64_t maxN = 1, maxH = 1, maxC = maxChannelSlices(g), maxW = maxWidthSlices(g);
   for (const auto &val : g.vals)
     if (val.escaping) {
@@ -730,12 +733,27 @@ PlanChoice lg::choosePlans(const GroupGraph &g, std::optional<ArrayRef<kiln_tiu_
   llvm::SmallVector<std::pair<Plan, uint64_t>, kRelaid> fixedCycles;
   auto samePlan = [](const Plan &a, const Plan &b) {
     return a.nSlices == b.nSlices && a.cSlices == b.cSlices && a.hSlices == b.hSlices &&
-           a.wSlices == b.wSlices && a.buffers == b.buffers;
+           a.wSlices == b.wSlices && a.buffers == b.buffers && a.taperedH == b.taperedH;
   };
+  // Each of them also with tapered H slices, if they fit.
+  for (int kind : {0, 1})
+    for (size_t i = 0, e = fastest[kind].size(); i < e; ++i) {
+      Plan plan = fastest[kind][i].plan;
+      if (!taper || plan.hSlices < 3)
+        continue;
+      plan.taperedH = true;
+      GroupSlicing s =
+          computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices, plan.wSlices, true);
+      bool fits = kind == 1 ? fitsLmem(g, s, plan.buffers)
+                            : lmemLaneBytes(g, s, plan.buffers) <= KILN_LMEM_BYTES_PER_LANE;
+      if (fits)
+        fastest[kind].push_back({plan, std::numeric_limits<uint64_t>::max()});
+    }
   for (int kind : {0, 1})
     for (CostedPlan &p : fastest[kind]) {
       GroupSlicing s =
-          computeSlicing(g, p.plan.nSlices, p.plan.cSlices, p.plan.hSlices, p.plan.wSlices);
+          computeSlicing(g, p.plan.nSlices, p.plan.cSlices, p.plan.hSlices, p.plan.wSlices,
+                         p.plan.taperedH);
       auto cached = llvm::find_if(fixedCycles, [&](auto &f) { return samePlan(f.first, p.plan); });
       if (cached != fixedCycles.end()) {
         p.cycles = std::min(p.cycles, cached->second);

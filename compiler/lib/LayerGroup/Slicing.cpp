@@ -299,8 +299,8 @@ int64_t lg::maxChannelSlices(const GroupGraph &g) {
   return most;
 }
 
-static SmallVector<GroupSlicing::Read, 3>
-readsOf(const GroupGraph &g, const GroupGraph::Node &node, Slice out) {
+SmallVector<GroupSlicing::Read, 3> lg::readsOf(const GroupGraph &g,
+                                               const GroupGraph::Node &node, Slice out) {
   SmallVector<GroupSlicing::Read, 3> reads(node.operands.size());
   if (out.empty())
     return reads;
@@ -371,6 +371,20 @@ static Range part(int64_t i, int64_t extent, int64_t parts) {
   return {lo, hi - lo};
 }
 
+Range lg::rowPart(int64_t i, int64_t extent, int64_t parts, bool tapered) {
+  if (!tapered || parts < 3)
+    return part(i, extent, parts);
+  // Boundary k of parts - 1 whole shares: k - 1/2 of them, rounded.
+  auto boundary = [&](int64_t k) {
+    if (k <= 0)
+      return int64_t(0);
+    if (k >= parts)
+      return extent;
+    return (extent * (2 * k - 1) + parts - 1) / (2 * (parts - 1));
+  };
+  return {boundary(i), boundary(i + 1) - boundary(i)};
+}
+
 /// Part i of `parts` of the channels [0, channels), in whole lane groups.
 static Range channelPart(int64_t i, int64_t channels, int64_t parts) {
   int64_t groups = (channels + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
@@ -380,7 +394,7 @@ static Range channelPart(int64_t i, int64_t channels, int64_t parts) {
 }
 
 GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cSlices,
-                                int64_t hSlices, int64_t wSlices) {
+                                int64_t hSlices, int64_t wSlices, bool taperedH) {
   GroupSlicing r;
   r.nSlices = nSlices;
   r.cSlices = cSlices;
@@ -400,7 +414,8 @@ GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cS
         continue;
       Slice own{part(ni, val.lmemShape[0], nSlices),
                 channelPart(ci, val.lmemShape[1], cSlices),
-                part(hi, val.lmemShape[2], hSlices), part(wi, val.lmemShape[3], wSlices)};
+                rowPart(hi, val.lmemShape[2], hSlices, taperedH),
+                part(wi, val.lmemShape[3], wSlices)};
       r.store[v][s] = own.empty() ? Slice{} : own;
       r.hold[v][s] = r.store[v][s];
     }
@@ -449,6 +464,9 @@ GroupSlicing lg::computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cS
       r.invariant[v] = true;
   for (size_t v = 0; v < g.vals.size(); ++v)
     r.lane.push_back(r.laneBytes(g, v));
+  for (int64_t slice = 0; slice < count; ++slice)
+    if (!r.sliceEmpty(slice))
+      r.order.push_back(slice);
   return r;
 }
 

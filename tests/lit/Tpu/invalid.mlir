@@ -38,42 +38,194 @@ func.func @view_dtype(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x4x4x4xf16> {
 
 // -----
 
-func.func @group_without_placement(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
-  %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
-    // expected-error @+1 {{'tpu.load' op in a tpu.group needs its LMEM placement ('tpu.lmem')}}
-    %1 = tpu.load %arg0 {held = true} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
-    %2 = tpu.store %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
-    tpu.yield %2 : tensor<1x8x4x4xf32>
+// The plan describes every value the body defines: the load and the relu.
+func.func @plan_misses_a_value(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{'tpu.group' op plan describes 1 values, the body defines 2}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = [#tpu.value_plan<shape = [1, 8, 4, 4], invariant, lmem = [0, 0], bytes = 64, live = [0, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = []>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
   }
   return %0 : tensor<1x8x4x4xf32>
 }
 
 // -----
 
-func.func @placement_outside_a_lane(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
-  %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
-    // expected-error @+1 {{'tpu.lmem' offsets must lie in a lane's 262144 bytes}}
-    %1 = tpu.load %arg0 {held = true, tpu.lmem = #tpu.lmem<262144, 262144>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
-    %2 = tpu.store %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
-    tpu.yield %2 : tensor<1x8x4x4xf32>
+// A range within the value: rows 2..6 of 4 are not.
+func.func @plan_range_outside_the_shape(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{slice range 2+4 of dimension 2 lies outside the value's shape [1, 8, 4, 4]}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = [#tpu.value_plan<shape = [1, 8, 4, 4], invariant, lmem = [0, 0], bytes = 64, live = [0, 2], banks = [0], hold = [(0+1, 0+8, 2+4, 0+4)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [64, 64], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
   }
   return %0 : tensor<1x8x4x4xf32>
 }
 
 // -----
 
-func.func @placement_outside_a_group(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
-  // expected-error @+1 {{'tpu.lmem' places the one result of an op in a tpu.group}}
-  %0 = tpu.relu %arg0 {tpu.lmem = #tpu.lmem<0, 0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+// One range per slice: two H slices need two.
+func.func @plan_slice_count(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{value 0 holds 1 slices, the plan has 2}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 2, 1], buffers = 1, order = [0, 1], values = [#tpu.value_plan<shape = [1, 8, 4, 4], invariant, lmem = [0, 0], bytes = 64, live = [0, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [64, 64], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// A stored value stores a range in every slice it holds one in.
+func.func @plan_store_count(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{a value plan stores 2 slices but holds 1}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = [#tpu.value_plan<shape = [1, 8, 4, 4], invariant, lmem = [0, 0], bytes = 64, live = [0, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [64, 64], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4), (0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// Buffers lie in a lane's 256 KiB.
+func.func @plan_past_the_lane(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{LMEM buffer [262080, 262208) passes a lane's 262144 bytes}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = [#tpu.value_plan<shape = [1, 8, 4, 4], invariant, lmem = [262080, 262080], bytes = 128, live = [0, 2], banks = [15], hold = [(0+1, 0+8, 0+4, 0+4)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [64, 64], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// The load (invariant, so live throughout) and the relu live together: their
+// bytes must not meet.
+func.func @plan_overlap(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{'tpu.group' op plan's values 0 and 1 share LMEM bytes [32, 64) while both are live}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = [#tpu.value_plan<shape = [1, 8, 4, 4], invariant, lmem = [0, 0], bytes = 64, live = [0, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [32, 32], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// Two sliced values whose lifetimes meet (the relu reads the input at
+// position 1) must not share bytes either.
+func.func @plan_overlap_sliced(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{'tpu.group' op plan's values 0 and 1 share LMEM bytes [0, 64) while both are live}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = [#tpu.value_plan<shape = [1, 8, 4, 4], lmem = [0, 0], bytes = 64, live = [0, 1], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [0, 0], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// The banks are those the buffers touch.
+func.func @plan_banks(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{a value plan's banks differ from those its LMEM buffers touch}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = [#tpu.value_plan<shape = [1, 8, 4, 4], invariant, lmem = [0, 0], bytes = 64, live = [0, 2], banks = [1], hold = [(0+1, 0+8, 0+4, 0+4)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [64, 64], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// Only a value loaded once (invariant) can be loaded by an earlier group.
+func.func @plan_prefetch_sliced(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{'tpu.group' op plan's value 0 is prefetched but not invariant}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = [#tpu.value_plan<shape = [1, 8, 4, 4], lmem = [0, 0], bytes = 64, live = [0, 1], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [64, 64], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 {prefetch_groups = 1 : i64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// The plan's shape has as many elements as the value.
+func.func @plan_shape_elements(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{'tpu.group' op plan's value 0 has 64 elements, 'tensor<1x8x4x4xf32>' has 128}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = [#tpu.value_plan<shape = [1, 8, 4, 2], invariant, lmem = [0, 0], bytes = 64, live = [0, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+2)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [64, 64], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// Slices run once each.
+func.func @plan_order(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{a group plan's order must list slices of [0, 1) once each, ascending}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0, 0], values = [#tpu.value_plan<shape = [1, 8, 4, 4], invariant, lmem = [0, 0], bytes = 64, live = [0, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [64, 64], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// One buffer, one offset.
+func.func @plan_pong_without_buffers(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{value 1 has a pong buffer in a plan with one buffer}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = [#tpu.value_plan<shape = [1, 8, 4, 4], invariant, lmem = [0, 0], bytes = 64, live = [0, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [64, 128], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
+  }
+  return %0 : tensor<1x8x4x4xf32>
+}
+
+// -----
+
+// Column parts lie within the value too.
+func.func @plan_w_range(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
+  // expected-error @+1 {{slice range 2+4 of dimension 3 lies outside the value's shape [1, 8, 4, 4]}}
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = [#tpu.value_plan<shape = [1, 8, 4, 4], invariant, lmem = [0, 0], bytes = 64, live = [0, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 2+4)], store = []>, #tpu.value_plan<shape = [1, 8, 4, 4], lmem = [64, 64], bytes = 64, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+4, 0+4)], store = [(0+1, 0+8, 0+4, 0+4)]>]>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %2 = tpu.relu %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %3 = tpu.store %2 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    tpu.yield %3 : tensor<1x8x4x4xf32>
+  }
   return %0 : tensor<1x8x4x4xf32>
 }
 
 // -----
 
 func.func @prefetch_from_nowhere(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
-  %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = []>} : tensor<1x8x4x4xf32> {
     // expected-error @+1 {{'tpu.load' op attribute 'prefetch_groups' failed to satisfy constraint}}
-    %1 = tpu.load %arg0 {held = true, prefetch_groups = 0 : i64, tpu.lmem = #tpu.lmem<0, 0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+    %1 = tpu.load %arg0 {prefetch_groups = 0 : i64} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
     %2 = tpu.store %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
     tpu.yield %2 : tensor<1x8x4x4xf32>
   }
@@ -476,9 +628,9 @@ func.func @concat_sum(%arg0: tensor<2x4xf32>, %arg1: tensor<2x4xf32>) {
 // -----
 
 func.func @load_shape(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
-  %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = []>} : tensor<1x8x4x4xf32> {
     // expected-error @+1 {{'tpu.load' op result shape [1, 8, 2, 4] differs from the input's [1, 8, 4, 4]}}
-    %1 = tpu.load %arg0 {held = true, tpu.lmem = #tpu.lmem<0, 0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x2x4xf32>
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x2x4xf32>
     %2 = tpu.store %1 : (tensor<1x8x2x4xf32>) -> tensor<1x8x4x4xf32>
     tpu.yield %2 : tensor<1x8x4x4xf32>
   }
@@ -488,8 +640,8 @@ func.func @load_shape(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
 // -----
 
 func.func @store_shape(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
-  %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
-    %1 = tpu.load %arg0 {held = true, tpu.lmem = #tpu.lmem<0, 0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = []>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
     // expected-error @+1 {{'tpu.store' op result shape [1, 8, 16] differs from the input's [1, 8, 4, 4]}}
     %2 = tpu.store %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x16xf32>
     tpu.yield %1 : tensor<1x8x4x4xf32>
@@ -500,8 +652,8 @@ func.func @store_shape(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
 // -----
 
 func.func @yield_types(%arg0: tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32> {
-  %0 = tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64} : tensor<1x8x4x4xf32> {
-    %1 = tpu.load %arg0 {held = true, tpu.lmem = #tpu.lmem<0, 0>} : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %0 = tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0], values = []>} : tensor<1x8x4x4xf32> {
+    %1 = tpu.load %arg0 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
     %2 = tpu.store %1 : (tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
     // expected-error @+1 {{'tpu.yield' op yields 2 values of types 'tensor<1x8x4x4xf32>', 'tensor<1x8x4x4xf32>' for the group's results 'tensor<1x8x4x4xf32>'}}
     tpu.yield %2, %2 : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>

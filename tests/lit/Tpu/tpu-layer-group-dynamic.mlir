@@ -5,11 +5,13 @@
 // loads it whole, once (held), and keeps it for every H slice, while the
 // activation is loaded slice by slice.
 // CHECK-LABEL: func.func @modulated
-// CHECK: %[[F:.*]] = tpu.group {{.*}}n_slices = 1
+// CHECK: %[[F:.*]] = tpu.group {plan = #tpu.group_plan<slices = [1,
 // CHECK: tpu.eltwise
-// CHECK: tpu.group {buffers = {{[12]}} : i64, h_slices = [[H:[2-9]|[1-9][0-9]+]] : i64, n_slices = 1 : i64}
-// CHECK-DAG: tpu.load %arg0 {held = false
-// CHECK-DAG: tpu.load %[[F]] {held = true
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, {{[2-9]|[1-9][0-9]+}}, 1], buffers = {{[12]}},
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 16, 224, 224], lmem
+// CHECK-SAME: #tpu.value_plan<shape = [1, 16, 16, 9], invariant,
+// CHECK-DAG: tpu.load %arg0 :
+// CHECK-DAG: tpu.load %[[F]] :
 // CHECK: tpu.conv2d
 func.func @modulated(%x: tensor<1x16x224x224xf32>, %style: tensor<1x16x1x1xf32>) -> tensor<1x16x224x224xf32> {
   %w = top.weight {value = dense<0.1> : tensor<16x16x3x3xf32>} : tensor<16x16x3x3xf32>
@@ -28,12 +30,15 @@ func.func @modulated(%x: tensor<1x16x224x224xf32>, %style: tensor<1x16x1x1xf32>)
 // conv reads its filter in, and a tpu.reshape inside the group views the
 // result as the conv's [O, I, kh, kw] filter: no filter goes through DDR.
 // CHECK-LABEL: func.func @formed_in_lmem
-// CHECK: tpu.group
+// The plan's last values: the formed filter (invariant: formed by the first
+// slice and kept), the input and the conv's result (sliced along H).
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, {{[0-9]+}}, 1],
+// CHECK-SAME: #tpu.value_plan<shape = [1, 8, 4, 9], invariant, {{[^>]*}}>, #tpu.value_plan<shape = [1, 4, 32, 32], lmem = {{[^>]*}}>, #tpu.value_plan<shape = [1, 8, 32, 32], lmem = {{[^>]*}}>]>}
 // CHECK: tpu.eltwise {{.*}} -> tensor<1x8x4x9xf32>
 // CHECK: tpu.pool2d {{.*}}kernel_shape = array<i64: 4, 9>
 // CHECK: tpu.active
 // CHECK: %[[F:.*]] = tpu.eltwise {{.*}} -> tensor<1x8x4x9xf32>
-// CHECK: %[[V:.*]] = tpu.reshape %[[F]] {{.*}}tpu.lmem{{.*}} -> tensor<8x4x3x3xf32>
+// CHECK: %[[V:.*]] = tpu.reshape %[[F]] : (tensor<1x8x4x9xf32>) -> tensor<8x4x3x3xf32>
 // CHECK: tpu.conv2d %{{.*}}, %[[V]]
 // CHECK: tpu.yield
 // CHECK-NOT: tpu.group
@@ -62,9 +67,12 @@ func.func @formed_in_lmem(%x: tensor<1x4x32x32xf32>, %s: tensor<1x1x4x1x1xf32>) 
 // in lane groups, as a conv's, and forms each slice's filter rows in LMEM
 // beside the deconv that reads them: still no filter through DDR.
 // CHECK-LABEL: func.func @wide_deconv_formed_in_lmem
-// CHECK: tpu.group {buffers = 2 : i64, c_slices = {{[2-8]}} : i64
+// The static weight and the filter formed from it are sliced with the
+// output channels (not invariant); the style vector is held.
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, {{[2-8]}}, 1, 1], buffers = 2,
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 512, 512, 9], lmem = {{[^>]*}}>, #tpu.value_plan<shape = [1, 1, 512, 1], invariant, {{[^>]*}}>, #tpu.value_plan<shape = [1, 512, 512, 9], lmem =
 // CHECK: %[[F:.*]] = tpu.eltwise {{.*}} -> tensor<1x512x512x9xf32>
-// CHECK: %[[V:.*]] = tpu.reshape %[[F]] {{.*}}tpu.lmem{{.*}} -> tensor<512x512x3x3xf32>
+// CHECK: %[[V:.*]] = tpu.reshape %[[F]] : (tensor<1x512x512x9xf32>) -> tensor<512x512x3x3xf32>
 // CHECK: tpu.deconv2d %{{.*}}, %[[V]]
 // CHECK: tpu.yield
 // CHECK-NOT: tpu.group

@@ -12,13 +12,24 @@
 //  - the stored result keeps two, so slice k's store drains while slice k + 1
 //    computes.
 // CHECK-LABEL: func.func @reuse
-// CHECK: tpu.group {buffers = 2 : i64, h_slices = 8 : i64, n_slices = 1 : i64}
-// CHECK: %[[X:.*]] = tpu.load %arg0 {held = false, tpu.lmem = #tpu.lmem<0, 32768>}
-// CHECK: %[[R:.*]] = tpu.relu %[[X]] {tpu.lmem = #tpu.lmem<65536, 65536>}
-// CHECK: %[[P:.*]] = tpu.eltwise %[[R]], %[[R]] {{.*}}tpu.lmem = #tpu.lmem<0, 32768>}
-// CHECK: %[[S:.*]] = tpu.eltwise %[[P]], %[[R]] {{.*}}tpu.lmem = #tpu.lmem<98304, 98304>}
-// CHECK: %[[R2:.*]] = tpu.relu %[[S]] {tpu.lmem = #tpu.lmem<0, 32768>}
-// CHECK: %[[Y:.*]] = tpu.eltwise %[[R2]], %[[R2]] {{.*}}tpu.lmem = #tpu.lmem<131072, 163840>}
+// The plan's lifetimes are positions of a slice's step of 7 (its loads, the
+// five ops, its stores) on a cycle of two steps: the input's load may run
+// while the slice before computes, so its buffer is live from 6 positions
+// before its slice; the result lives until its store a step later.
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, 8, 1], buffers = 2,
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 64, 8, 8192], lmem = [0, 32768], bytes = 32768, live = [-6, 1], banks = [0, 1, 2, 3],
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 8192], lmem = [65536, 65536], bytes = 32768, live = [1, 3], banks = [4, 5],
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 8192], lmem = [0, 32768], bytes = 32768, live = [2, 3],
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 8192], lmem = [98304, 98304], bytes = 32768, live = [3, 4],
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 8192], lmem = [0, 32768], bytes = 32768, live = [4, 5],
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 8192], lmem = [131072, 163840], bytes = 32768, live = [5, 13], banks = [8, 9, 10, 11],
+// CHECK-SAME: store = [(0+1, 0+64, 0+1, 0+8192), (0+1, 0+64, 1+1, 0+8192),
+// CHECK: %[[X:.*]] = tpu.load %arg0 :
+// CHECK: %[[R:.*]] = tpu.relu %[[X]]
+// CHECK: %[[P:.*]] = tpu.eltwise %[[R]], %[[R]]
+// CHECK: %[[S:.*]] = tpu.eltwise %[[P]], %[[R]]
+// CHECK: %[[R2:.*]] = tpu.relu %[[S]]
+// CHECK: %[[Y:.*]] = tpu.eltwise %[[R2]], %[[R2]]
 // CHECK: tpu.store %[[Y]]
 func.func @reuse(%x: tensor<1x64x8x8192xf32>) -> tensor<1x64x8x8192xf32> {
   %0 = top.relu %x : (tensor<1x64x8x8192xf32>) -> tensor<1x64x8x8192xf32>
@@ -39,13 +50,19 @@ func.func @reuse(%x: tensor<1x64x8x8192xf32>) -> tensor<1x64x8x8192xf32> {
 // the TIU without a conflict (reused values may share banks: only the TIU
 // touches them).
 // CHECK-LABEL: func.func @banks
-// CHECK: tpu.group {buffers = 2 : i64, h_slices = 5 : i64, n_slices = 1 : i64}
-// CHECK: tpu.load %arg0 {held = false, tpu.lmem = #tpu.lmem<0, 32768>}
-// CHECK: tpu.relu %{{.*}} {tpu.lmem = #tpu.lmem<65536, 65536>}
-// CHECK: tpu.eltwise {{.*}}tpu.lmem = #tpu.lmem<0, 32768>}
-// CHECK: tpu.eltwise {{.*}}tpu.lmem = #tpu.lmem<90112, 90112>}
-// CHECK: tpu.relu %{{.*}} {tpu.lmem = #tpu.lmem<0, 32768>}
-// CHECK: tpu.eltwise {{.*}}tpu.lmem = #tpu.lmem<114688, 147456>}
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, 5, 1], buffers = 2,
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 64, 8, 3072], lmem = [0, 32768], bytes = 24576, live = [-6, 1], banks = [0, 1, 2, 3],
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 3072], lmem = [65536, 65536], bytes = 24576,
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 3072], lmem = [0, 32768], bytes = 24576,
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 3072], lmem = [90112, 90112], bytes = 24576,
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 3072], lmem = [0, 32768], bytes = 24576,
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 3072], lmem = [114688, 147456], bytes = 24576, live = [5, 13], banks = [7, 8, 9, 10],
+// CHECK: tpu.load %arg0 :
+// CHECK: tpu.relu
+// CHECK: tpu.eltwise
+// CHECK: tpu.eltwise
+// CHECK: tpu.relu
+// CHECK: tpu.eltwise
 func.func @banks(%x: tensor<1x64x8x3072xf32>) -> tensor<1x64x8x3072xf32> {
   %0 = top.relu %x : (tensor<1x64x8x3072xf32>) -> tensor<1x64x8x3072xf32>
   %1 = top.mul %0, %0 : (tensor<1x64x8x3072xf32>, tensor<1x64x8x3072xf32>) -> tensor<1x64x8x3072xf32>

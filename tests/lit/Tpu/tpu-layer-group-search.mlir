@@ -5,8 +5,9 @@
 // skip connection, whose input is loaded once and read by the first conv and
 // by the residual add.
 // CHECK-LABEL: func.func @block14
-// CHECK: tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64}
-// CHECK: %[[X:.*]] = tpu.load %arg0 {held = true
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0],
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 64, 14, 14], invariant,
+// CHECK: %[[X:.*]] = tpu.load %arg0 :
 // CHECK: %[[C1:.*]] = tpu.conv2d %[[X]]
 // CHECK: %[[C2:.*]] = tpu.conv2d %[[C1]]
 // CHECK: tpu.eltwise %[[C2]], %[[X]]
@@ -31,12 +32,14 @@ func.func @block14(%x: tensor<1x64x14x14xf32>) -> tensor<1x64x14x14xf32> {
 // filter while it computes (at the top of LMEM, which neither group uses
 // otherwise).
 // CHECK-LABEL: func.func @block56
-// CHECK: %[[G1:.*]] = tpu.group {buffers = 2 : i64, h_slices = {{[0-9]+}} : i64, n_slices = 1 : i64}
+// CHECK: %[[G1:.*]] = tpu.group {plan = #tpu.group_plan<slices = [1, 1, {{[0-9]+}}, 1], buffers = 2,
 // CHECK: tpu.conv2d
 // CHECK-NOT: tpu.conv2d
-// CHECK: tpu.group {buffers = 2 : i64
-// CHECK: tpu.load %[[G1]] {held = false
-// CHECK: tpu.load %{{.*}} {held = true, prefetch_groups = 1 : i64, tpu.lmem = #tpu.lmem<259840, 259840>}
+// The moved filter is the second value of the second group's plan.
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, {{[0-9]+}}, 1], buffers = 2,
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 64, 56, 56], {{[^>]*}}>, #tpu.value_plan<shape = [1, 64, 64, 9], invariant, lmem = [259840, 259840], bytes = 2304, {{.*}} banks = [15],
+// CHECK: tpu.load %[[G1]] :
+// CHECK: tpu.load %{{.*}} {prefetch_groups = 1 : i64}
 // CHECK: tpu.conv2d
 // CHECK: tpu.eltwise
 // CHECK: tpu.relu
@@ -65,11 +68,13 @@ func.func @block56(%x: tensor<1x64x56x56xf32>) -> tensor<1x64x56x56xf32> {
 // buffers start on banks of their own (16 KiB each), so loading the next
 // filter slice shares no bank with the conv reading the current one.
 // CHECK-LABEL: func.func @wide_chain
-// CHECK: tpu.group {buffers = 2 : i64, c_slices = {{[2-8]}} : i64, h_slices = 1 : i64, n_slices = 1 : i64}
-// CHECK: tpu.load %arg0 {held = true
-// CHECK: tpu.load %{{.*}} {held = false, tpu.lmem = #tpu.lmem<16384, {{49152|65536}}>}
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, {{[2-8]}}, 1, 1], buffers = 2,
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 512, 7, 7], invariant,
+// CHECK-SAME: #tpu.value_plan<shape = [1, 512, 512, 9], lmem = [16384, {{49152|65536}}],
+// CHECK: tpu.load %arg0 :
+// CHECK: tpu.load %{{.*}} :
 // CHECK: tpu.conv2d
-// CHECK: tpu.group {buffers = 2 : i64, c_slices = {{[2-8]}} : i64, h_slices = 1 : i64, n_slices = 1 : i64}
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, {{[2-8]}}, 1, 1], buffers = 2,
 // CHECK: tpu.conv2d
 func.func @wide_chain(%x: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {
   %w1 = top.weight {value = dense<0.01> : tensor<512x512x3x3xf32>} : tensor<512x512x3x3xf32>
@@ -87,10 +92,13 @@ func.func @wide_chain(%x: tensor<1x512x7x7xf32>) -> tensor<1x512x7x7xf32> {
 // input, filter and bias each, and the three ops run on that part; the
 // second slice's loads run behind the first slice's compute.
 // CHECK-LABEL: func.func @wide_depthwise_chain
-// CHECK: tpu.group {buffers = 2 : i64, c_slices = {{[2-9]}} : i64, h_slices = 1 : i64, n_slices = 1 : i64}
-// CHECK: tpu.load %arg0 {held = false
-// CHECK: tpu.load %{{.*}} {held = false
-// CHECK: tpu.load %{{.*}} {held = false
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 2, 1, 1], buffers = 2,
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 2048, 7, 7], lmem = [{{[0-9]+}}, {{[0-9]+}}], bytes = {{[0-9]+}}, live = [{{[0-9]+}}, {{[0-9]+}}], banks = [{{[0-9, ]+}}], hold = [(0+1, 0+1024, 0+7, 0+7), (0+1, 1024+1024, 0+7, 0+7)]
+// CHECK-SAME: #tpu.value_plan<shape = [1, 2048, 1, 9], lmem = [{{[0-9]+}}, {{[0-9]+}}], bytes = {{[0-9]+}}, live = [{{[0-9]+}}, {{[0-9]+}}], banks = [{{[0-9, ]+}}], hold = [(0+1, 0+1024, 0+1, 0+9), (0+1, 1024+1024, 0+1, 0+9)]
+// CHECK-SAME: #tpu.value_plan<shape = [1, 2048, 1, 1], lmem = [{{[0-9]+}}, {{[0-9]+}}], bytes = {{[0-9]+}}, live = [{{[0-9]+}}, {{[0-9]+}}], banks = [{{[0-9, ]+}}], hold = [(0+1, 0+1024, 0+1, 0+1), (0+1, 1024+1024, 0+1, 0+1)]
+// CHECK: tpu.load %arg0 :
+// CHECK: tpu.load %{{.*}} :
+// CHECK: tpu.load %{{.*}} :
 // CHECK: tpu.conv2d {{.*}}group = 2048
 // CHECK: tpu.relu
 // CHECK: tpu.eltwise
@@ -101,4 +109,22 @@ func.func @wide_depthwise_chain(%x: tensor<1x2048x7x7xf32>) -> tensor<1x2048x7x7
   %1 = top.relu %0 : (tensor<1x2048x7x7xf32>) -> tensor<1x2048x7x7xf32>
   %2 = top.mul %1, %x : (tensor<1x2048x7x7xf32>, tensor<1x2048x7x7xf32>) -> tensor<1x2048x7x7xf32>
   return %2 : tensor<1x2048x7x7xf32>
+}
+
+// -----
+
+// One conv over a 128 x 128 map in nine H slices. Nothing hides the first
+// slice's load or the last one's store, so the first and last slices are
+// half the others (tapered: 8 output rows, seven of 16, 8): the net models
+// fewer cycles that way.
+// CHECK-LABEL: func.func @tapered
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, 9, 1]
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 128, 128], lmem = [{{[0-9]+}}, {{[0-9]+}}], bytes = {{[0-9]+}}, live = [1, {{[0-9]+}}], banks = [{{[0-9, ]+}}], hold = [(0+1, 0+64, 0+8, 0+128), (0+1, 0+64, 8+16, 0+128), (0+1, 0+64, 24+16, 0+128), (0+1, 0+64, 40+16, 0+128), (0+1, 0+64, 56+16, 0+128), (0+1, 0+64, 72+16, 0+128), (0+1, 0+64, 88+16, 0+128), (0+1, 0+64, 104+16, 0+128), (0+1, 0+64, 120+8, 0+128)]
+// NOPF-LABEL: func.func @tapered
+// NOPF: hold = [(0+1, 0+64, 0+8, 0+128), (0+1, 0+64, 8+16, 0+128)
+func.func @tapered(%x: tensor<1x64x128x128xf32>) -> tensor<1x64x128x128xf32> {
+  %w = top.weight {value = dense<0.01> : tensor<64x64x3x3xf32>} : tensor<64x64x3x3xf32>
+  %n = top.none
+  %0 = top.conv %x, %w, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x64x128x128xf32>, tensor<64x64x3x3xf32>, none) -> tensor<1x64x128x128xf32>
+  return %0 : tensor<1x64x128x128xf32>
 }

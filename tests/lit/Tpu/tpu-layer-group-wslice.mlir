@@ -4,11 +4,15 @@
 // reading both input rows through the 3x3 window. W slices read two halo
 // columns each and pipeline loads, convs and stores: the cost model picks
 // many of them. The filter is held; the input is loaded per slice, a part of
-// its columns with the whole tensor's row stride.
+// its columns with the whole tensor's row stride: the plan shows the conv's
+// columns, 63 or 64 per slice, and the input's, one halo column each side.
 // CHECK-LABEL: func.func @few_wide_rows
-// CHECK: tpu.group {buffers = 2 : i64, h_slices = 1 : i64, n_slices = 1 : i64, w_slices = {{[1-9][0-9]+}} : i64}
-// CHECK: tpu.load %arg0 {held = false
-// CHECK: tpu.load %{{.*}} {held = true
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, {{[1-9][0-9]+}}], buffers = 2,
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 64, 2, 6000], lmem = [{{[0-9]+}}, {{[0-9]+}}], bytes = {{[0-9]+}}, live = [0, 1], banks = [{{[0-9, ]+}}], hold = [(0+1, 0+64, 0+2, 0+64), (0+1, 0+64, 0+2, 62+66),
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 64, 9], invariant,
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 2, 6000], lmem = [{{[0-9]+}}, {{[0-9]+}}], bytes = {{[0-9]+}}, live = [1, 2], banks = [{{[0-9, ]+}}], hold = [(0+1, 0+64, 0+2, 0+63), (0+1, 0+64, 0+2, 63+64),
+// CHECK: tpu.load %arg0 :
+// CHECK: tpu.load %{{.*}} :
 // CHECK: tpu.conv2d
 // CHECK: tpu.relu
 func.func @few_wide_rows(%x: tensor<1x64x2x6000xf32>) -> tensor<1x64x2x6000xf32> {
@@ -25,7 +29,7 @@ func.func @few_wide_rows(%x: tensor<1x64x2x6000xf32>) -> tensor<1x64x2x6000xf32>
 // but parts of a few dozen columns make short DMA runs (whole 64-byte bursts
 // each), and the four H slices model fewer cycles: no W slices.
 // CHECK-LABEL: func.func @rows_cheaper
-// CHECK: tpu.group {buffers = 2 : i64, h_slices = {{[2-4]}} : i64, n_slices = 1 : i64} :
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, {{[2-4]}}, 1], buffers = 2,
 func.func @rows_cheaper(%x: tensor<1x64x4x64xf32>) -> tensor<1x64x4x64xf32> {
   %w = top.weight {value = dense<0.01> : tensor<64x64x3x3xf32>} : tensor<64x64x3x3xf32>
   %n = top.none
@@ -40,7 +44,7 @@ func.func @rows_cheaper(%x: tensor<1x64x4x64xf32>) -> tensor<1x64x4x64xf32> {
 // at its own: a TIU operand has no row stride of its own to read a part of
 // the columns held, so the group keeps W whole and slices H.
 // CHECK-LABEL: func.func @skip_keeps_width
-// CHECK: tpu.group {buffers = 2 : i64, h_slices = 2 : i64, n_slices = 1 : i64} :
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, 2, 1], buffers = 2,
 func.func @skip_keeps_width(%x: tensor<1x64x2x6000xf32>) -> tensor<1x64x2x6000xf32> {
   %w = top.weight {value = dense<0.01> : tensor<64x64x3x3xf32>} : tensor<64x64x3x3xf32>
   %n = top.none

@@ -4,13 +4,24 @@
 // A conv-relu-pool chain whose activations do not fit LMEM whole is one group
 // sliced along H; the filter is held, the input is loaded per slice. Two
 // slices would fit; the cost model picks more, double-buffered, so loads and
-// stores of one slice overlap the compute of the next.
+// stores of one slice overlap the compute of the next, and tapered: the first
+// and last slices, whose load and store nothing hides, are half the others
+// (6 of the pool's 112 rows, then 13 or 12).
 // CHECK-LABEL: func.func @chain
-// CHECK: tpu.group {buffers = 2 : i64, h_slices = 10 : i64, n_slices = 1 : i64}
-// CHECK: tpu.load %arg0 {held = false, tpu.lmem = #tpu.lmem<0, 23296>}
-// CHECK: tpu.load %{{.*}} {held = true
+// The plan lists the input, the filter, the conv's and the pool's results.
+// The input's slices overlap by the conv's halo rows.
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, 10, 1], buffers = 2, order = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 16, 224, 224], lmem = [0, 25088], bytes = 25088, live = [0, 1], banks = [0, 1, 2, 3],
+// CHECK-SAME: hold = [(0+1, 0+16, 0+13, 0+224), (0+1, 0+16, 11+28, 0+224),
+// CHECK-SAME: store = []>,
+// CHECK-SAME: #tpu.value_plan<shape = [1, 16, 16, 9], invariant, lmem = {{\[}}[[F:[0-9]+]], [[F]]],
+// CHECK-SAME: #tpu.value_plan<shape = [1, 16, 224, 224], lmem = [{{[0-9]+}}, {{[0-9]+}}],
+// CHECK-SAME: #tpu.value_plan<shape = [1, 16, 112, 112],
+// CHECK-SAME: hold = [(0+1, 0+16, 0+6, 0+112), (0+1, 0+16, 6+13, 0+112),
+// CHECK-SAME: store = [(0+1, 0+16, 0+6, 0+112), (0+1, 0+16, 6+13, 0+112),
+// CHECK: tpu.load %arg0 :
+// CHECK: tpu.load %{{.*}} :
 // CHECK: tpu.conv2d
-// CHECK-SAME: tpu.lmem = #tpu.lmem<
 // CHECK: tpu.pool2d
 // CHECK: tpu.store
 // CHECK: tpu.yield
@@ -34,7 +45,9 @@ func.func @chain(%arg0: tensor<1x16x224x224xf32>) -> tensor<1x16x112x112xf32> {
 // A small tensor fits whole: one slice, one buffer.
 // SINGLE-LABEL: func.func @small
 // CHECK-LABEL: func.func @small
-// CHECK: tpu.group {buffers = 1 : i64, h_slices = 1 : i64, n_slices = 1 : i64}
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, 1, 1], buffers = 1, order = [0],
+// CHECK-SAME: values = [#tpu.value_plan<shape = [1, 8, 8, 8], invariant, lmem = [0, 0], bytes = 256, live = [0, 2], banks = [0], hold = [(0+1, 0+8, 0+8, 0+8)], store = []>,
+// CHECK-SAME: #tpu.value_plan<shape = [1, 8, 8, 8], lmem = [256, 256], bytes = 256, live = [1, 2], banks = [0], hold = [(0+1, 0+8, 0+8, 0+8)], store = [(0+1, 0+8, 0+8, 0+8)]>]>}
 func.func @small(%arg0: tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32> {
   %0 = top.relu %arg0 : (tensor<1x8x8x8xf32>) -> tensor<1x8x8x8xf32>
   return %0 : tensor<1x8x8x8xf32>

@@ -46,6 +46,15 @@ mlir::FailureOr<GroupSplits> searchGroups(llvm::ArrayRef<mlir::Operation *> run,
                                           unsigned maxGroupOps, RecordsOf recordsOf,
                                           bool reuse = true);
 
+/// `split` with each group's fastest plan when tapered H slices are costed
+/// too (the `reuse` kind, or the fixed one), or nullopt if no group tapers.
+/// The search leaves tapering out: a group's own cycles miss what tapering
+/// shares with prefetching coefficients across groups (both shorten its
+/// fill, and tapering's larger middle slices leave less LMEM to prefetch
+/// into), so the layer-group pass costs each split's net both ways.
+std::optional<std::vector<GroupChoice>> withTaper(llvm::ArrayRef<GroupChoice> split, bool reuse,
+                                                  RecordsOf recordsOf);
+
 /// The runs of TIU ops in `block` that searchGroups splits, in program
 /// order. Reshapes, concats, DMA ops, unfold_rows and the return read or
 /// write DDR, so what they consume must be stored first: they end a run. A

@@ -25,16 +25,6 @@
 
 namespace kiln::lg {
 
-/// Where a group's values are: LMEM per-lane offsets of each value's two
-/// buffers (the same offset twice when it has one), and the DDR offsets of
-/// the values it loads or stores (0 when only costing).
-struct Placement {
-  std::vector<std::array<uint32_t, 2>> lmem;
-  std::vector<uint64_t> ddr;
-  /// Per value (empty: none): loaded by an earlier group (prefetch_groups).
-  std::vector<bool> preloaded;
-};
-
 /// How values are laid out in LMEM.
 enum class Layout {
   Packed,      ///< one after another in value order
@@ -48,6 +38,31 @@ enum class Layout {
   LifetimePipelined, ///< the same, a slice's loads kept apart from the slice
                      ///< before (ping-pong), so they run while it computes
 };
+
+/// Where a group's values are: LMEM per-lane offsets of each value's two
+/// buffers (the same offset twice when it has one), and the DDR offsets of
+/// the values it loads or stores (0 when only costing).
+struct Placement {
+  std::vector<std::array<uint32_t, 2>> lmem;
+  std::vector<uint64_t> ddr;
+  /// Per value (empty: none): loaded by an earlier group (prefetch_groups).
+  std::vector<bool> preloaded;
+  /// The layout that placed them: whose lifetimes (below) it kept apart.
+  Layout layout = Layout::Packed;
+};
+
+/// Positions of a slice's step: its loads, each op in order, its stores.
+inline int64_t stepPositions(const GroupGraph &g) { return g.nodes.size() + 2; }
+
+/// The positions a value's ping buffer is live at, [first, last], on the
+/// cycle of stepPositions * buffers positions the lifetime layouts reason
+/// about (the pong buffer one step later). Invariant values are live
+/// throughout: [0, period - 1].
+struct Lifetime {
+  int64_t first = 0, last = 0;
+};
+std::vector<Lifetime> lifetimes(const GroupGraph &g, const GroupSlicing &s, int64_t buffers,
+                                Layout layout);
 
 /// The layout, or nullopt if it does not fit LMEM (Packed always fits a plan
 /// that lmemLaneBytes accepts, Lifetime one that fitsLmem accepts).

@@ -13,7 +13,7 @@
 // groups between and its own group leave free, and the move is kept where
 // the chip's scheduler models the host plus the reader faster than before
 // (other groups do not change). The decision is recorded on the reader's
-// tpu.load (prefetch_groups, tpu.lmem).
+// tpu.load (prefetch_groups) and in its group's plan (the moved buffer).
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_LAYERGROUP_PREFETCH_H

@@ -82,9 +82,9 @@ mlir::FailureOr<GroupQueues> scheduleGroup(const GroupGraph &g, const GroupSlici
 kiln_gdma_cmd wholeLoad(const GroupGraph &g, const GroupSlicing &s, int v, uint32_t lmemAddr,
                         uint64_t ddrAddr);
 
-/// A tpu.group as the scheduler sees it: its graph, slicing and placement as
-/// the IR records them (DDR addresses from `ddrAddrOf`, 0 before they are
-/// assigned).
+/// A tpu.group as the scheduler sees it: its graph, and the slicing and
+/// placement its plan records (Plan.h; DDR addresses from `ddrAddrOf`, 0
+/// before they are assigned).
 struct MaterializedGroup {
   GroupGraph g;
   GroupSlicing s;
@@ -127,8 +127,10 @@ struct PlanChoice {
 /// Without records (an op the code generator cannot encode, which it will
 /// report) the fewest slices that fit, uncosted. Empty if nothing fits.
 /// Without `reuse` only the fixed plan is searched (and given as both).
+/// With `taper`, the fastest plans of three H slices or more are costed with
+/// tapered slices too.
 PlanChoice choosePlans(const GroupGraph &g, std::optional<llvm::ArrayRef<kiln_tiu_cmd>> records,
-                       bool reuse = true);
+                       bool reuse = true, bool taper = false);
 
 } // namespace kiln::lg
 

@@ -124,6 +124,9 @@ struct GroupSlicing {
   /// once: by the prologue's load or by its op in the first slice using it.
   std::vector<bool> invariant;
 
+  /// The slices the schedule runs, in order: those some value is stored in.
+  std::vector<int> order;
+
   /// False when a value is read or stored at other columns than it holds in
   /// some slice (a residual's skip read by a conv with halo columns and by an
   /// add without): this W slicing cannot run the group.
@@ -140,8 +143,22 @@ struct GroupSlicing {
   bool sliceEmpty(int slice) const;
 };
 
+/// Slices every value by working backwards from what each slice stores.
 GroupSlicing computeSlicing(const GroupGraph &g, int64_t nSlices, int64_t cSlices,
-                            int64_t hSlices, int64_t wSlices);
+                            int64_t hSlices, int64_t wSlices, bool taperedH = false);
+
+/// Part i of `parts` of [0, extent): equal parts, or with `tapered` (and at
+/// least three parts) a first and a last part half the others. Nothing hides
+/// a group's first loads or its last stores, so smaller end slices shorten
+/// the pipeline's fill and drain, for larger middle slices.
+Range rowPart(int64_t i, int64_t extent, int64_t parts, bool tapered);
+
+/// The rows of each operand node `node` reads to compute rows `out` of its
+/// result, with a windowed op's pads: a function of the op's window alone,
+/// so code generation derives a slice's reads from the rows its result
+/// holds there (GroupSlicing::reads).
+llvm::SmallVector<GroupSlicing::Read, 3> readsOf(const GroupGraph &g, const GroupGraph::Node &node,
+                                                 Slice out);
 
 /// Whether the op can run on a part of its output channels (see above;
 /// tpu::SliceableOp::isChannelSliceable).
@@ -189,6 +206,8 @@ struct Plan {
   int64_t nSlices = 1, cSlices = 1, hSlices = 1, wSlices = 1, buffers = 1;
   /// LMEM may be laid out by lifetime (LmemAlloc.h), dead values' bytes reused.
   bool reuse = false;
+  /// Half-size first and last H slices (rowPart).
+  bool taperedH = false;
 };
 
 /// Aligns LMEM allocations so each starts on an EU boundary.

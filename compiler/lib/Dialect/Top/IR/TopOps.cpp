@@ -60,6 +60,23 @@ LogicalResult kiln::top::verifyRunDtype(Operation *op) {
 
 OpFoldResult WeightOp::fold(FoldAdaptor) { return getValue(); }
 
+bool kiln::top::readFilterAndBias(ConvOp conv, std::vector<float> &filter,
+                                  std::vector<float> &bias) {
+  auto filterOp = conv.getFilter().getDefiningOp<WeightOp>();
+  if (!filterOp)
+    return false;
+  int64_t oc = cast<RankedTensorType>(filterOp.getType()).getDimSize(0);
+  filter = readWeight(filterOp);
+  bias.assign(oc, 0.0f);
+  if (isa<NoneType>(conv.getBias().getType()))
+    return true;
+  auto biasOp = conv.getBias().getDefiningOp<WeightOp>();
+  if (!biasOp)
+    return false;
+  bias = readWeight(biasOp);
+  return (int64_t)bias.size() == oc;
+}
+
 std::vector<float> kiln::top::readWeight(WeightOp op) {
   Attribute value = op.getValue();
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {

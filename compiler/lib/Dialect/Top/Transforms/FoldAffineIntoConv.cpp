@@ -87,23 +87,6 @@ std::string nameOf(Operation *op, StringRef suffix) {
   return kiln::opName(op, "conv") + suffix.str();
 }
 
-/// The conv's filter and bias when both are weights (a missing bias is 0).
-bool readFilterAndBias(ConvOp conv, std::vector<float> &filter, std::vector<float> &bias) {
-  auto filterOp = conv.getFilter().getDefiningOp<WeightOp>();
-  if (!filterOp)
-    return false;
-  int64_t oc = cast<RankedTensorType>(filterOp.getType()).getDimSize(0);
-  filter = readWeight(filterOp);
-  bias.assign(oc, 0.0f);
-  if (isa<NoneType>(conv.getBias().getType()))
-    return true;
-  auto biasOp = conv.getBias().getDefiningOp<WeightOp>();
-  if (!biasOp)
-    return false;
-  bias = readWeight(biasOp);
-  return (int64_t)bias.size() == oc;
-}
-
 void setFilterAndBias(ConvOp conv, ArrayRef<float> filter, ArrayRef<float> bias,
                       StringRef suffix) {
   OpBuilder b(conv);

@@ -40,21 +40,11 @@ bool isPointwise(ConvOp conv, bool reluAllowed = false) {
          cast<RankedTensorType>(conv.getInput().getType()).getRank() == 4;
 }
 
-/// A conv's f32 weight filter as [oc][ic] (group 1) and its bias (0 if none).
+/// A 1 x 1 conv's f32 weights as an [oc][ic] matrix (group 1) and its bias.
 bool readMatrix(ConvOp conv, std::vector<float> &filter, std::vector<float> &bias) {
-  auto filterOp = conv.getFilter().getDefiningOp<WeightOp>();
   auto type = cast<RankedTensorType>(conv.getFilter().getType());
-  if (!filterOp || conv.getGroup() != 1 || !type.getElementType().isF32())
-    return false;
-  filter = readWeight(filterOp);
-  bias.assign(type.getDimSize(0), 0.0f);
-  if (isa<NoneType>(conv.getBias().getType()))
-    return true;
-  auto biasOp = conv.getBias().getDefiningOp<WeightOp>();
-  if (!biasOp)
-    return false;
-  bias = readWeight(biasOp);
-  return bias.size() == (size_t)type.getDimSize(0);
+  return conv.getGroup() == 1 && type.getElementType().isF32() &&
+         readFilterAndBias(conv, filter, bias);
 }
 
 /// reader(first(x)) -> one conv: W = W2 W1, b = W2 b1 + b2. Both are 1 x 1

@@ -4,10 +4,12 @@
 
 #include "kiln/Support/ShapeRules.h"
 #include "kiln/abi/chip.h"
+#include "kiln/abi/cost.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 
@@ -116,6 +118,215 @@ Attribute DmaCopyAttr::parse(AsmParser &parser, Type) {
                                         shape, srcStrides, dstStrides, bits);
 }
 
+//===----------------------------------------------------------------------===//
+// Layer-group plans
+//===----------------------------------------------------------------------===//
+
+llvm::hash_code kiln::tpu::hash_value(const SliceRange &range) {
+  return llvm::hash_combine(llvm::hash_combine_range(range.offsets.begin(), range.offsets.end()),
+                            llvm::hash_combine_range(range.sizes.begin(), range.sizes.end()));
+}
+
+AsmPrinter &kiln::tpu::operator<<(AsmPrinter &printer, const SliceRange &range) {
+  printer << "(";
+  for (int d = 0; d < 4; ++d)
+    printer << (d ? ", " : "") << range.offsets[d] << "+" << range.sizes[d];
+  return printer << ")";
+}
+
+bool kiln::tpu::liveTogether(int64_t aFirst, int64_t aLast, bool aWhole, int64_t bFirst,
+                             int64_t bLast, bool bWhole, int64_t period) {
+  if (aWhole || bWhole)
+    return true;
+  // Instances of the previous and next cycle may reach into this one.
+  for (int64_t shift : {-period, int64_t(0), period})
+    if (aFirst <= bLast + shift && bFirst + shift <= aLast)
+      return true;
+  return false;
+}
+
+/// `(offset+size, ...)` of four dimensions.
+static ParseResult parseSliceRange(AsmParser &parser, SliceRange &range) {
+  if (parser.parseLParen())
+    return failure();
+  for (int d = 0; d < 4; ++d)
+    if ((d && parser.parseComma()) || parser.parseInteger(range.offsets[d]) ||
+        parser.parsePlus() || parser.parseInteger(range.sizes[d]))
+      return failure();
+  return parser.parseRParen();
+}
+
+/// `, name = [...]`, a list that may be empty.
+template <typename T>
+static ParseResult parseList(AsmParser &parser, StringRef name, SmallVectorImpl<T> &list,
+                             function_ref<ParseResult(T &)> parseElement,
+                             bool leadingComma = true) {
+  if ((leadingComma && parser.parseComma()) || parser.parseKeyword(name) || parser.parseEqual())
+    return failure();
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                        [&] { return parseElement(list.emplace_back()); });
+}
+
+static ParseResult parseIntList(AsmParser &parser, StringRef name, SmallVectorImpl<int64_t> &list,
+                                bool leadingComma = true) {
+  return parseList<int64_t>(
+      parser, name, list, [&](int64_t &v) { return parser.parseInteger(v); }, leadingComma);
+}
+
+template <typename T>
+static void printList(AsmPrinter &printer, StringRef name, ArrayRef<T> list) {
+  printer << ", " << name << " = [" << list << "]";
+}
+
+uint32_t ValuePlanAttr::banksOf(uint32_t ping, uint32_t pong, uint32_t bytes) {
+  return kiln_lmem_bank_mask(ping, uint64_t(ping) + bytes) |
+         kiln_lmem_bank_mask(pong, uint64_t(pong) + bytes);
+}
+
+void ValuePlanAttr::print(AsmPrinter &printer) const {
+  printer << "<shape = [" << getShape() << "]";
+  if (getInvariant())
+    printer << ", invariant";
+  printer << ", lmem = [" << getPing() << ", " << getPong() << "], bytes = " << getBytes()
+          << ", live = [" << getLiveFirst() << ", " << getLiveLast() << "]";
+  SmallVector<int64_t> banks;
+  for (unsigned b = 0; b < KILN_LMEM_BANKS; ++b)
+    if ((getBanks() >> b) & 1)
+      banks.push_back(b);
+  printList<int64_t>(printer, "banks", banks);
+  printList(printer, "hold", getHold());
+  printList(printer, "store", getStore());
+  printer << ">";
+}
+
+Attribute ValuePlanAttr::parse(AsmParser &parser, Type) {
+  auto loc = parser.getCurrentLocation();
+  SmallVector<int64_t> shape, lmem, live, banks;
+  SmallVector<SliceRange> hold, store;
+  uint32_t bytes = 0;
+  auto range = [&](SliceRange &r) { return parseSliceRange(parser, r); };
+  if (parser.parseLess() || parseIntList(parser, "shape", shape, /*leadingComma=*/false))
+    return {};
+  bool invariant = succeeded(parser.parseOptionalComma()) &&
+                   succeeded(parser.parseOptionalKeyword("invariant"));
+  if ((invariant && parser.parseComma()) || parseIntList(parser, "lmem", lmem, false) ||
+      parser.parseComma() || parser.parseKeyword("bytes") || parser.parseEqual() ||
+      parser.parseInteger(bytes) || parseIntList(parser, "live", live) ||
+      parseIntList(parser, "banks", banks) ||
+      parseList<SliceRange>(parser, "hold", hold, range) ||
+      parseList<SliceRange>(parser, "store", store, range) || parser.parseGreater())
+    return {};
+  if (lmem.size() != 2 || live.size() != 2) {
+    parser.emitError(loc, "a value plan's lmem and live are [ping, pong] and [first, last]");
+    return {};
+  }
+  uint32_t mask = 0;
+  for (int64_t b : banks) {
+    if (b < 0 || b >= KILN_LMEM_BANKS) {
+      parser.emitError(loc, "LMEM bank ") << b << " is not in [0, " << KILN_LMEM_BANKS << ")";
+      return {};
+    }
+    mask |= 1u << b;
+  }
+  for (int64_t addr : lmem)
+    if (addr < 0 || addr > UINT32_MAX) {
+      parser.emitError(loc, "LMEM offset ") << addr << " is not a 32-bit offset";
+      return {};
+    }
+  return parser.getChecked<ValuePlanAttr>(loc, parser.getContext(), shape, invariant,
+                                          uint32_t(lmem[0]), uint32_t(lmem[1]), bytes, live[0],
+                                          live[1], mask, hold, store);
+}
+
+LogicalResult ValuePlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                    ArrayRef<int64_t> shape, bool invariant, uint32_t ping,
+                                    uint32_t pong, uint32_t bytes, int64_t liveFirst,
+                                    int64_t liveLast, uint32_t banks, ArrayRef<SliceRange> hold,
+                                    ArrayRef<SliceRange> store) {
+  if (shape.size() != 4 || llvm::any_of(shape, [](int64_t d) { return d < 1; }))
+    return emitError() << "a value plan's shape [" << shape << "] must be 4 positive dimensions";
+  for (ArrayRef<SliceRange> ranges : {hold, store})
+    for (const SliceRange &r : ranges)
+      for (int d = 0; d < 4; ++d)
+        if (r.offsets[d] < 0 || r.sizes[d] < 0 || r.offsets[d] + r.sizes[d] > shape[d])
+          return emitError() << "slice range " << r.offsets[d] << "+" << r.sizes[d]
+                             << " of dimension " << d << " lies outside the value's shape ["
+                             << shape << "]";
+  if (!store.empty() && store.size() != hold.size())
+    return emitError() << "a value plan stores " << store.size() << " slices but holds "
+                       << hold.size();
+  for (uint32_t at : {ping, pong})
+    if (uint64_t(at) + bytes > KILN_LMEM_BYTES_PER_LANE)
+      return emitError() << "LMEM buffer [" << at << ", " << uint64_t(at) + bytes
+                         << ") passes a lane's " << KILN_LMEM_BYTES_PER_LANE << " bytes";
+  if (invariant && ping != pong)
+    return emitError() << "an invariant value has one buffer: ping " << ping << " != pong "
+                       << pong;
+  if (liveFirst > liveLast)
+    return emitError() << "a value plan's lifetime [" << liveFirst << ", " << liveLast
+                       << "] is empty";
+  if (banks != banksOf(ping, pong, bytes))
+    return emitError() << "a value plan's banks differ from those its LMEM buffers touch";
+  return success();
+}
+
+int64_t GroupPlanAttr::getSliceCount() const {
+  int64_t count = 1;
+  for (int64_t n : getSlices())
+    count *= n;
+  return count;
+}
+
+void GroupPlanAttr::print(AsmPrinter &printer) const {
+  printer << "<slices = [" << getSlices() << "], buffers = " << getBuffers();
+  printList(printer, "order", getOrder());
+  printer << ", values = [";
+  llvm::interleaveComma(getValues(), printer,
+                        [&](ValuePlanAttr v) { printer.printAttribute(v); });
+  printer << "]>";
+}
+
+Attribute GroupPlanAttr::parse(AsmParser &parser, Type) {
+  auto loc = parser.getCurrentLocation();
+  SmallVector<int64_t> slices, order;
+  SmallVector<ValuePlanAttr> values;
+  int64_t buffers = 0;
+  if (parser.parseLess() || parseIntList(parser, "slices", slices, /*leadingComma=*/false) ||
+      parser.parseComma() || parser.parseKeyword("buffers") || parser.parseEqual() ||
+      parser.parseInteger(buffers) || parseIntList(parser, "order", order) ||
+      parseList<ValuePlanAttr>(parser, "values", values,
+                               [&](ValuePlanAttr &v) { return parser.parseAttribute(v); }) ||
+      parser.parseGreater())
+    return {};
+  return parser.getChecked<GroupPlanAttr>(loc, parser.getContext(), slices, buffers, order,
+                                          values);
+}
+
+LogicalResult GroupPlanAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                    ArrayRef<int64_t> slices, int64_t buffers,
+                                    ArrayRef<int64_t> order, ArrayRef<ValuePlanAttr> values) {
+  if (slices.size() != 4 || llvm::any_of(slices, [](int64_t n) { return n < 1; }))
+    return emitError() << "a group plan's slices [" << slices
+                       << "] must be 4 positive counts [n, c, h, w]";
+  if (buffers != 1 && buffers != 2)
+    return emitError() << "a group plan has 1 or 2 buffers, not " << buffers;
+  int64_t count = 1;
+  for (int64_t n : slices)
+    count *= n;
+  for (auto [i, slice] : llvm::enumerate(order))
+    if (slice < 0 || slice >= count || (i > 0 && slice <= order[i - 1]))
+      return emitError() << "a group plan's order must list slices of [0, " << count
+                         << ") once each, ascending";
+  for (auto [v, value] : llvm::enumerate(values)) {
+    if ((int64_t)value.getHold().size() != count)
+      return emitError() << "value " << v << " holds " << value.getHold().size()
+                         << " slices, the plan has " << count;
+    if (buffers == 1 && value.getPing() != value.getPong())
+      return emitError() << "value " << v << " has a pong buffer in a plan with one buffer";
+  }
+  return success();
+}
+
 void TpuDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
@@ -127,7 +338,6 @@ void TpuDialect::initialize() {
       >();
 }
 
-/// `tpu.lmem` places a value of a tpu.group's body inside a lane;
 /// `tpu.folded_rows` says an op's one 4-D result holds R rows per row as R
 /// channel blocks. The module facts tpu-address-assign records
 /// (tpu.coeff_size, tpu.neuron_size, tpu.activation_peak, tpu.keep_tensors)
@@ -157,16 +367,6 @@ LogicalResult TpuDialect::verifyOperationAttribute(Operation *op, NamedAttribute
       return op->emitError("'tpu.model_macs' must be a positive integer on a conv or deconv");
     return success();
   }
-  if (attr.getName() != lmemAttrName())
-    return success();
-  auto lmem = dyn_cast<LmemAttr>(attr.getValue());
-  if (!lmem)
-    return op->emitError("'tpu.lmem' must be a #tpu.lmem<ping, pong>");
-  if (!op->getParentOfType<GroupOp>() || op->getNumResults() != 1)
-    return op->emitError("'tpu.lmem' places the one result of an op in a tpu.group");
-  if (lmem.getPing() >= KILN_LMEM_BYTES_PER_LANE || lmem.getPong() >= KILN_LMEM_BYTES_PER_LANE)
-    return op->emitError("'tpu.lmem' offsets must lie in a lane's ")
-           << KILN_LMEM_BYTES_PER_LANE << " bytes";
   return success();
 }
 
@@ -297,10 +497,79 @@ LogicalResult StridedViewOp::verify() {
   return success();
 }
 
+SmallVector<Value> GroupOp::getPlannedValues() {
+  Block &body = getBody().front();
+  SmallVector<Value> values;
+  llvm::SmallDenseSet<Value, 16> seen;
+  auto add = [&](Value v) {
+    if (seen.insert(v).second)
+      values.push_back(v);
+  };
+  for (Operation &op : body) {
+    // Loads are reached as operands; reshapes in a body are filter views.
+    if (isa<LoadOp, StoreOp, YieldOp, ReshapeOp>(op))
+      continue;
+    for (Value operand : op.getOperands()) {
+      if (isa<NoneType>(operand.getType()))
+        continue;
+      auto view = operand.getDefiningOp<ReshapeOp>();
+      add(view && view->getBlock() == &body ? view.getInput() : operand);
+    }
+    for (Value result : op.getResults())
+      add(result);
+  }
+  return values;
+}
+
 LogicalResult GroupOp::verify() {
+  GroupPlanAttr plan = getPlan();
+  SmallVector<Value> values = getPlannedValues();
+  ArrayRef<ValuePlanAttr> planned = plan.getValues();
+  if (planned.size() != values.size())
+    return emitOpError("plan describes ") << planned.size() << " values, the body defines "
+                                          << values.size();
+  int64_t computeOps = 0;
   for (Operation &op : getBody().front())
-    if (!isa<StoreOp, YieldOp>(op) && !op.hasAttr(TpuDialect::lmemAttrName()))
-      return op.emitOpError("in a tpu.group needs its LMEM placement ('tpu.lmem')");
+    computeOps += !isa<LoadOp, StoreOp, YieldOp, ReshapeOp>(op);
+  for (auto [v, value] : llvm::enumerate(values)) {
+    int64_t elements = 1;
+    for (int64_t d : planned[v].getShape())
+      elements *= d;
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.hasStaticShape() && elements != type.getNumElements())
+      return emitOpError("plan's value ") << v << " has " << elements << " elements, "
+                                          << type << " has " << type.getNumElements();
+    auto load = value.getDefiningOp<LoadOp>();
+    if (load && load.getPrefetchGroups() && !planned[v].getInvariant())
+      return emitOpError("plan's value ") << v << " is prefetched but not invariant";
+  }
+  // What the LMEM layouts guarantee: buffers live at the same position
+  // share no bytes. Slice k's buffer is k % buffers, live from its write to
+  // its last access; a step of a slice has computeOps + 2 positions.
+  struct Buffer {
+    int64_t value, lo, hi, first, last;
+    bool whole;
+  };
+  int64_t step = computeOps + 2, period = step * plan.getBuffers();
+  SmallVector<Buffer> buffers;
+  for (auto [v, value] : llvm::enumerate(planned)) {
+    if (value.getBytes() == 0)
+      continue;
+    bool single = value.getInvariant() || plan.getBuffers() == 1;
+    for (int64_t b = 0; b < (single ? 1 : 2); ++b) {
+      int64_t at = b ? value.getPong() : value.getPing();
+      buffers.push_back({int64_t(v), at, at + value.getBytes(), value.getLiveFirst() + b * step,
+                         value.getLiveLast() + b * step, value.getInvariant()});
+    }
+  }
+  for (auto [i, a] : llvm::enumerate(buffers))
+    for (const Buffer &b : ArrayRef(buffers).drop_front(i + 1))
+      if (a.lo < b.hi && b.lo < a.hi &&
+          liveTogether(a.first, a.last, a.whole, b.first, b.last, b.whole, period))
+        return emitOpError("plan's values ")
+               << a.value << " and " << b.value << " share LMEM bytes ["
+               << std::max(a.lo, b.lo) << ", " << std::min(a.hi, b.hi)
+               << ") while both are live";
   return success();
 }
 

@@ -2,6 +2,7 @@
 
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
 #include "kiln/LayerGroup/GroupSearch.h"
+#include "kiln/LayerGroup/Plan.h"
 #include "kiln/LayerGroup/Prefetch.h"
 
 #include "kiln/Codegen/TiuRecord.h"
@@ -42,18 +43,18 @@ private:
 
 /// Moves `ops` into a new tpu.group placed where the last of them was, with
 /// loads for external operands and stores for escaping results, and records
-/// the plan and every LMEM address. Returns the group's modelled cycles.
+/// its plan (slicing and LMEM layout). Returns the group's modelled cycles.
 std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &plan,
                                     RecordCache &records) {
   lg::GroupGraph g = lg::GroupGraph::fromOps(ops);
   lg::GroupSlicing slicing =
-      lg::computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices, plan.wSlices);
+      lg::computeSlicing(g, plan.nSlices, plan.cSlices, plan.hSlices, plan.wSlices,
+                         plan.taperedH);
 
   std::optional<std::vector<kiln_tiu_cmd>> recs = records.of(ops);
   lg::LaidOut laid = lg::chooseLayout(
       g, slicing, plan.buffers, plan.reuse,
       recs ? std::optional<ArrayRef<kiln_tiu_cmd>>(*recs) : std::nullopt);
-  auto &addr = laid.place.lmem;
 
   Operation *last = ops.back();
   OpBuilder b(last);
@@ -64,31 +65,24 @@ std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &p
       escaping.push_back(val.value);
       resultTypes.push_back(val.value.getType());
     }
-  auto group = b.create<tpu::GroupOp>(last->getLoc(), resultTypes, plan.nSlices,
-                                      plan.cSlices, plan.wSlices, plan.hSlices, plan.buffers);
+  auto group = b.create<tpu::GroupOp>(
+      last->getLoc(), resultTypes,
+      lg::toAttr(b.getContext(), g, slicing, plan.buffers, laid.place));
   Block *body = new Block();
   group.getBody().push_back(body);
   OpBuilder inner = OpBuilder::atBlockBegin(body);
 
-  auto setLmem = [&](Operation *op, int val) {
-    op->setAttr(tpu::TpuDialect::lmemAttrName(),
-                tpu::LmemAttr::get(op->getContext(), addr[val][0], addr[val][1]));
-  };
   for (auto [v, val] : llvm::enumerate(g.vals)) {
     if (!val.external)
       continue;
-    bool held = slicing.isHeld(v);
     auto load = inner.create<tpu::LoadOp>(val.value.getLoc(), val.value.getType(), val.value,
-                                          inner.getBoolAttr(held), IntegerAttr());
-    setLmem(load, v);
+                                          IntegerAttr());
     val.value.replaceUsesWithIf(load.getOutput(), [&](OpOperand &use) {
       return llvm::is_contained(ops, use.getOwner());
     });
   }
-  for (auto [n, node] : llvm::enumerate(g.nodes)) {
+  for (const auto &node : g.nodes)
     node.op->moveBefore(body, body->end());
-    setLmem(node.op, node.result);
-  }
   // A filter formed in the group reaches its conv through a view inside it
   // (the LMEM bytes of its producer); users in later groups keep reading the
   // original view of the stored value.
@@ -101,9 +95,7 @@ std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &p
       if (formed.getDefiningOp()->getBlock() != body)
         continue;
       OpBuilder at(node.op);
-      Operation *inner = at.clone(*view);
-      setLmem(inner, g.valOf(formed));
-      use.set(inner->getResult(0));
+      use.set(at.clone(*view)->getResult(0));
       if (view->use_empty())
         view->erase();
     }
@@ -162,19 +154,41 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
       groups.fixed.insert(groups.fixed.end(), found->fixed.begin(), found->fixed.end());
       groups.reuse.insert(groups.reuse.end(), found->reuse.begin(), found->reuse.end());
     }
-    // Both splits, each with its prefetches; the net keeps the faster
-    // (without reuse on a tie).
+    // Both splits, each with its prefetches and with and without tapered
+    // slices; the net keeps the fastest (on a tie: without reuse, without
+    // tapering).
     unsigned prefetch = enabled ? maxPrefetchGroups : 0;
-    IRMapping map;
-    func::FuncOp fixed = func.clone(map);
-    for (lg::GroupChoice &group : groups.fixed)
-      for (Operation *&op : group.ops)
-        op = map.lookup(op);
-    std::optional<uint64_t> fixedCycles = materializeAll(fixed, groups.fixed, records, prefetch);
-    std::optional<uint64_t> reuseCycles = materializeAll(func, groups.reuse, records, prefetch);
-    if (!reuseCycles || (fixedCycles && *fixedCycles <= *reuseCycles))
-      func.getBody().takeBody(fixed.getBody());
-    fixed.erase();
+    std::vector<std::vector<lg::GroupChoice>> nets;
+    for (bool reuse : {false, true}) {
+      std::vector<lg::GroupChoice> &split = reuse ? groups.reuse : groups.fixed;
+      nets.push_back(split);
+      if (auto tapered = lg::withTaper(split, reuse, recordsOf))
+        nets.push_back(std::move(*tapered));
+    }
+    func::FuncOp best;
+    std::optional<uint64_t> bestCycles;
+    for (std::vector<lg::GroupChoice> &net : nets) {
+      IRMapping map;
+      func::FuncOp candidate = func.clone(map);
+      for (lg::GroupChoice &group : net)
+        for (Operation *&op : group.ops)
+          op = map.lookup(op);
+      // Its own cache: an erased candidate's ops may share addresses with
+      // the next one's.
+      RecordCache candidateRecords;
+      std::optional<uint64_t> cycles =
+          materializeAll(candidate, net, candidateRecords, prefetch);
+      if (!best || (cycles && (!bestCycles || *cycles < *bestCycles))) {
+        if (best)
+          best.erase();
+        best = candidate;
+        bestCycles = cycles;
+      } else {
+        candidate.erase();
+      }
+    }
+    func.getBody().takeBody(best.getBody());
+    best.erase();
   }
 };
 } // namespace

@@ -19,6 +19,9 @@ namespace kiln::top {
 /// The float contents of a weight's value (dense or dense resource, f32 or
 /// 8-bit integers, which read as their integer values).
 std::vector<float> readWeight(WeightOp op);
+/// A conv's filter and bias when both are weights (a missing bias reads as
+/// zeros, one per output channel); false otherwise.
+bool readFilterAndBias(ConvOp conv, std::vector<float> &filter, std::vector<float> &bias);
 /// Creates a top.weight holding `data` as a dense resource named after
 /// `name` (made a bare identifier, as resource keys must be; the resource
 /// manager makes it unique).

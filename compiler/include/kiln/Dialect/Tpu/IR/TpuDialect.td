@@ -10,9 +10,9 @@ def Tpu_Dialect : Dialect {
     Ops the TIU and GDMA engines run, with dtypes in their tensor types: f32,
     f16, bf16, i32 (requantization tables) and, for INT8,
     !quant.uniform<i8:f32, scale:zero_point> (per-tensor activations) or
-    !quant.uniform<i8:f32:0, {scales}> (per-channel weights). Ops inside a
-    tpu.group carry their LMEM placement as the attribute `tpu.lmem`
-    (#tpu.lmem<ping, pong>, verified by the dialect). An op computing R
+    !quant.uniform<i8:f32:0, {scales}> (per-channel weights). A tpu.group
+    carries its slicing and LMEM placement as its `plan`
+    (#tpu.group_plan). An op computing R
     output rows per pass as R channel blocks (tpu-fold-output-rows) carries
     `tpu.folded_rows` = R: its result is not a model tensor's layout; a
     folded conv or deconv also carries `tpu.model_macs`, the unfolded op's
@@ -26,8 +26,6 @@ def Tpu_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
-    /// The name of the LMEM placement attribute of ops in a tpu.group.
-    static llvm::StringRef lmemAttrName() { return "tpu.lmem"; }
     /// The name of the row-folding factor of an op's result.
     static llvm::StringRef foldedRowsAttrName() { return "tpu.folded_rows"; }
     /// The name of a folded conv's or deconv's model MAC count.

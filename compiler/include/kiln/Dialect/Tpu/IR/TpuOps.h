@@ -11,6 +11,11 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "kiln/Dialect/Top/IR/TopAttrs.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/Hashing.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <array>
 #include <optional>
 
 namespace kiln::tpu {
@@ -22,6 +27,29 @@ struct HWindow {
   int64_t kernel, stride, dilation, padTop;
   bool transposed = false;
 };
+
+/// The part of an [n, c, h, w] value a layer-group slice holds or stores
+/// (#tpu.value_plan): per dimension an offset and a size. All sizes are 0
+/// for a slice that does not touch the value.
+struct SliceRange {
+  std::array<int64_t, 4> offsets{}, sizes{};
+  bool empty() const {
+    return llvm::any_of(sizes, [](int64_t size) { return size <= 0; });
+  }
+  bool operator==(const SliceRange &o) const {
+    return offsets == o.offsets && sizes == o.sizes;
+  }
+};
+llvm::hash_code hash_value(const SliceRange &range);
+/// `(n+len, c+len, h+len, w+len)`: per dimension its offset, then its size.
+mlir::AsmPrinter &operator<<(mlir::AsmPrinter &printer, const SliceRange &range);
+
+/// Whether two LMEM buffers of a layer group are live at the same position,
+/// given as [first, last] positions on the layout's cycle of `period`
+/// positions (`last` may pass the period: a store one slice later); a
+/// `whole` buffer (an invariant value's) is live throughout.
+bool liveTogether(int64_t aFirst, int64_t aLast, bool aWhole, int64_t bFirst, int64_t bLast,
+                  bool bWhole, int64_t period);
 
 // The traits of TpuInterfaces.td; they carry no methods.
 template <typename ConcreteType>

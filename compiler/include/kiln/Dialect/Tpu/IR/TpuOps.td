@@ -262,18 +262,26 @@ def Tpu_GroupOp : Tpu_Op<"group", [SingleBlockImplicitTerminator<"YieldOp">]> {
   let summary = "A layer group: ops that run slice by slice in LMEM";
   let description = [{
     The body loads external inputs (tpu.load), computes, and stores escaping
-    values (tpu.store, yielded as the group's results). The work is split into
-    n_slices x c_slices x h_slices x w_slices slices (C in whole lane groups); with
-    `buffers` = 2 the sliced tensors alternate between the ping and pong
-    buffers of their `tpu.lmem` placement so GDMA and TIU overlap.
+    values (tpu.store, yielded as the group's results). `plan` records how
+    the work is sliced, the order the slices run in, and every value's part
+    per slice and LMEM buffers (#tpu.group_plan); code generation reads it.
+    With 2 buffers the sliced values alternate between their ping and pong
+    buffers, so GDMA and TIU overlap. H slices may be tapered (the first and
+    last half the others, so less of the pipeline's fill and drain is
+    exposed): the ranges say so.
   }];
-  let arguments = (ins I64Attr:$n_slices, DefaultValuedAttr<I64Attr, "1">:$c_slices,
-                       DefaultValuedAttr<I64Attr, "1">:$w_slices,
-                       I64Attr:$h_slices, I64Attr:$buffers);
+  let arguments = (ins Tpu_GroupPlanAttr:$plan);
   let results = (outs Variadic<AnyRankedTensor>:$outputs);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict `:` type($outputs) $body";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The values the plan describes, in its order: walking the body's
+    /// compute ops in order, each op's operands (a filter view read through
+    /// to the value it views, none operands skipped) not seen before, then
+    /// its result.
+    llvm::SmallVector<mlir::Value> getPlannedValues();
+  }];
 }
 
 def Tpu_YieldOp : Tpu_Op<"yield", [Pure, Terminator, HasParent<"GroupOp">]> {
@@ -287,12 +295,13 @@ def Tpu_YieldOp : Tpu_Op<"yield", [Pure, Terminator, HasParent<"GroupOp">]> {
 def Tpu_LoadOp : Tpu_Op<"load", [Pure]> {
   let summary = "GDMA load of a DDR tensor into LMEM";
   let description = [{
-    `held` loads it whole once and keeps it for every slice. A held
-    coefficient with `prefetch_groups` = k is loaded by the k-th layer group
-    before this one, while that group computes, into LMEM no group between
-    them touches; this group then starts with it in place.
+    The group's plan says which parts it loads per slice; a value invariant
+    there is loaded whole once and kept for every slice. Such a coefficient
+    with `prefetch_groups` = k is loaded by the k-th layer group before this
+    one, while that group computes, into LMEM no group between them touches;
+    this group then starts with it in place.
   }];
-  let arguments = (ins AnyRankedTensor:$input, BoolAttr:$held,
+  let arguments = (ins AnyRankedTensor:$input,
                        OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$prefetch_groups);
   let results = (outs AnyRankedTensor:$output);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";

@@ -77,6 +77,13 @@ bool kiln::top::readFilterAndBias(ConvOp conv, std::vector<float> &filter,
   return (int64_t)bias.size() == oc;
 }
 
+void kiln::top::eraseUnusedWeights(Operation *root) {
+  root->walk([](WeightOp w) {
+    if (w->use_empty())
+      w.erase();
+  });
+}
+
 std::vector<float> kiln::top::readWeight(WeightOp op) {
   Attribute value = op.getValue();
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {

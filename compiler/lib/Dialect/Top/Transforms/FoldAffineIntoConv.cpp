@@ -165,10 +165,7 @@ struct FoldAffineIntoConvPass
       while (precision != "int8" && foldBefore(conv)) {
       }
     }
-    getOperation().walk([](WeightOp w) {
-      if (w->use_empty())
-        w.erase();
-    });
+    eraseUnusedWeights(getOperation());
   }
 };
 } // namespace

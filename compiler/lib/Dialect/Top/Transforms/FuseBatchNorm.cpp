@@ -166,10 +166,7 @@ struct FuseBatchNormPass
         lowerToMulAdd(bn, *params);
     }
     // The unfolded filters, biases and statistics are no longer read.
-    getOperation().walk([](WeightOp w) {
-      if (w->use_empty())
-        w.erase();
-    });
+    eraseUnusedWeights(getOperation());
   }
 };
 } // namespace

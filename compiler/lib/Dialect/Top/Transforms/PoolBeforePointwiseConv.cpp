@@ -103,10 +103,7 @@ struct PoolBeforePointwiseConvPass
         conv.erase();
       composeWithReader(projected);
     }
-    getOperation().walk([](WeightOp w) {
-      if (w->use_empty())
-        w.erase();
-    });
+    eraseUnusedWeights(getOperation());
   }
 };
 } // namespace

@@ -412,13 +412,21 @@ static LogicalResult verifySameElements(Operation *op, RankedTensorType in,
                                 << " differ";
 }
 
+/// Views keep their input's elements and need static shapes.
+static LogicalResult verifyStaticView(Operation *op, RankedTensorType in, RankedTensorType out,
+                                      StringRef moves) {
+  if (failed(verifySameElements(op, in, out, moves)))
+    return failure();
+  if (!in.hasStaticShape() || !out.hasStaticShape())
+    return op->emitOpError("needs static shapes");
+  return success();
+}
+
 LogicalResult ViewOp::verify() {
   auto in = cast<RankedTensorType>(getInput().getType());
   auto out = cast<RankedTensorType>(getOutput().getType());
-  if (failed(verifySameElements(*this, in, out, "views")))
+  if (failed(verifyStaticView(*this, in, out, "views")))
     return failure();
-  if (!in.hasStaticShape() || !out.hasStaticShape())
-    return emitOpError("needs static shapes");
   const int64_t offset = static_cast<int64_t>(getOffset());
   if (offset < 0 || offset + out.getNumElements() > in.getNumElements())
     return emitOpError("elements [")
@@ -474,10 +482,8 @@ LogicalResult UnfoldRowsOp::verify() {
 LogicalResult StridedViewOp::verify() {
   auto in = cast<RankedTensorType>(getInput().getType());
   auto out = cast<RankedTensorType>(getOutput().getType());
-  if (failed(verifySameElements(*this, in, out, "reads")))
+  if (failed(verifyStaticView(*this, in, out, "reads")))
     return failure();
-  if (!in.hasStaticShape() || !out.hasStaticShape())
-    return emitOpError("needs static shapes");
   ArrayRef<int64_t> sizes = getSizes(), strides = getStrides();
   if (sizes.empty() || sizes.size() != strides.size())
     return emitOpError("needs as many strides as sizes, at least one");

@@ -71,10 +71,14 @@ struct HoistShrinkingOps : public tpu::impl::TpuHoistShrinkingOpsBase<HoistShrin
     }
     if (!anchor)
       return;
+    // Already right after it (constants between do not count): most ops.
+    Operation *prev = op->getPrevNode();
+    while (prev && prev != anchor && isConstant(prev))
+      prev = prev->getPrevNode();
+    if (prev == anchor)
+      return;
     DenseMap<Operation *, int64_t> pos = positions(block);
     int64_t from = pos[op], to = pos[anchor] + 1;
-    if (from <= to)
-      return;
     auto lastUse = [&](Value v, Operation *except) {
       int64_t last = -1;
       for (Operation *user : v.getUsers())

@@ -22,6 +22,9 @@ std::vector<float> readWeight(WeightOp op);
 /// A conv's filter and bias when both are weights (a missing bias reads as
 /// zeros, one per output channel); false otherwise.
 bool readFilterAndBias(ConvOp conv, std::vector<float> &filter, std::vector<float> &bias);
+/// Erases the weights under `root` nothing reads any more (the ones a fold
+/// replaced).
+void eraseUnusedWeights(mlir::Operation *root);
 /// Creates a top.weight holding `data` as a dense resource named after
 /// `name` (made a bare identifier, as resource keys must be; the resource
 /// manager makes it unique).

@@ -2,7 +2,8 @@
 # kiln run --trace: the trace is valid JSON (Chrome trace event format) with a
 # TIU and a GDMA track, names every group's commands by the group's ONNX ops
 # and tensors, ends at the modelled cycles, and counts DDR bytes upwards; it
-# is the same with N threads and one (run_threads.sh).
+# is the same with N threads and one (run_threads.sh); the cycles it says bank
+# conflicts added sum to `kiln inspect --profile`'s.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${KILN_BUILD_DIR:-$root/build}
@@ -16,7 +17,9 @@ bash "$root/tests/models/generate.sh" resnet_style "$dir" "$py"
 "$kiln" inspect "$out/net.bmodel" --json > "$out/inspect.json"
 bash "$root/tests/e2e/run_threads.sh" "$out/net.bmodel" "$dir/input.npz" "$out/out.npz" \
   --stats "$out/stats.json" --trace "$out/trace.json"
-"$py" - "$out/trace.json" "$out/inspect.json" "$out/stats.json" <<'PY'
+conflict_cycles=$("$kiln" inspect "$out/net.bmodel" --profile |
+  sed -n 's/.*bank conflicts: .* adding \([0-9]*\) cycles.*/\1/p')
+"$py" - "$out/trace.json" "$out/inspect.json" "$out/stats.json" "$conflict_cycles" <<'PY'
 import json, sys
 trace = json.load(open(sys.argv[1]))
 net = json.load(open(sys.argv[2]))["nets"][0]
@@ -41,8 +44,11 @@ for g, group in enumerate(groups):
             len(e["name"].split(" ", 1)[1]) > 0, (g, e["name"])
 end = max(e["ts"] + e["dur"] for e in slices)
 assert abs(end * 1000 - stats["cycles"]) < 1, (end, stats["cycles"])
+# The cycles bank conflicts added, per command, sum to the profile's total.
+conflicts = sum(e["args"].get("bank_conflict_cycles", 0) for e in slices)
+assert conflicts == int(sys.argv[4]), (conflicts, sys.argv[4])
 counter = [e["args"]["bytes"] for e in events if e["ph"] == "C"]
 assert counter and counter == sorted(counter), "DDR bytes grow"
 print(f"trace: {len(slices)} commands in {len(groups)} groups over {end:.1f} us, "
-      f"{counter[-1]} DDR bytes")
+      f"{counter[-1]} DDR bytes, {conflicts} cycles of bank conflicts")
 PY

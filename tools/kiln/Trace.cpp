@@ -85,11 +85,12 @@ std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> 
       uint32_t g = e.submission - firstSubmission;
       const fb::LayerGroup &lg = *groups->Get(g);
       std::string name, kind;
-      uint64_t bytes = 0;
+      uint64_t bytes = 0, nominal = 0;
       if (e.engine == KILN_ENGINE_TIU) {
         if (e.index >= tiu[g].size())
           continue;
         kind = tiuKind(tiu[g][e.index]);
+        nominal = kiln_tiu_cycles(&tiu[g][e.index]);
         uint32_t op = lg.tiu_ops() && e.index < lg.tiu_ops()->size() ? lg.tiu_ops()->Get(e.index)
                                                                        : 0;
         name = lg.ops() && op < lg.ops()->size() ? jsonString(lg.ops()->Get(op)) : kind;
@@ -99,6 +100,7 @@ std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> 
         const kiln_gdma_cmd &c = gdma[g][e.index];
         kind = gdmaKind(c);
         bytes = ddrBusBytes(c);
+        nominal = kiln_gdma_cycles(&c);
         uint32_t t = lg.gdma_tensors() && e.index < lg.gdma_tensors()->size()
                          ? lg.gdma_tensors()->Get(e.index)
                          : 0xffffu;
@@ -124,6 +126,9 @@ std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> 
           j.attribute("cycles", (int64_t)e.cycles);
           if (bytes)
             j.attribute("ddr_bytes", (int64_t)bytes);
+          // What sharing an LMEM bank with the other engine's command added.
+          if (e.cycles > nominal)
+            j.attribute("bank_conflict_cycles", (int64_t)(e.cycles - nominal));
         });
       });
       if (bytes) {

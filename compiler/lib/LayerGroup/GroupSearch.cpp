@@ -5,6 +5,7 @@
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <limits>
 
@@ -120,6 +121,65 @@ std::optional<std::vector<GroupChoice>> lg::withTaper(ArrayRef<GroupChoice> spli
   if (!any)
     return std::nullopt;
   return tapered;
+}
+
+/// Topological orders of `ops` (a group in program order) other than theirs:
+/// per sink, its ancestors in the group first, then the other ops.
+static std::vector<SmallVector<Operation *>> sinkFirstOrders(ArrayRef<Operation *> ops) {
+  llvm::SmallPtrSet<Operation *, 16> members(ops.begin(), ops.end());
+  // The member computing v (read directly or through a filter view).
+  auto producer = [&](Value v) -> Operation * {
+    Operation *def = v.getDefiningOp();
+    if (isFilterView(def))
+      def = def->getOperand(0).getDefiningOp();
+    return def && members.contains(def) ? def : nullptr;
+  };
+  llvm::SmallPtrSet<Operation *, 16> read;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (Operation *p = producer(operand))
+        read.insert(p);
+  std::vector<SmallVector<Operation *>> orders;
+  if (ops.size() - read.size() < 2)
+    return orders; // one sink: every op is its ancestor
+  for (Operation *sink : ops) {
+    if (read.contains(sink))
+      continue;
+    llvm::SmallPtrSet<Operation *, 16> cone;
+    SmallVector<Operation *> work{sink};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!cone.insert(op).second)
+        continue;
+      for (Value operand : op->getOperands())
+        if (Operation *p = producer(operand))
+          work.push_back(p);
+    }
+    SmallVector<Operation *> order;
+    for (bool inCone : {true, false})
+      for (Operation *op : ops)
+        if (cone.contains(op) == inCone)
+          order.push_back(op);
+    if (!llvm::equal(order, ops))
+      orders.push_back(std::move(order));
+  }
+  return orders;
+}
+
+std::vector<GroupChoice> lg::withBestOrder(ArrayRef<GroupChoice> split, bool reuse,
+                                           RecordsOf recordsOf) {
+  std::vector<GroupChoice> ordered(split.begin(), split.end());
+  for (GroupChoice &group : ordered)
+    for (SmallVector<Operation *> &order : sinkFirstOrders(group.ops)) {
+      PlanChoice p = planOf(order, recordsOf, reuse);
+      const std::optional<CostedPlan> &c = reuse ? p.reuse : p.fixed;
+      if (!c || c->cycles >= group.cycles)
+        continue;
+      group.ops = std::move(order);
+      group.plan = c->plan;
+      group.cycles = c->cycles;
+    }
+  return ordered;
 }
 
 std::vector<SmallVector<Operation *>> lg::tiuRuns(Block &block) {

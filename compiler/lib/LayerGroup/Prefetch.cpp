@@ -15,6 +15,9 @@ using namespace kiln::lg;
 
 namespace {
 
+/// Free places costed for a prefetched coefficient in each host.
+constexpr size_t kPlacesCosted = 6;
+
 /// A per-lane LMEM range [lo, hi).
 struct Span {
   uint64_t lo, hi;
@@ -37,8 +40,9 @@ struct GroupState {
   }
 };
 
-/// The highest EU-aligned start of `bytes` free of every range in `taken`.
-std::optional<uint64_t> highestFree(std::vector<Span> taken, uint64_t bytes) {
+/// EU-aligned starts of `bytes` free of every range in `taken`, highest
+/// first: in each free gap, its highest and its lowest start.
+std::vector<uint64_t> freeStarts(std::vector<Span> taken, uint64_t bytes) {
   std::sort(taken.begin(), taken.end(), [](Span a, Span b) { return a.lo < b.lo; });
   std::vector<Span> merged;
   for (const Span &s : taken) {
@@ -49,18 +53,21 @@ std::optional<uint64_t> highestFree(std::vector<Span> taken, uint64_t bytes) {
     else
       merged.push_back(s);
   }
+  std::vector<uint64_t> starts;
   uint64_t top = KILN_LMEM_BYTES_PER_LANE;
   for (size_t k = merged.size() + 1; k-- > 0;) {
     uint64_t floor = k == 0 ? 0 : merged[k - 1].hi;
-    if (top >= floor + bytes) {
-      uint64_t at = (top - bytes) / KILN_EU_BYTES * KILN_EU_BYTES;
-      if (at >= floor)
-        return at;
+    uint64_t lowest = (floor + KILN_EU_BYTES - 1) / KILN_EU_BYTES * KILN_EU_BYTES;
+    if (top >= lowest + bytes) {
+      uint64_t highest = (top - bytes) / KILN_EU_BYTES * KILN_EU_BYTES;
+      starts.push_back(highest);
+      if (lowest != highest)
+        starts.push_back(lowest);
     }
     if (k > 0)
       top = merged[k - 1].lo;
   }
-  return std::nullopt;
+  return starts;
 }
 
 /// Whether value v of the group is a coefficient it holds for every slice.
@@ -126,21 +133,27 @@ uint64_t lg::planPrefetch(ArrayRef<Operation *> groups, unsigned maxDistance,
       for (size_t d = 1; d <= maxDistance && d <= j; ++d) {
         GroupState &host = state[j - d];
         taken.insert(taken.end(), host.used.begin(), host.used.end());
-        std::optional<uint64_t> at = highestFree(taken, bytes);
-        if (!at)
+        std::vector<uint64_t> starts = freeStarts(taken, bytes);
+        if (starts.empty())
           break; // farther hosts only add ranges
-        host.prefetch.push_back(wholeLoad(reader.m.g, reader.m.s, v, *at, 0));
-        std::optional<uint64_t> hostCycles = host.model();
-        host.prefetch.pop_back();
-        if (!hostCycles)
-          continue;
-        int64_t gain = (int64_t)(reader.cycles + host.cycles) -
-                       (int64_t)(*readerCycles + *hostCycles);
-        if (gain > bestGain) {
-          bestGain = gain;
-          bestHost = j - d;
-          bestAddr = *at;
-          bestHostCycles = *hostCycles;
+        // Where the load shares no bank with the commands the host's TIU
+        // runs beside it, it costs no conflict: a few free places are
+        // costed, highest first.
+        starts.resize(std::min<size_t>(starts.size(), kPlacesCosted));
+        for (uint64_t at : starts) {
+          host.prefetch.push_back(wholeLoad(reader.m.g, reader.m.s, v, at, 0));
+          std::optional<uint64_t> hostCycles = host.model();
+          host.prefetch.pop_back();
+          if (!hostCycles)
+            continue;
+          int64_t gain = (int64_t)(reader.cycles + host.cycles) -
+                         (int64_t)(*readerCycles + *hostCycles);
+          if (gain > bestGain) {
+            bestGain = gain;
+            bestHost = j - d;
+            bestAddr = at;
+            bestHostCycles = *hostCycles;
+          }
         }
       }
       if (bestGain <= 0)

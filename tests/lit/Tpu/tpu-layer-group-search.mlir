@@ -128,3 +128,29 @@ func.func @tapered(%x: tensor<1x64x128x128xf32>) -> tensor<1x64x128x128xf32> {
   %0 = top.conv %x, %w, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x64x128x128xf32>, tensor<64x64x3x3xf32>, none) -> tensor<1x64x128x128xf32>
   return %0 : tensor<1x64x128x128xf32>
 }
+
+// -----
+
+// Two branches read the first conv's result: a 3x3 conv (listed first, as an
+// exporter lists the main chain) and a 1x1 head whose result is as large. The
+// second group runs the head first: its store then overlaps the 3x3 conv of
+// the same slice, and the last slice leaves only the 3x3 conv's rows to store.
+// The group's results keep their values (the return reads them swapped).
+// CHECK-LABEL: func.func @side_branch_first
+// CHECK: tpu.group
+// CHECK: %[[G:.*]]:2 = tpu.group
+// CHECK: %[[HEAD:.*]] = tpu.conv2d {{.*}}kernel_shape = array<i64: 1, 1>
+// CHECK-NEXT: %[[MAIN:.*]] = tpu.conv2d {{.*}}kernel_shape = array<i64: 3, 3>
+// CHECK-NEXT: tpu.store %[[HEAD]]
+// CHECK-NEXT: tpu.store %[[MAIN]]
+// CHECK: return %[[G]]#1, %[[G]]#0
+func.func @side_branch_first(%x: tensor<1x32x96x96xf32>) -> (tensor<1x32x96x96xf32>, tensor<1x32x96x96xf32>) {
+  %w1 = top.weight {value = dense<0.01> : tensor<32x32x3x3xf32>} : tensor<32x32x3x3xf32>
+  %w2 = top.weight {value = dense<0.02> : tensor<32x32x3x3xf32>} : tensor<32x32x3x3xf32>
+  %w3 = top.weight {value = dense<0.03> : tensor<32x32x1x1xf32>} : tensor<32x32x1x1xf32>
+  %n = top.none
+  %0 = top.conv %x, %w1, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x32x96x96xf32>, tensor<32x32x3x3xf32>, none) -> tensor<1x32x96x96xf32>
+  %1 = top.conv %0, %w2, %n {kernel_shape = array<i64: 3, 3>, strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x32x96x96xf32>, tensor<32x32x3x3xf32>, none) -> tensor<1x32x96x96xf32>
+  %2 = top.conv %0, %w3, %n {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = false} : (tensor<1x32x96x96xf32>, tensor<32x32x1x1xf32>, none) -> tensor<1x32x96x96xf32>
+  return %1, %2 : tensor<1x32x96x96xf32>, tensor<1x32x96x96xf32>
+}

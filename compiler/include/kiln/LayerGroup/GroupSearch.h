@@ -55,6 +55,18 @@ mlir::FailureOr<GroupSplits> searchGroups(llvm::ArrayRef<mlir::Operation *> run,
 std::optional<std::vector<GroupChoice>> withTaper(llvm::ArrayRef<GroupChoice> split, bool reuse,
                                                   RecordsOf recordsOf);
 
+/// `split` with each group's ops in the order, of the few costed, whose
+/// fastest plan models the fewest cycles (the `reuse` kind, or the fixed
+/// one). Program order runs a group's independent branches as the exporter
+/// listed them; a slice's stores wait for their producers, so a branch that
+/// ends in a store (a segmentation net's auxiliary head) is better run
+/// before the main chain: its store then overlaps the chain's compute, and
+/// the group's drain is the main result's store alone. The orders costed run
+/// one sink's (an op no other op of the group reads) ancestors first, each
+/// set in program order.
+std::vector<GroupChoice> withBestOrder(llvm::ArrayRef<GroupChoice> split, bool reuse,
+                                       RecordsOf recordsOf);
+
 /// The runs of TIU ops in `block` that searchGroups splits, in program
 /// order. Reshapes, concats, DMA ops, unfold_rows and the return read or
 /// write DDR, so what they consume must be stored first: they end a run. A

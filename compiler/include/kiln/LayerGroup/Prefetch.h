@@ -9,9 +9,11 @@
 //
 // For each group in order and each of its held coefficients in the order its
 // ops read them, every earlier group up to `maxDistance` back is tried as the
-// host: the coefficient moves to the highest LMEM range that the host, the
-// groups between and its own group leave free, and the move is kept where
-// the chip's scheduler models the host plus the reader faster than before
+// host: the coefficient moves to an LMEM range that the host, the groups
+// between and its own group leave free (a few are costed, highest first:
+// the host's TIU commands running beside the load may share a 16 KiB bank
+// with one and not another), and the move is kept where the chip's
+// scheduler models the host plus the reader fastest and faster than before
 // (other groups do not change). The decision is recorded on the reader's
 // tpu.load (prefetch_groups) and in its group's plan (the moved buffer).
 //

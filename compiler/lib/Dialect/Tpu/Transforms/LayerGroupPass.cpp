@@ -56,7 +56,10 @@ std::optional<uint64_t> materialize(ArrayRef<Operation *> ops, const lg::Plan &p
       g, slicing, plan.buffers, plan.reuse,
       recs ? std::optional<ArrayRef<kiln_tiu_cmd>>(*recs) : std::nullopt);
 
-  Operation *last = ops.back();
+  // Where the last of them in program order was (a group may run its ops in
+  // another order): every operand is defined before it.
+  Operation *last = *llvm::max_element(
+      ops, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   OpBuilder b(last);
   SmallVector<Value> escaping;
   SmallVector<Type> resultTypes;
@@ -161,6 +164,7 @@ struct LayerGroupPass : public tpu::impl::TpuLayerGroupBase<LayerGroupPass> {
     std::vector<std::vector<lg::GroupChoice>> nets;
     for (bool reuse : {false, true}) {
       std::vector<lg::GroupChoice> &split = reuse ? groups.reuse : groups.fixed;
+      split = lg::withBestOrder(split, reuse, recordsOf);
       nets.push_back(split);
       if (auto tapered = lg::withTaper(split, reuse, recordsOf))
         nets.push_back(std::move(*tapered));

@@ -23,6 +23,8 @@ struct Buffer {
   bool whole = false; ///< held or invariant: live for the whole group
   bool loaded = false; ///< a per-slice load writes it (the GDMA runs beside the TIU)
   bool gdma = false;  ///< a per-slice load or store touches it
+  /// A held load: the prologue loads it while the TIU runs the first ops.
+  bool heldLoad = false;
   /// First and last live position on a cycle of `period` positions; `last`
   /// may pass the period (a store one step later).
   int64_t first = 0, last = 0;
@@ -49,6 +51,7 @@ struct Lifetimes {
         buf.whole = whole;
         buf.loaded = g.vals[v].external && !whole;
         buf.gdma = buf.loaded || g.vals[v].escaping;
+        buf.heldLoad = g.vals[v].external && whole;
         buf.first = b * step + live[v].first;
         buf.last = b * step + live[v].last;
         bufs.push_back(buf);
@@ -101,13 +104,15 @@ std::optional<uint64_t> lowestOrHighestFree(uint64_t bytes, std::vector<const Bu
 }
 
 /// The lowest free offset where `buf` shares the fewest banks with the live
-/// buffers when one of the two is a per-slice load or store: there the GDMA
-/// and the TIU would meet.
+/// buffers when one of the two is a per-slice load or store, or a held load
+/// and the other a buffer the TIU writes: there the GDMA and the TIU would
+/// meet.
 std::optional<uint64_t> fewestSharedBanks(const Buffer &buf, std::vector<const Buffer *> &live) {
   // Per bank, the live buffers touching it that would meet `buf`.
   unsigned users[KILN_LMEM_BANKS] = {};
   for (const Buffer *o : live)
-    if (buf.gdma || o->gdma) {
+    if (buf.gdma || o->gdma || (buf.heldLoad && !o->heldLoad) ||
+        (o->heldLoad && !buf.heldLoad)) {
       uint32_t mask = kiln_lmem_bank_mask(o->at, o->at + o->bytes);
       for (unsigned b = 0; b < KILN_LMEM_BANKS; ++b)
         users[b] += (mask >> b) & 1;

@@ -71,3 +71,26 @@ func.func @banks(%x: tensor<1x64x8x3072xf32>) -> tensor<1x64x8x3072xf32> {
   %4 = top.mul %3, %3 : (tensor<1x64x8x3072xf32>, tensor<1x64x8x3072xf32>) -> tensor<1x64x8x3072xf32>
   return %4 : tensor<1x64x8x3072xf32>
 }
+
+// -----
+
+// The same chain with a 1x1 conv in the middle. The prologue loads its
+// filter (held, bank 0) while the TIU runs the slice's first ops, so no
+// buffer the TIU writes shares its bank: the product and the conv's result
+// (reused bytes) start on bank 1 rather than right after the filter, where
+// they would meet its load.
+// CHECK-LABEL: func.func @held_load_bank
+// CHECK: tpu.group {plan = #tpu.group_plan<slices = [1, 1, 4, 1], buffers = 2,
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 3072], lmem = [16384, 49152], bytes = 24576, live = [2, 3], banks = [1, 2, 3, 4],
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 64, 1], invariant, lmem = [0, 0], bytes = 256, live = [0, 13], banks = [0],
+// CHECK-SAME: #tpu.value_plan<shape = [1, 64, 8, 3072], lmem = [16384, 49152], bytes = 24576, live = [4, 5], banks = [1, 2, 3, 4],
+func.func @held_load_bank(%x: tensor<1x64x8x3072xf32>) -> tensor<1x64x8x3072xf32> {
+  %w = top.weight {value = dense<0.01> : tensor<64x64x1x1xf32>} : tensor<64x64x1x1xf32>
+  %n = top.none
+  %0 = top.relu %x : (tensor<1x64x8x3072xf32>) -> tensor<1x64x8x3072xf32>
+  %1 = top.mul %0, %0 : (tensor<1x64x8x3072xf32>, tensor<1x64x8x3072xf32>) -> tensor<1x64x8x3072xf32>
+  %2 = top.add %1, %0 : (tensor<1x64x8x3072xf32>, tensor<1x64x8x3072xf32>) -> tensor<1x64x8x3072xf32>
+  %3 = top.conv %2, %w, %n {kernel_shape = array<i64: 1, 1>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 1 : i64, do_relu = true} : (tensor<1x64x8x3072xf32>, tensor<64x64x1x1xf32>, none) -> tensor<1x64x8x3072xf32>
+  %4 = top.mul %3, %3 : (tensor<1x64x8x3072xf32>, tensor<1x64x8x3072xf32>) -> tensor<1x64x8x3072xf32>
+  return %4 : tensor<1x64x8x3072xf32>
+}

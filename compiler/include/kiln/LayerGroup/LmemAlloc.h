@@ -34,7 +34,8 @@ enum class Layout {
   Lifetime,    ///< space of dead buffers reused, lowest free offset first
   LifetimeSplit, ///< reused, loaded values from the top down
   LifetimeBanks, ///< reused, each buffer where it shares the fewest banks with
-                 ///< live buffers the other engine touches
+                 ///< live buffers the other engine touches (held loads meet
+                 ///< the TIU's first ops in the prologue)
   LifetimePipelined, ///< the same, a slice's loads kept apart from the slice
                      ///< before (ping-pong), so they run while it computes
 };

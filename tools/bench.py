@@ -90,10 +90,11 @@ def profile(bmodel):
     groups = []
     for line in text.splitlines():
         f = line.split()
-        if len(f) >= 9 and f[0].isdigit():
+        if len(f) >= 10 and f[0].isdigit():
             groups.append({"group": int(f[0]), "ops": int(f[1]), "cycles": int(f[2]),
                            "tiu": int(f[3]), "gdma": int(f[4]), "bound": f[5],
-                           "conflicts": int(f[8]), "first": f[9] if len(f) > 9 else ""})
+                           "conflicts": int(f[8]), "conflict_cycles": int(f[9]),
+                           "first": f[10] if len(f) > 10 else ""})
     return groups
 
 
@@ -143,7 +144,8 @@ def bench(name):
         print("  costliest groups (kiln inspect --profile):")
         for g in sorted(groups, key=lambda g: -g["cycles"])[:5]:
             print(f"    group {g['group']:3d} {g['cycles']:9d} cycles, TIU {g['tiu']:9d}, GDMA {g['gdma']:9d}, "
-                  f"{g['bound']:7} {g['conflicts']:3d} bank conflicts, {g['ops']:3d} ops from {g['first']}")
+                  f"{g['bound']:7} {g['conflicts']:3d} bank conflicts ({g['conflict_cycles']} cycles), "
+                  f"{g['ops']:3d} ops from {g['first']}")
     print(f"  DDR bytes           {s['ddr_bytes']:10d}")
     print(f"  minimum DDR bytes   {net['min_ddr_bytes']:10d}  -> ratio {s['ddr_bytes'] / net['min_ddr_bytes']:.2f}x")
     plan = net["activation_plan"]

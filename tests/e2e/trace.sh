@@ -17,9 +17,8 @@ bash "$root/tests/models/generate.sh" resnet_style "$dir" "$py"
 "$kiln" inspect "$out/net.bmodel" --json > "$out/inspect.json"
 bash "$root/tests/e2e/run_threads.sh" "$out/net.bmodel" "$dir/input.npz" "$out/out.npz" \
   --stats "$out/stats.json" --trace "$out/trace.json"
-conflict_cycles=$("$kiln" inspect "$out/net.bmodel" --profile |
-  sed -n 's/.*bank conflicts: .* adding \([0-9]*\) cycles.*/\1/p')
-"$py" - "$out/trace.json" "$out/inspect.json" "$out/stats.json" "$conflict_cycles" <<'PY'
+"$kiln" inspect "$out/net.bmodel" --profile > "$out/profile.txt"
+"$py" - "$out/trace.json" "$out/inspect.json" "$out/stats.json" "$out/profile.txt" <<'PY'
 import json, sys
 trace = json.load(open(sys.argv[1]))
 net = json.load(open(sys.argv[2]))["nets"][0]
@@ -44,9 +43,17 @@ for g, group in enumerate(groups):
             len(e["name"].split(" ", 1)[1]) > 0, (g, e["name"])
 end = max(e["ts"] + e["dur"] for e in slices)
 assert abs(end * 1000 - stats["cycles"]) < 1, (end, stats["cycles"])
-# The cycles bank conflicts added, per command, sum to the profile's total.
+# The cycles bank conflicts added, per command, sum to the profile's per
+# group (its conf_cyc column) and in all.
+profile = [line.split() for line in open(sys.argv[4])]
+per_group = {int(f[0]): int(f[9]) for f in profile if len(f) > 10 and f[0].isdigit()}
+assert sorted(per_group) == list(range(len(groups))), per_group
+for g, cycles in per_group.items():
+    mine = sum(e["args"].get("bank_conflict_cycles", 0) for e in slices if e["args"]["group"] == g)
+    assert mine == cycles, (g, mine, cycles)
 conflicts = sum(e["args"].get("bank_conflict_cycles", 0) for e in slices)
-assert conflicts == int(sys.argv[4]), (conflicts, sys.argv[4])
+total = [int(f[-1]) for f in profile if f and f[0] == "total"]
+assert total == [conflicts] and conflicts > 0, (total, conflicts)
 counter = [e["args"]["bytes"] for e in events if e["ph"] == "C"]
 assert counter and counter == sorted(counter), "DDR bytes grow"
 print(f"trace: {len(slices)} commands in {len(groups)} groups over {end:.1f} us, "

@@ -365,16 +365,17 @@ void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
 }
 /// Per group: modelled cycles (the chip's scheduler over its queues), each
 /// engine's busy cycles, what bounds it, DDR bytes on the bus, LMEM peak and
-/// the bank conflicts left (commands that started in one).
+/// the bank conflicts left (commands that started in one) with the cycles
+/// they add.
 int printProfile(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
                  const fb::Model *m) {
   for (const fb::Net *net : *m->nets()) {
     std::printf("net %s: per group, modelled cycles; bound: the engine busy >= 90%% of the "
                 "group's cycles, else latency (engines waiting on each other)\n",
                 net->name()->c_str());
-    std::printf("  %5s %4s %10s %10s %10s %7s %10s %9s %9s  %s\n", "group", "ops", "cycles",
-                "tiu_busy", "gdma_busy", "bound", "ddr_bytes", "lmem_peak", "conflicts",
-                "first op");
+    std::printf("  %5s %4s %10s %10s %10s %7s %10s %9s %9s %9s  %s\n", "group", "ops",
+                "cycles", "tiu_busy", "gdma_busy", "bound", "ddr_bytes", "lmem_peak",
+                "conflicts", "conf_cyc", "first op");
     uint64_t total = 0, tiuTotal = 0, gdmaTotal = 0, ddrTotal = 0, conflicts = 0,
              conflictCycles = 0;
     for (const fb::LayerGroup *g : *net->groups()) {
@@ -396,10 +397,11 @@ int printProfile(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
       const char *bound = t.tiu_busy * 10 >= t.total_cycles * 9    ? "TIU"
                           : t.gdma_busy * 10 >= t.total_cycles * 9 ? "GDMA"
                                                                    : "latency";
-      std::printf("  %5u %4u %10llu %10llu %10llu %7s %10llu %9u %9llu  %s\n", g->id(),
+      std::printf("  %5u %4u %10llu %10llu %10llu %7s %10llu %9u %9llu %9llu  %s\n", g->id(),
                   g->ops()->size(), (unsigned long long)t.total_cycles,
                   (unsigned long long)t.tiu_busy, (unsigned long long)t.gdma_busy, bound,
                   (unsigned long long)ddr, peak, (unsigned long long)t.bank_conflicts,
+                  (unsigned long long)t.conflict_cycles,
                   g->ops()->size() ? g->ops()->Get(0)->c_str() : "");
       conflicts += t.bank_conflicts;
       conflictCycles += t.conflict_cycles;
@@ -408,10 +410,10 @@ int printProfile(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
       gdmaTotal += t.gdma_busy;
       ddrTotal += ddr;
     }
-    std::printf("  %5s %4s %10llu %10llu %10llu %7s %10llu %9s %9llu\n", "total", "",
+    std::printf("  %5s %4s %10llu %10llu %10llu %7s %10llu %9s %9llu %9llu\n", "total", "",
                 (unsigned long long)total, (unsigned long long)tiuTotal,
                 (unsigned long long)gdmaTotal, "", (unsigned long long)ddrTotal, "",
-                (unsigned long long)conflicts);
+                (unsigned long long)conflicts, (unsigned long long)conflictCycles);
     std::printf("  bank conflicts: %llu commands started while the other engine used one of "
                 "their LMEM banks, adding %llu cycles to the engines' busy time\n",
                 (unsigned long long)conflicts, (unsigned long long)conflictCycles);

@@ -23,11 +23,12 @@ static bool readsWholeOperandFrom(Operation *op, Operation *producer) {
   return false;
 }
 
-static PlanChoice planOf(ArrayRef<Operation *> ops, RecordsOf recordsOf, bool reuse) {
+static PlanChoice planOf(ArrayRef<Operation *> ops, RecordsOf recordsOf, bool reuse,
+                         bool taper = false) {
   std::optional<std::vector<kiln_tiu_cmd>> records = recordsOf(ops);
   return choosePlans(GroupGraph::fromOps(ops),
                      records ? std::optional<ArrayRef<kiln_tiu_cmd>>(*records) : std::nullopt,
-                     reuse);
+                     reuse, taper);
 }
 
 FailureOr<GroupSplits> lg::searchGroups(ArrayRef<Operation *> run, unsigned maxGroupOps,
@@ -107,10 +108,8 @@ std::optional<std::vector<GroupChoice>> lg::withTaper(ArrayRef<GroupChoice> spli
   for (GroupChoice &group : tapered) {
     if (group.plan.hSlices < 3)
       continue;
-    std::optional<std::vector<kiln_tiu_cmd>> records = recordsOf(group.ops);
-    if (!records)
-      continue;
-    PlanChoice p = choosePlans(GroupGraph::fromOps(group.ops), *records, reuse, /*taper=*/true);
+    // Without records the plan is uncosted and never tapered.
+    PlanChoice p = planOf(group.ops, recordsOf, reuse, /*taper=*/true);
     const std::optional<CostedPlan> &c = reuse ? p.reuse : p.fixed;
     if (!c || !c->plan.taperedH || c->cycles >= group.cycles)
       continue;

@@ -111,8 +111,7 @@ std::optional<uint64_t> fewestSharedBanks(const Buffer &buf, std::vector<const B
   // Per bank, the live buffers touching it that would meet `buf`.
   unsigned users[KILN_LMEM_BANKS] = {};
   for (const Buffer *o : live)
-    if (buf.gdma || o->gdma || (buf.heldLoad && !o->heldLoad) ||
-        (o->heldLoad && !buf.heldLoad)) {
+    if (buf.gdma || o->gdma || buf.heldLoad != o->heldLoad) {
       uint32_t mask = kiln_lmem_bank_mask(o->at, o->at + o->bytes);
       for (unsigned b = 0; b < KILN_LMEM_BANKS; ++b)
         users[b] += (mask >> b) & 1;

@@ -8,12 +8,19 @@
 //   - from an input in rows, the conv gets a kernel kh + R - 1 rows tall and
 //     stride R; block r's filter rows are the original ones shifted down by
 //     r (zero taps elsewhere);
+//   - from an RGB stem whose kernel rows are already channels (a
+//     tpu.fold_rows, tpu-fold-stem-rows), the fold takes the rows of R
+//     passes at once: kernel KH + (R - 1) * S rows, stride R * S. For a 3x3
+//     stem and R = 4 the loads read each input row 1.5 times instead of 3;
 //   - from an input folded the same way (the previous conv of the chain), a
 //     conv over the R * C folded channels whose taps pick, for each block and
-//     kernel row, the block and folded row holding that input row;
+//     kernel row, the block and folded row holding that input row; a conv of
+//     H stride S computes R / S rows per pass;
 //   - pointwise ops in between run on the folded tensor as they are, with
 //     per-channel operands repeated per block.
-// The chain ends in a tpu.unfold_rows: the layer group computing it stores
+// The chain goes on through the one reader of each result that can run
+// folded. Every other reader, and the readers of the chain's last result,
+// read it through a tpu.unfold_rows: the layer group computing it stores
 // each block into its rows of the result (lane-offset stores), so no
 // command moves the rows back. Kept where the chip's cost model says the
 // chain's TIU work shrinks. The zero taps are charged like any other. INT8
@@ -222,27 +229,39 @@ bool isFoldablePointwise(Operation *op, Value v) {
   return llvm::count(op->getOperands(), v) == 1;
 }
 
-/// A conv of the chain reading the folded result of the previous one: it
-/// must keep the rows (the output has the input's height).
+/// A conv of the chain reading the folded result of the previous one: its
+/// output has the input's height divided by its H stride (which must divide
+/// the rows folded, foldFactors).
 bool isFoldableInnerConv(Operation *op, Value v) {
   auto conv = dyn_cast<tpu::Conv2DOp>(op);
-  return conv && conv.getInput() == v && isFoldableConv(conv) &&
-         rankedType(conv.getOutput()).getDimSize(2) == rankedType(v).getDimSize(2);
+  if (!conv || conv.getInput() != v || conv.getGroup() != 1 || conv.getDilations()[0] != 1 ||
+      !hasFoldableWeights(conv))
+    return false;
+  auto in = rankedType(v), out = rankedType(conv.getOutput());
+  return out && out.getRank() == 4 && out.hasStaticShape() &&
+         out.getDimSize(2) * conv.getStrides()[0] == in.getDimSize(2);
 }
 
-/// The ops folded with `first`: it, then its single user while that user can
-/// run folded.
+/// The ops folded with `first`: it, then the one user of each result that
+/// can run folded (its other users read it unfolded, from DDR).
 SmallVector<Operation *> chainFrom(Operation *first) {
   SmallVector<Operation *> chain{first};
   Value v = first->getResult(0);
-  while (v.hasOneUse()) {
-    Operation *user = *v.getUsers().begin();
-    auto deconv = dyn_cast<tpu::Deconv2DOp>(user);
-    if (!isFoldableInnerConv(user, v) && !isFoldablePointwise(user, v) &&
-        !(deconv && deconv.getInput() == v && isFoldableDeconv(deconv)))
+  while (true) {
+    Operation *next = nullptr;
+    bool several = false;
+    for (Operation *user : v.getUsers()) {
+      auto deconv = dyn_cast<tpu::Deconv2DOp>(user);
+      if (!isFoldableInnerConv(user, v) && !isFoldablePointwise(user, v) &&
+          !(deconv && deconv.getInput() == v && isFoldableDeconv(deconv)))
+        continue;
+      several |= next && next != user;
+      next = user;
+    }
+    if (!next || several)
       break;
-    chain.push_back(user);
-    v = user->getResult(0);
+    chain.push_back(next);
+    v = next->getResult(0);
   }
   return chain;
 }
@@ -261,17 +280,18 @@ std::vector<uint8_t> shiftedFilter(const std::vector<uint8_t> &w, ArrayRef<int64
   return out;
 }
 
-/// W'[r*O + o, r'*I + i, dy - first, x] = W[o, i, k, x] where
-/// R*dy + r' = r - pad + k.
+/// For a conv of H stride S on input rows folded by R (output rows folded
+/// by R / S): W'[r*O + o, r'*I + i, dy - first, x] = W[o, i, k, x] where
+/// R*dy + r' = S*r - pad + k.
 std::vector<uint8_t> foldedFilter(const std::vector<uint8_t> &w, ArrayRef<int64_t> shape,
-                                  int64_t rows, int64_t pad, size_t bytes) {
-  int64_t oc = shape[0], ic = shape[1], kh = shape[2], kw = shape[3];
-  FoldedTaps taps(kh, 1, pad, rows);
+                                  int64_t rows, int64_t stride, int64_t pad, size_t bytes) {
+  int64_t oc = shape[0], ic = shape[1], kh = shape[2], kw = shape[3], outRows = rows / stride;
+  FoldedTaps taps(kh, stride, pad, outRows);
   int64_t tall = taps.height();
-  std::vector<uint8_t> out(rows * oc * rows * ic * tall * kw * bytes, 0);
-  for (int64_t r = 0; r < rows; ++r)
+  std::vector<uint8_t> out(outRows * oc * rows * ic * tall * kw * bytes, 0);
+  for (int64_t r = 0; r < outRows; ++r)
     for (int64_t k = 0; k < kh; ++k) {
-      int64_t t = r - pad + k, dy = floorDiv(t, rows), block = t - rows * dy;
+      int64_t t = stride * r - pad + k, dy = floorDiv(t, rows), block = t - rows * dy;
       for (int64_t o = 0; o < oc; ++o)
         for (int64_t i = 0; i < ic; ++i)
           std::memcpy(
@@ -280,6 +300,44 @@ std::vector<uint8_t> foldedFilter(const std::vector<uint8_t> &w, ArrayRef<int64_
               &w[(((o * ic + i) * kh + k) * kw) * bytes], kw * bytes);
     }
   return out;
+}
+
+/// A stem conv's folded input (tpu-fold-stem-rows): the fold_rows its one-row
+/// kernel reads, directly or through a cast.
+struct StemRows {
+  tpu::FoldRowsOp fold;
+  tpu::CastOp cast; ///< null if the conv reads the fold directly
+  int64_t kernelH = 0, strideH = 0, channels = 0; ///< the fold's, and its input's channels
+  /// Input rows a pass of `rows` output rows reads: the fold's kernel rows
+  /// then `stride` more per extra output row.
+  int64_t kernelRows(int64_t rows) const { return kernelH + (rows - 1) * strideH; }
+};
+
+std::optional<StemRows> stemRowsOf(tpu::Conv2DOp conv) {
+  StemRows stem;
+  Value in = conv.getInput();
+  if ((stem.cast = in.getDefiningOp<tpu::CastOp>()))
+    in = stem.cast.getInput();
+  stem.fold = in.getDefiningOp<tpu::FoldRowsOp>();
+  ArrayRef<int64_t> pads = conv.getPads();
+  if (!stem.fold || conv.getKernelShape()[0] != 1 || pads[0] != 0 || pads[2] != 0 ||
+      stem.fold.getDilationH() != 1)
+    return std::nullopt;
+  stem.kernelH = stem.fold.getKernelH();
+  stem.strideH = stem.fold.getStrideH();
+  stem.channels = rankedType(stem.fold.getInput()).getDimSize(1);
+  // Consecutive kernel rows: the rows of R passes overlap into one window.
+  if (stem.strideH > stem.kernelH)
+    return std::nullopt;
+  return stem;
+}
+
+/// Whether `first` can compute `rows` rows per pass: a stem's folded rows
+/// must still fit the lanes its loads fill (tpu.fold_rows).
+bool startFits(Operation *first, int64_t rows) {
+  auto conv = dyn_cast<tpu::Conv2DOp>(first);
+  std::optional<StemRows> stem = conv ? stemRowsOf(conv) : std::nullopt;
+  return !stem || stem->kernelRows(rows) * stem->channels <= KILN_NPU_NUM;
 }
 
 /// A clone of the conv or deconv `op` reading `input` through `filter`, its
@@ -296,27 +354,72 @@ OpTy cloneFolded(OpBuilder &b, OpTy op, Value input, Value filter, int64_t rows)
   return folded;
 }
 
-/// The conv on folded rows: `input` is unfolded for the chain's first conv,
-/// folded for the others.
-Operation *foldConv(OpBuilder &b, tpu::Conv2DOp conv, Value input, int64_t rows, bool first) {
+/// A stem's conv computing `rows` rows per pass: its fold_rows gets the
+/// kernel rows of a pass, stride `rows` times the conv's, and block r's
+/// filter reads them shifted by r strides:
+///   W'[r*O + o, (r*s + ky)*C + c, 0, x] = W[o, ky*C + c, 0, x].
+/// The new fold (and cast) go to `prelude`.
+Operation *foldStemConv(OpBuilder &b, tpu::Conv2DOp conv, StemRows stem, int64_t rows,
+                        SmallVectorImpl<Operation *> &prelude) {
+  auto filterOp = conv.getFilter().getDefiningOp<top::WeightOp>();
+  auto filterType = cast<RankedTensorType>(filterOp.getType());
+  auto [bytes, element] = *weightData(filterOp);
+  size_t size = bytes.size() / filterType.getNumElements();
+  int64_t oc = filterType.getDimSize(0), kh = stem.kernelH, c = stem.channels,
+          kw = filterType.getDimSize(3), s = stem.strideH, tall = stem.kernelRows(rows);
+  auto foldType = rankedType(stem.fold.getOutput());
+  auto rowsType = foldType.clone({foldType.getDimSize(0), tall * c, foldType.getDimSize(2) / rows,
+                                  foldType.getDimSize(3)});
+  Value input = b.create<tpu::FoldRowsOp>(
+      stem.fold.getLoc(), rowsType, stem.fold.getInput(), b.getI64IntegerAttr(tall),
+      b.getI64IntegerAttr(s * rows), b.getI64IntegerAttr(1), stem.fold.getPadTopAttr());
+  prelude.push_back(input.getDefiningOp());
+  if (stem.cast) {
+    Operation *cast = b.clone(*stem.cast);
+    cast->setOperand(0, input);
+    cast->getResult(0).setType(
+        rowsType.clone(rankedType(stem.cast.getOutput()).getElementType()));
+    prelude.push_back(cast);
+    input = cast->getResult(0);
+  }
+  std::vector<uint8_t> folded(rows * oc * tall * c * kw * size, 0);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t ky = 0; ky < kh; ++ky)
+        std::memcpy(&folded[(((r * oc + o) * tall + r * s + ky) * c) * kw * size],
+                    &bytes[((o * kh + ky) * c) * kw * size], c * kw * size);
+  Value filter = makeWeight(b, filterOp, {rows * oc, tall * c, 1, kw}, element, folded, rows);
+  return cloneFolded(b, conv, input, filter, rows);
+}
+
+/// The conv computing `rows` rows per pass from input rows folded by
+/// `inRows` (1: unfolded, the chain's first conv).
+Operation *foldConv(OpBuilder &b, tpu::Conv2DOp conv, Value input, int64_t inRows, int64_t rows,
+                    SmallVectorImpl<Operation *> &prelude) {
+  if (inRows == 1)
+    if (std::optional<StemRows> stem = stemRowsOf(conv))
+      return foldStemConv(b, conv, *stem, rows, prelude);
   auto filterOp = conv.getFilter().getDefiningOp<top::WeightOp>();
   auto filterType = cast<RankedTensorType>(filterOp.getType());
   auto [bytes, element] = *weightData(filterOp);
   size_t size = bytes.size() / filterType.getNumElements();
   ArrayRef<int64_t> k = conv.getKernelShape(), st = conv.getStrides(), pads = conv.getPads();
   int64_t oc = filterType.getDimSize(0), ic = filterType.getDimSize(1);
-  FoldedTaps taps(k[0], 1, pads[0], rows);
+  FoldedTaps taps(k[0], st[0], pads[0], rows);
   Value filter =
-      first ? makeWeight(b, filterOp, {rows * oc, ic, k[0] + rows - 1, k[1]}, element,
-                         shiftedFilter(bytes, filterType.getShape(), rows, size), rows)
-            : makeWeight(b, filterOp, {rows * oc, rows * ic, taps.height(), k[1]}, element,
-                         foldedFilter(bytes, filterType.getShape(), rows, pads[0], size), rows);
+      inRows == 1
+          ? makeWeight(b, filterOp, {rows * oc, ic, k[0] + rows - 1, k[1]}, element,
+                       shiftedFilter(bytes, filterType.getShape(), rows, size), rows)
+          : makeWeight(b, filterOp, {rows * oc, inRows * ic, taps.height(), k[1]}, element,
+                       foldedFilter(bytes, filterType.getShape(), inRows, st[0], pads[0], size),
+                       rows);
   auto newConv = cloneFolded(b, conv, input, filter, rows);
-  if (first) {
+  if (inRows == 1) {
     newConv.setKernelShape({k[0] + rows - 1, k[1]});
     newConv.setStrides({rows, st[1]});
   } else {
     newConv.setKernelShape({taps.height(), k[1]});
+    newConv.setStrides({1, st[1]});
     newConv.setPads({-taps.first, pads[1], taps.last, pads[3]});
   }
   return newConv;
@@ -358,13 +461,17 @@ Operation *foldDeconv(OpBuilder &b, tpu::Deconv2DOp deconv, Value input, int64_t
 }
 
 /// The rows each op of the chain computes per pass when the first one
-/// computes `rows`: a deconv multiplies them by its H stride.
+/// computes `rows`: a deconv multiplies them by its H stride, a conv divides
+/// them by its own (0 from a conv whose stride does not divide them on).
 SmallVector<int64_t> foldFactors(ArrayRef<Operation *> chain, int64_t rows) {
   SmallVector<int64_t> factors;
   for (auto [i, op] : llvm::enumerate(chain)) {
-    if (i > 0)
+    if (i > 0) {
       if (auto deconv = dyn_cast<tpu::Deconv2DOp>(op))
         rows *= deconv.getStrides()[0];
+      else if (auto conv = dyn_cast<tpu::Conv2DOp>(op))
+        rows = rows % conv.getStrides()[0] ? 0 : rows / conv.getStrides()[0];
+    }
     factors.push_back(rows);
   }
   return factors;
@@ -393,8 +500,13 @@ Operation *foldPointwise(OpBuilder &b, Operation *op, Value from, Value to, int6
 /// Row counts per chain costed by the group search (compile time).
 constexpr size_t kRowCountsCosted = 3;
 
+/// TIU cycles of the TIU ops among `ops`.
 uint64_t tiuCycles(ArrayRef<Operation *> ops) {
-  std::optional<std::vector<kiln_tiu_cmd>> records = codegen::tryTiuRecords(ops);
+  SmallVector<Operation *> tiu;
+  for (Operation *op : ops)
+    if (op->hasTrait<tpu::RunsOnTiu>())
+      tiu.push_back(op);
+  std::optional<std::vector<kiln_tiu_cmd>> records = codegen::tryTiuRecords(tiu);
   if (!records)
     return UINT64_MAX;
   uint64_t cycles = 0;
@@ -418,38 +530,79 @@ void eraseAll(ArrayRef<Operation *> ops) {
       w->erase();
 }
 
-/// The chain built for `rows`, ending in its unfold_rows; its ops in program
-/// order (the unfold last).
-SmallVector<Operation *> buildFolded(ArrayRef<Operation *> chain, int64_t rows) {
-  SmallVector<Operation *> built;
+/// A chain built folded, beside the original until committed.
+struct FoldedChain {
+  SmallVector<Operation *> prelude; ///< a stem's new fold_rows and cast
+  SmallVector<Operation *> ops;     ///< the chain's ops, folded
+  /// Each chain result read outside the chain, and the unfold_rows those
+  /// readers get instead.
+  SmallVector<std::pair<Value, Operation *>> unfolds;
+
+  /// Every op built, producers first.
+  SmallVector<Operation *> all() const {
+    SmallVector<Operation *> built(prelude);
+    built.append(ops.begin(), ops.end());
+    for (auto [value, unfold] : unfolds)
+      built.push_back(unfold);
+    return built;
+  }
+
+  /// The readers outside `chain` read the unfolded results.
+  void redirect(ArrayRef<Operation *> chain) {
+    llvm::SmallPtrSet<Operation *, 8> inside(chain.begin(), chain.end());
+    for (auto [value, unfold] : unfolds)
+      value.replaceUsesWithIf(unfold->getResult(0),
+                              [&](OpOperand &use) { return !inside.contains(use.getOwner()); });
+  }
+
+  /// Undoes redirect and erases what was built.
+  void discard() {
+    for (auto [value, unfold] : unfolds)
+      unfold->getResult(0).replaceAllUsesWith(value);
+    eraseAll(all());
+  }
+};
+
+/// The chain's ops (the first ends a stem, stemRowsOf, whose ops go to the
+/// prelude) folded for `rows`, each result read outside the chain unfolded
+/// just before its first such reader.
+FoldedChain buildFolded(ArrayRef<Operation *> chain, int64_t rows) {
+  FoldedChain built;
   SmallVector<int64_t> factors = foldFactors(chain, rows);
+  llvm::SmallPtrSet<Operation *, 8> inside(chain.begin(), chain.end());
   Value from, to;
+  int64_t inRows = 1;
   for (auto [op, factor] : llvm::zip(chain, factors)) {
     OpBuilder b(op);
     Operation *folded;
     if (auto deconv = dyn_cast<tpu::Deconv2DOp>(op))
-      folded = built.empty() ? foldDeconv(b, deconv, deconv.getInput(), 1)
-                             : foldDeconv(b, deconv, to, factor / deconv.getStrides()[0]);
+      folded = built.ops.empty() ? foldDeconv(b, deconv, deconv.getInput(), 1)
+                                 : foldDeconv(b, deconv, to, inRows);
     else if (auto conv = dyn_cast<tpu::Conv2DOp>(op))
-      folded = foldConv(b, conv, built.empty() ? conv.getInput() : to, factor, built.empty());
+      folded = foldConv(b, conv, built.ops.empty() ? conv.getInput() : to, inRows, factor,
+                        built.prelude);
     else
       folded = foldPointwise(b, op, from, to, factor);
     folded->setAttr(tpu::TpuDialect::foldedRowsAttrName(), b.getI64IntegerAttr(factor));
     if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(op))
       folded->setAttr(tpu::TpuDialect::modelMacsAttrName(),
                       b.getI64IntegerAttr(tpu::modelMacs(op)));
-    built.push_back(folded);
+    built.ops.push_back(folded);
     from = op->getResult(0);
     to = folded->getResult(0);
+    inRows = factor;
+    // Just before the first reader outside the chain, so the ops between
+    // may still group.
+    Operation *firstUser = nullptr;
+    for (Operation *user : from.getUsers())
+      if (!inside.contains(user) && (!firstUser || user->isBeforeInBlock(firstUser)))
+        firstUser = user;
+    if (!firstUser)
+      continue;
+    OpBuilder at(firstUser);
+    built.unfolds.push_back({from, at.create<tpu::UnfoldRowsOp>(op->getLoc(), from.getType(), to,
+                                                                at.getI64IntegerAttr(factor))});
   }
-  // Just before the first reader, so the ops between may still group.
-  Operation *firstUser = nullptr;
-  for (Operation *user : from.getUsers())
-    if (!firstUser || user->isBeforeInBlock(firstUser))
-      firstUser = user;
-  OpBuilder b(firstUser);
-  built.push_back(b.create<tpu::UnfoldRowsOp>(chain.back()->getLoc(), from.getType(), to,
-                                              b.getI64IntegerAttr(factors.back())));
   return built;
 }
 
@@ -491,12 +644,13 @@ std::optional<uint64_t> groupedCycles(Block &block, ArrayRef<Operation *> ops,
   return cycles;
 }
 
-/// The chain's ops and the readers of its result: what folding regroups.
-SmallVector<Operation *> touchedBy(ArrayRef<Operation *> chain, Value end) {
-  SmallVector<Operation *> ops(chain);
-  for (Operation *user : end.getUsers())
-    ops.push_back(user);
-  return ops;
+/// `ops` and their readers: what folding regroups.
+SmallVector<Operation *> touchedBy(ArrayRef<Operation *> ops) {
+  llvm::SetVector<Operation *> touched(ops.begin(), ops.end());
+  for (Operation *op : ops)
+    for (Operation *user : op->getUsers())
+      touched.insert(user);
+  return touched.takeVector();
 }
 
 /// Folds the chain starting at `first` by the row count with the fewest TIU
@@ -512,29 +666,38 @@ SmallVector<Operation *> foldChain(Operation *first, unsigned maxGroupOps) {
   // A deconv folds by its stride, a conv by any R that divides the rows.
   int64_t minRows = deconv ? deconv.getStrides()[0] : 2;
   int64_t maxRows = deconv ? minRows : KILN_NPU_NUM;
-  // The ops folded by `rows`: the chain while their folded channels fit
-  // the lanes (a deconv multiplies the rows).
+  // The ops folded by `rows`: the chain while each computes two rows or
+  // more per pass and their folded channels fit the lanes.
   auto chainFor = [&](int64_t rows) {
     ArrayRef<Operation *> ops = longest;
     SmallVector<int64_t> factors = foldFactors(ops, rows);
     size_t n = 0;
-    while (n < ops.size() &&
+    while (n < ops.size() && factors[n] >= 2 &&
            factors[n] * rankedType(ops[n]->getResult(0)).getDimSize(1) <= KILN_NPU_NUM)
       ++n;
     return SmallVector<Operation *>(ops.take_front(n));
   };
+  // A stem's cast is part of its TIU work, folded or not.
+  SmallVector<Operation *> stemCast;
+  if (std::optional<StemRows> stem = conv ? stemRowsOf(conv) : std::nullopt)
+    if (stem->cast)
+      stemCast.push_back(stem->cast);
   // Row counts that save TIU cycles, most saved first.
   SmallVector<std::pair<uint64_t, int64_t>> saving;
   for (int64_t rows = minRows; rows <= maxRows; ++rows) {
     SmallVector<Operation *> ops = chainFor(rows);
     if (ops.empty())
       break;
-    if (height % rows)
+    if (height % rows || !startFits(first, rows))
       continue;
-    uint64_t unfolded = tiuCycles(ops);
-    SmallVector<Operation *> built = buildFolded(ops, rows);
-    uint64_t cycles = tiuCycles(ArrayRef<Operation *>(built).drop_back());
-    eraseAll(built);
+    SmallVector<Operation *> unfoldedOps(stemCast);
+    unfoldedOps.append(ops.begin(), ops.end());
+    uint64_t unfolded = tiuCycles(unfoldedOps);
+    FoldedChain built = buildFolded(ops, rows);
+    SmallVector<Operation *> foldedOps(built.prelude);
+    foldedOps.append(built.ops.begin(), built.ops.end());
+    uint64_t cycles = tiuCycles(foldedOps);
+    built.discard();
     if (unfolded != UINT64_MAX && cycles < unfolded)
       saving.push_back({unfolded - cycles, rows});
   }
@@ -549,15 +712,13 @@ SmallVector<Operation *> foldChain(Operation *first, unsigned maxGroupOps) {
   int64_t bestRows = 0;
   for (auto [saved, rows] : ArrayRef(saving).take_front(kRowCountsCosted)) {
     SmallVector<Operation *> chain = chainFor(rows);
-    Value end = chain.back()->getResult(0);
-    std::optional<uint64_t> before = groupedCycles(block, touchedBy(chain, end), maxGroupOps);
-    SmallVector<Operation *> built = buildFolded(chain, rows);
-    Value unfolded = built.back()->getResult(0);
-    end.replaceAllUsesWith(unfolded);
-    std::optional<uint64_t> after =
-        groupedCycles(block, touchedBy(built, unfolded), maxGroupOps);
-    unfolded.replaceAllUsesWith(end);
-    eraseAll(built);
+    SmallVector<Operation *> original(stemCast);
+    original.append(chain.begin(), chain.end());
+    std::optional<uint64_t> before = groupedCycles(block, touchedBy(original), maxGroupOps);
+    FoldedChain built = buildFolded(chain, rows);
+    built.redirect(chain);
+    std::optional<uint64_t> after = groupedCycles(block, touchedBy(built.all()), maxGroupOps);
+    built.discard();
     if (before && after && *after < *before && *before - *after > bestGain) {
       bestGain = *before - *after;
       bestRows = rows;
@@ -566,10 +727,16 @@ SmallVector<Operation *> foldChain(Operation *first, unsigned maxGroupOps) {
   if (!bestRows)
     return {};
   SmallVector<Operation *> chain = chainFor(bestRows);
-  SmallVector<Operation *> built = buildFolded(chain, bestRows);
-  chain.back()->getResult(0).replaceAllUsesWith(built.back()->getResult(0));
+  std::optional<StemRows> stem = conv ? stemRowsOf(conv) : std::nullopt;
+  FoldedChain built = buildFolded(chain, bestRows);
+  built.redirect(chain);
   SmallVector<Operation *> replaced(chain);
   eraseAll(chain);
+  // The stem's old fold and cast, if nothing else reads them.
+  if (stem && stem->cast && stem->cast->use_empty())
+    stem->cast->erase();
+  if (stem && stem->fold->use_empty())
+    stem->fold->erase();
   return replaced;
 }
 

@@ -27,6 +27,18 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$(command -v llvm-symbolizer-19 || true)}
 jobs=$(nproc)
 
+# After a failed fuzz run: the inputs it saved, in the log (the next run
+# clears the directory, and CI keeps only the log), then the failure.
+show_artifacts() {
+  local file
+  for file in "$1"/*; do
+    [ -f "$file" ] || continue
+    echo "artifact $(basename "$file") ($(stat -c %s "$file") bytes), base64:"
+    head -c 65536 "$file" | base64
+  done
+  return 1
+}
+
 cmd=$1
 shift
 case "$cmd" in
@@ -67,7 +79,8 @@ fuzz)
   # runaway allocation; every crash, leak or sanitizer report fails the run.
   "$build/tests/fuzz/bmodel_fuzzer" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
-    -artifact_prefix="$work/artifacts/" "$work/corpus" "$work/seeds"
+    -artifact_prefix="$work/artifacts/" "$work/corpus" "$work/seeds" ||
+    show_artifacts "$work/artifacts"
   ;;
 build-front)
   src=$1 build=$2
@@ -126,7 +139,8 @@ fuzz-front)
   # 2 GiB fails the run.
   "$build/tests/fuzz/${name}_fuzzer" -max_total_time="$seconds" -timeout=10 \
     -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 "${flags[@]}" \
-    ${KILN_FUZZ_FLAGS:-} -artifact_prefix="$work/artifacts/" "$work/corpus" "$work/seeds"
+    ${KILN_FUZZ_FLAGS:-} -artifact_prefix="$work/artifacts/" "$work/corpus" "$work/seeds" ||
+    show_artifacts "$work/artifacts"
   ;;
 *)
   echo "usage: sanitizers.sh {build SRC BUILD [MODELS]|test BUILD|fuzz BUILD SECONDS [MODELS...]|" >&2

@@ -332,14 +332,6 @@ std::optional<StemRows> stemRowsOf(tpu::Conv2DOp conv) {
   return stem;
 }
 
-/// Whether `first` can compute `rows` rows per pass: a stem's folded rows
-/// must still fit the lanes its loads fill (tpu.fold_rows).
-bool startFits(Operation *first, int64_t rows) {
-  auto conv = dyn_cast<tpu::Conv2DOp>(first);
-  std::optional<StemRows> stem = conv ? stemRowsOf(conv) : std::nullopt;
-  return !stem || stem->kernelRows(rows) * stem->channels <= KILN_NPU_NUM;
-}
-
 /// A clone of the conv or deconv `op` reading `input` through `filter`, its
 /// bias (or requant table) repeated per row block, its result folded.
 template <typename OpTy>
@@ -678,17 +670,18 @@ SmallVector<Operation *> foldChain(Operation *first, unsigned maxGroupOps) {
     return SmallVector<Operation *>(ops.take_front(n));
   };
   // A stem's cast is part of its TIU work, folded or not.
+  std::optional<StemRows> stem = conv ? stemRowsOf(conv) : std::nullopt;
   SmallVector<Operation *> stemCast;
-  if (std::optional<StemRows> stem = conv ? stemRowsOf(conv) : std::nullopt)
-    if (stem->cast)
-      stemCast.push_back(stem->cast);
+  if (stem && stem->cast)
+    stemCast.push_back(stem->cast);
   // Row counts that save TIU cycles, most saved first.
   SmallVector<std::pair<uint64_t, int64_t>> saving;
   for (int64_t rows = minRows; rows <= maxRows; ++rows) {
     SmallVector<Operation *> ops = chainFor(rows);
     if (ops.empty())
       break;
-    if (height % rows || !startFits(first, rows))
+    // A stem's folded rows must still fit the lanes its loads fill.
+    if (height % rows || (stem && stem->kernelRows(rows) * stem->channels > KILN_NPU_NUM))
       continue;
     SmallVector<Operation *> unfoldedOps(stemCast);
     unfoldedOps.append(ops.begin(), ops.end());
@@ -727,7 +720,6 @@ SmallVector<Operation *> foldChain(Operation *first, unsigned maxGroupOps) {
   if (!bestRows)
     return {};
   SmallVector<Operation *> chain = chainFor(bestRows);
-  std::optional<StemRows> stem = conv ? stemRowsOf(conv) : std::nullopt;
   FoldedChain built = buildFolded(chain, bestRows);
   built.redirect(chain);
   SmallVector<Operation *> replaced(chain);

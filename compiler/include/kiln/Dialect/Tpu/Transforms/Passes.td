@@ -105,13 +105,16 @@ def TpuHoistShrinkingOps : Pass<"tpu-hoist-shrinking-ops", "mlir::func::FuncOp">
 def TpuFoldOutputRows : Pass<"tpu-fold-output-rows", "mlir::func::FuncOp"> {
   let summary = "Convs with few output channels compute several rows per pass";
   let description = [{
-    A chain of convs (one group, unit H stride) with few output channels and
-    the pointwise ops between them computes R output rows per pass as R
-    blocks of channels: the first conv gets a kernel R - 1 rows taller and
-    stride R, the next ones read the folded rows through rearranged taps,
-    and a tpu.unfold_rows (stored in place by the producing layer group)
-    ends the chain. R is chosen by the modelled cycles of the layer groups
-    the group search forms around the chain; none if folding is not faster.
+    A chain of convs (one group) with few output channels and the pointwise
+    ops between them computes R output rows per pass as R blocks of
+    channels: the first conv (unit H stride) gets a kernel R - 1 rows taller
+    and stride R, or, for a stem on tpu.fold_rows, a fold of the rows R
+    passes read; the next ones read the folded rows through rearranged taps
+    (R / S rows per pass for H stride S). Readers outside the chain read a
+    tpu.unfold_rows (stored in place by the producing layer group), as do
+    the readers of the chain's end. R is chosen by the modelled cycles of
+    the layer groups the group search forms around the chain; none if
+    folding is not faster.
     Not run when every op is its own layer group or every activation is
     kept (the folded intermediates are no model tensors).
   }];

@@ -682,6 +682,79 @@ TEST_F(TopInterpreterTest, DeconvByHand) {
               {1, 1, 3, 3}, {11, 12, 12, 13, 14, 14, 13, 14, 14});
 }
 
+/// A ConvTranspose by the definition, one output at a time: its products in
+/// (c, iy, ix) order in double, as the interpreter adds them, then the bias,
+/// rounded once.
+std::vector<float> naiveDeconv(const std::vector<float> &in, const Shape &is,
+                               const std::vector<float> &w, const Shape &ws,
+                               const std::vector<float> &bias, int64_t group,
+                               const int64_t stride[2], const int64_t pad[2],
+                               const int64_t dil[2], const Shape &os) {
+  int64_t ic = is[1], icg = ic / group, ocg = ws[1], kh = ws[2], kw = ws[3];
+  std::vector<float> out;
+  for (int64_t b = 0; b < os[0]; ++b)
+    for (int64_t o = 0; o < os[1]; ++o)
+      for (int64_t y = 0; y < os[2]; ++y)
+        for (int64_t x = 0; x < os[3]; ++x) {
+          double acc = 0;
+          int64_t g = o / ocg;
+          for (int64_t c = g * icg; c < (g + 1) * icg; ++c)
+            for (int64_t iy = 0; iy < is[2]; ++iy)
+              for (int64_t ix = 0; ix < is[3]; ++ix)
+                for (int64_t ky = 0; ky < kh; ++ky)
+                  for (int64_t kx = 0; kx < kw; ++kx)
+                    if (iy * stride[0] + ky * dil[0] - pad[0] == y &&
+                        ix * stride[1] + kx * dil[1] - pad[1] == x)
+                      acc += double(in[((b * ic + c) * is[2] + iy) * is[3] + ix]) *
+                             double(w[((c * ocg + o % ocg) * kh + ky) * kw + kx]);
+          out.push_back(float(acc + (bias.empty() ? 0.0 : bias[o])));
+        }
+  return out;
+}
+
+TEST_F(TopInterpreterTest, DeconvBitsMatchTheDefinition) {
+  struct Case {
+    int64_t stride[2], pad[4], dil[2], outPad[2], group;
+  };
+  // W strides 1 to 3 (the interpreter keeps a row as its W stride's
+  // phases), negative tap offsets from padding, dilation, groups.
+  for (const Case &k : {Case{{1, 1}, {0, 0, 0, 0}, {1, 1}, {0, 0}, 1},
+                        Case{{2, 2}, {1, 1, 1, 1}, {1, 1}, {1, 1}, 1},
+                        Case{{2, 3}, {1, 2, 0, 1}, {2, 1}, {1, 0}, 2},
+                        Case{{1, 3}, {0, 4, 2, 0}, {1, 2}, {0, 2}, 2}}) {
+    Shape is = {2, 4, 5, 7}, ws = {4, 3, 3, 3};
+    int64_t oc = ws[1] * k.group;
+    int64_t oh = (is[2] - 1) * k.stride[0] - k.pad[0] - k.pad[2] + k.dil[0] * 2 + 1 + k.outPad[0];
+    int64_t ow = (is[3] - 1) * k.stride[1] - k.pad[1] - k.pad[3] + k.dil[1] * 2 + 1 + k.outPad[1];
+    Shape os = {2, oc, oh, ow};
+    auto x = pseudoRandom(numElements(is), 41), w = pseudoRandom(numElements(ws), 42),
+         b = pseudoRandom(oc, 43);
+    auto list = [](std::initializer_list<int64_t> v) {
+      std::string s;
+      for (int64_t d : v)
+        s += (s.empty() ? "" : ", ") + std::to_string(d);
+      return s;
+    };
+    std::string ir = "func.func @main(%x: " + tensorType(is) + ") -> " + tensorType(os) +
+                     " {\n" + weight("w", ws, w) + weight("b", {oc}, b) +
+                     "    %y = top.deconv %x, %w, %b {kernel_shape = array<i64: 3, 3>, "
+                     "strides = array<i64: " + list({k.stride[0], k.stride[1]}) +
+                     ">, pads = array<i64: " + list({k.pad[0], k.pad[1], k.pad[2], k.pad[3]}) +
+                     ">, dilations = array<i64: " + list({k.dil[0], k.dil[1]}) +
+                     ">, output_padding = array<i64: " + list({k.outPad[0], k.outPad[1]}) +
+                     ">, group = " + std::to_string(k.group) + " : i64} : (" + tensorType(is) +
+                     ", " + tensorType(ws) + ", " + tensorType({oc}) + ") -> " + tensorType(os) +
+                     "\n    return %y : " + tensorType(os) + "\n  }";
+    Tensor y = runOne(ir, {{"arg0", {is, x}}});
+    const int64_t pad[2] = {k.pad[0], k.pad[1]};
+    std::vector<float> expected = naiveDeconv(x, is, w, ws, b, k.group, k.stride, pad, k.dil, os);
+    ASSERT_EQ(y.shape, os);
+    ASSERT_EQ(y.data.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i)
+      ASSERT_EQ(y.data[i], expected[i]) << "stride " << k.stride[1] << ", flat index " << i;
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // New ops against PyTorch / numpy
 //===----------------------------------------------------------------------===//

@@ -179,9 +179,13 @@ FailureOr<Tensor> runDeconv(top::DeconvOp op, const Tensor &input,
   // output adds its products in (c, iy, ix) order; a row of inputs at a time
   // (an input reaches an output through one tap at most, so taking kx from
   // the last keeps ix ascending for every output).
+  // An output row is kept as its W stride's phases, x = j * sx + p at
+  // p * phaseW + j, so a tap adds a row of inputs to consecutive
+  // accumulators (the loop vectorizes) in the same order.
   // Output channels are independent: LLVM's thread pool, the same bits.
-  std::vector<double> acc(n * oc * oh * ow, 0.0);
   const int64_t sx = strides[1], dx = dilations[1], px = pads[1];
+  const int64_t phaseW = (ow + sx - 1) / sx, rowW = phaseW * sx;
+  std::vector<double> acc(n * oc * oh * rowW, 0.0);
   llvm::parallelFor(0, n * oc, [&](size_t job) {
     int64_t b = job / oc, o = job % oc;
     {
@@ -193,26 +197,35 @@ FailureOr<Tensor> runDeconv(top::DeconvOp op, const Tensor &input,
             int64_t y = iy * strides[0] + ky * dilations[0] - pads[0];
             if (y < 0 || y >= oh)
               continue;
-            double *row = &acc[((b * oc + o) * oh + y) * ow];
+            double *row = &acc[((b * oc + o) * oh + y) * rowW];
             for (int64_t kx = kw - 1; kx >= 0; --kx) {
               // Inputs ix whose output ix * sx + off lies in [0, ow).
               int64_t off = kx * dx - px;
               int64_t lo = off >= 0 ? 0 : (-off + sx - 1) / sx;
               int64_t hi = ow - 1 - off < 0 ? 0 : std::min(iw, (ow - 1 - off) / sx + 1);
+              if (lo >= hi)
+                continue;
+              // Output ix * sx + off is phase p, column ix + shift.
+              int64_t shift = llvm::divideFloorSigned(off, sx), p = off - shift * sx;
+              double *dst = row + p * phaseW + shift;
               const double w = tap(c, o, ky, kx);
               for (int64_t ix = lo; ix < hi; ++ix)
-                row[ix * sx + off] += double(in[ix]) * w;
+                dst[ix] += double(in[ix]) * w;
             }
           }
         }
     }
   });
   Tensor out{{n, oc, oh, ow}, {}};
-  out.data.reserve(acc.size());
+  out.data.resize(out.numElements());
   const bool doRelu = op.getDoRelu();
-  for (size_t i = 0; i < acc.size(); ++i) {
-    float r = float(acc[i] + (bias ? bias->data[(i / (oh * ow)) % oc] : 0.0));
-    out.data.push_back(doRelu ? relu(r) : r);
+  for (int64_t r = 0; r < n * oc * oh; ++r) {
+    const double *row = &acc[r * rowW];
+    double add = bias ? bias->data[(r / oh) % oc] : 0.0;
+    for (int64_t x = 0; x < ow; ++x) {
+      float v = float(row[x % sx * phaseW + x / sx] + add);
+      out.data[r * ow + x] = doRelu ? relu(v) : v;
+    }
   }
   return out;
 }

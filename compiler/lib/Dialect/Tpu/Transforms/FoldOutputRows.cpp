@@ -303,7 +303,8 @@ std::vector<uint8_t> foldedFilter(const std::vector<uint8_t> &w, ArrayRef<int64_
 }
 
 /// A stem conv's folded input (tpu-fold-stem-rows): the fold_rows its one-row
-/// kernel reads, directly or through a cast.
+/// kernel reads, directly or through a cast (a null fold: the conv is no
+/// such stem).
 struct StemRows {
   tpu::FoldRowsOp fold;
   tpu::CastOp cast; ///< null if the conv reads the fold directly
@@ -313,23 +314,19 @@ struct StemRows {
   int64_t kernelRows(int64_t rows) const { return kernelH + (rows - 1) * strideH; }
 };
 
-std::optional<StemRows> stemRowsOf(tpu::Conv2DOp conv) {
-  StemRows stem;
+StemRows stemRowsOf(tpu::Conv2DOp conv) {
   Value in = conv.getInput();
-  if ((stem.cast = in.getDefiningOp<tpu::CastOp>()))
-    in = stem.cast.getInput();
-  stem.fold = in.getDefiningOp<tpu::FoldRowsOp>();
+  auto cast = in.getDefiningOp<tpu::CastOp>();
+  if (cast)
+    in = cast.getInput();
+  auto fold = in.getDefiningOp<tpu::FoldRowsOp>();
   ArrayRef<int64_t> pads = conv.getPads();
-  if (!stem.fold || conv.getKernelShape()[0] != 1 || pads[0] != 0 || pads[2] != 0 ||
-      stem.fold.getDilationH() != 1)
-    return std::nullopt;
-  stem.kernelH = stem.fold.getKernelH();
-  stem.strideH = stem.fold.getStrideH();
-  stem.channels = rankedType(stem.fold.getInput()).getDimSize(1);
   // Consecutive kernel rows: the rows of R passes overlap into one window.
-  if (stem.strideH > stem.kernelH)
-    return std::nullopt;
-  return stem;
+  if (!fold || conv.getKernelShape()[0] != 1 || pads[0] != 0 || pads[2] != 0 ||
+      fold.getDilationH() != 1 || fold.getStrideH() > fold.getKernelH())
+    return {};
+  return {fold, cast, int64_t(fold.getKernelH()), int64_t(fold.getStrideH()),
+          rankedType(fold.getInput()).getDimSize(1)};
 }
 
 /// A clone of the conv or deconv `op` reading `input` through `filter`, its
@@ -389,8 +386,8 @@ Operation *foldStemConv(OpBuilder &b, tpu::Conv2DOp conv, StemRows stem, int64_t
 Operation *foldConv(OpBuilder &b, tpu::Conv2DOp conv, Value input, int64_t inRows, int64_t rows,
                     SmallVectorImpl<Operation *> &prelude) {
   if (inRows == 1)
-    if (std::optional<StemRows> stem = stemRowsOf(conv))
-      return foldStemConv(b, conv, *stem, rows, prelude);
+    if (StemRows stem = stemRowsOf(conv); stem.fold)
+      return foldStemConv(b, conv, stem, rows, prelude);
   auto filterOp = conv.getFilter().getDefiningOp<top::WeightOp>();
   auto filterType = cast<RankedTensorType>(filterOp.getType());
   auto [bytes, element] = *weightData(filterOp);
@@ -670,10 +667,10 @@ SmallVector<Operation *> foldChain(Operation *first, unsigned maxGroupOps) {
     return SmallVector<Operation *>(ops.take_front(n));
   };
   // A stem's cast is part of its TIU work, folded or not.
-  std::optional<StemRows> stem = conv ? stemRowsOf(conv) : std::nullopt;
+  StemRows stem = conv ? stemRowsOf(conv) : StemRows();
   SmallVector<Operation *> stemCast;
-  if (stem && stem->cast)
-    stemCast.push_back(stem->cast);
+  if (stem.cast)
+    stemCast.push_back(stem.cast);
   // Row counts that save TIU cycles, most saved first.
   SmallVector<std::pair<uint64_t, int64_t>> saving;
   for (int64_t rows = minRows; rows <= maxRows; ++rows) {
@@ -681,7 +678,7 @@ SmallVector<Operation *> foldChain(Operation *first, unsigned maxGroupOps) {
     if (ops.empty())
       break;
     // A stem's folded rows must still fit the lanes its loads fill.
-    if (height % rows || (stem && stem->kernelRows(rows) * stem->channels > KILN_NPU_NUM))
+    if (height % rows || (stem.fold && stem.kernelRows(rows) * stem.channels > KILN_NPU_NUM))
       continue;
     SmallVector<Operation *> unfoldedOps(stemCast);
     unfoldedOps.append(ops.begin(), ops.end());
@@ -725,10 +722,10 @@ SmallVector<Operation *> foldChain(Operation *first, unsigned maxGroupOps) {
   SmallVector<Operation *> replaced(chain);
   eraseAll(chain);
   // The stem's old fold and cast, if nothing else reads them.
-  if (stem && stem->cast && stem->cast->use_empty())
-    stem->cast->erase();
-  if (stem && stem->fold->use_empty())
-    stem->fold->erase();
+  if (stem.cast && stem.cast->use_empty())
+    stem.cast->erase();
+  if (stem.fold && stem.fold->use_empty())
+    stem.fold->erase();
   return replaced;
 }
 

@@ -191,12 +191,14 @@ bool isFoldableDeconv(tpu::Deconv2DOp deconv) {
          hasFoldableWeights(deconv);
 }
 
-/// A conv this pass can fold: one group, one-row steps in H, a constant
-/// filter and bias of a plain or quantized dtype.
-bool isFoldableConv(tpu::Conv2DOp conv) {
+/// A conv this pass can fold: one group, undilated in H, a constant filter
+/// and bias of a plain or quantized dtype, and one-row steps in H unless
+/// `anyStride` (a conv inside a chain, foldFactors).
+bool isFoldableConv(tpu::Conv2DOp conv, bool anyStride = false) {
   auto in = rankedType(conv.getInput()), out = rankedType(conv.getOutput());
   if (!in || !out || in.getRank() != 4 || !in.hasStaticShape() || !out.hasStaticShape() ||
-      conv.getGroup() != 1 || conv.getStrides()[0] != 1 || conv.getDilations()[0] != 1)
+      conv.getGroup() != 1 || (!anyStride && conv.getStrides()[0] != 1) ||
+      conv.getDilations()[0] != 1)
     return false;
   return hasFoldableWeights(conv);
 }
@@ -234,12 +236,9 @@ bool isFoldablePointwise(Operation *op, Value v) {
 /// the rows folded, foldFactors).
 bool isFoldableInnerConv(Operation *op, Value v) {
   auto conv = dyn_cast<tpu::Conv2DOp>(op);
-  if (!conv || conv.getInput() != v || conv.getGroup() != 1 || conv.getDilations()[0] != 1 ||
-      !hasFoldableWeights(conv))
-    return false;
-  auto in = rankedType(v), out = rankedType(conv.getOutput());
-  return out && out.getRank() == 4 && out.hasStaticShape() &&
-         out.getDimSize(2) * conv.getStrides()[0] == in.getDimSize(2);
+  return conv && conv.getInput() == v && isFoldableConv(conv, /*anyStride=*/true) &&
+         rankedType(conv.getOutput()).getDimSize(2) * conv.getStrides()[0] ==
+             rankedType(v).getDimSize(2);
 }
 
 /// The ops folded with `first`: it, then the one user of each result that
@@ -668,9 +667,13 @@ SmallVector<Operation *> foldChain(Operation *first, unsigned maxGroupOps) {
   };
   // A stem's cast is part of its TIU work, folded or not.
   StemRows stem = conv ? stemRowsOf(conv) : StemRows();
-  SmallVector<Operation *> stemCast;
-  if (stem.cast)
-    stemCast.push_back(stem.cast);
+  auto withStemCast = [&](ArrayRef<Operation *> ops) {
+    SmallVector<Operation *> all;
+    if (stem.cast)
+      all.push_back(stem.cast);
+    all.append(ops.begin(), ops.end());
+    return all;
+  };
   // Row counts that save TIU cycles, most saved first.
   SmallVector<std::pair<uint64_t, int64_t>> saving;
   for (int64_t rows = minRows; rows <= maxRows; ++rows) {
@@ -680,9 +683,7 @@ SmallVector<Operation *> foldChain(Operation *first, unsigned maxGroupOps) {
     // A stem's folded rows must still fit the lanes its loads fill.
     if (height % rows || (stem.fold && stem.kernelRows(rows) * stem.channels > KILN_NPU_NUM))
       continue;
-    SmallVector<Operation *> unfoldedOps(stemCast);
-    unfoldedOps.append(ops.begin(), ops.end());
-    uint64_t unfolded = tiuCycles(unfoldedOps);
+    uint64_t unfolded = tiuCycles(withStemCast(ops));
     FoldedChain built = buildFolded(ops, rows);
     SmallVector<Operation *> foldedOps(built.prelude);
     foldedOps.append(built.ops.begin(), built.ops.end());
@@ -702,9 +703,8 @@ SmallVector<Operation *> foldChain(Operation *first, unsigned maxGroupOps) {
   int64_t bestRows = 0;
   for (auto [saved, rows] : ArrayRef(saving).take_front(kRowCountsCosted)) {
     SmallVector<Operation *> chain = chainFor(rows);
-    SmallVector<Operation *> original(stemCast);
-    original.append(chain.begin(), chain.end());
-    std::optional<uint64_t> before = groupedCycles(block, touchedBy(original), maxGroupOps);
+    std::optional<uint64_t> before =
+        groupedCycles(block, touchedBy(withStemCast(chain)), maxGroupOps);
     FoldedChain built = buildFolded(chain, rows);
     built.redirect(chain);
     std::optional<uint64_t> after = groupedCycles(block, touchedBy(built.all()), maxGroupOps);

@@ -1,4 +1,5 @@
 /* Compiles every ABI header as C99 so their static_asserts are checked. */
+#include "kiln/abi/bm1684x.h"
 #include "kiln/abi/bmodel.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cmd_check.h"

@@ -1,0 +1,533 @@
+// kiln chip: BM1684X's own commands on the chip's memories (bm1684x.h).
+//
+// Each class decodes through the field tables of kiln/abi/bm1684x.h and
+// then works on element views of its operands. Arithmetic is as the
+// simulator computes it; each rule below was checked by the oracle tests
+// (tests/oracle/bm1684x_diff_test.cpp) on random commands.
+#include "kiln/chip/bm1684x.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kiln/abi/bm1684x.h"
+#include "kiln/abi/chip.h"
+#include "kiln/abi/quant.h"
+
+namespace kiln::chip::bm1684x {
+namespace {
+
+constexpr uint64_t kLaneBytes = KILN_LMEM_BYTES_PER_LANE;
+constexpr uint32_t kLaneMask = KILN_LMEM_BYTES_PER_LANE - 1u;
+
+uint32_t precBytes(uint64_t prec) {
+  switch (prec) {
+  case KILN_BM_PREC_INT8: return 1;
+  case KILN_BM_PREC_FP16: case KILN_BM_PREC_INT16: case KILN_BM_PREC_BF16: return 2;
+  case KILN_BM_PREC_FP32: case KILN_BM_PREC_INT32: return 4;
+  default: return 0; // INT4, FP8: not modelled
+  }
+}
+bool precIsFloat(uint64_t prec) {
+  return prec == KILN_BM_PREC_FP16 || prec == KILN_BM_PREC_FP32 || prec == KILN_BM_PREC_BF16;
+}
+
+struct Shape {
+  uint32_t n, c, h, w;
+  uint64_t count() const { return uint64_t{n} * c * h * w; }
+};
+
+// ---- Element types -----------------------------------------------------------
+
+struct Type {
+  uint32_t prec = 0;
+  bool isSigned = false;
+  uint32_t bytes() const { return precBytes(prec); }
+  bool isFloat() const { return precIsFloat(prec); }
+};
+
+float loadFloat(const uint8_t *p, Type t) {
+  switch (t.prec) {
+  case KILN_BM_PREC_FP32: { uint32_t b; memcpy(&b, p, 4); return kiln_f32_from_bits(b); }
+  case KILN_BM_PREC_FP16: { uint16_t b; memcpy(&b, p, 2); return kiln_f16_to_f32(b); }
+  default: { uint16_t b; memcpy(&b, p, 2); return kiln_bf16_to_f32(b); }
+  }
+}
+int64_t loadInt(const uint8_t *p, Type t) {
+  switch (t.prec) {
+  case KILN_BM_PREC_INT8: return t.isSigned ? int64_t{static_cast<int8_t>(*p)} : int64_t{*p};
+  case KILN_BM_PREC_INT16: {
+    uint16_t b; memcpy(&b, p, 2);
+    return t.isSigned ? int64_t{static_cast<int16_t>(b)} : int64_t{b};
+  }
+  default: {
+    uint32_t b; memcpy(&b, p, 4);
+    return t.isSigned ? int64_t{static_cast<int32_t>(b)} : int64_t{b};
+  }
+  }
+}
+void storeFloat(uint8_t *p, Type t, float v) {
+  switch (t.prec) {
+  case KILN_BM_PREC_FP32: { uint32_t b = kiln_f32_bits(v); memcpy(p, &b, 4); break; }
+  case KILN_BM_PREC_FP16: { uint16_t b = kiln_f32_to_f16(v); memcpy(p, &b, 2); break; }
+  default: { uint16_t b = kiln_f32_to_bf16(v); memcpy(p, &b, 2); break; }
+  }
+}
+int64_t intMin(Type t) {
+  uint32_t bits = 8u * t.bytes();
+  return t.isSigned ? -(int64_t{1} << (bits - 1)) : 0;
+}
+int64_t intMax(Type t) {
+  uint32_t bits = 8u * t.bytes();
+  return t.isSigned ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+}
+int64_t saturate(__int128 v, Type t) {
+  return v < intMin(t) ? intMin(t) : v > intMax(t) ? intMax(t) : static_cast<int64_t>(v);
+}
+// Stores v's low bits (two's complement wrap).
+void storeInt(uint8_t *p, Type t, __int128 v) {
+  uint64_t u = static_cast<uint64_t>(v);
+  for (uint32_t i = 0; i < t.bytes(); ++i) p[i] = static_cast<uint8_t>(u >> (8u * i));
+}
+
+// Integer AR results are exact before the shift: a product of two 32-bit
+// values needs 64 bits and a sign.
+using Wide = __int128;
+
+// Rounds v / 2^shift by a rounding mode.
+Wide shiftRound(Wide v, uint32_t shift, uint64_t mode) {
+  if (shift == 0) return v;
+  if (shift >= 126) shift = 126;
+  Wide floor = v >> shift; // arithmetic: rounds down
+  Wide rem = v - floor * (Wide{1} << shift);
+  Wide half = Wide{1} << (shift - 1);
+  bool neg = v < 0;
+  switch (mode) {
+  case KILN_BM_ROUND_HALF_EVEN:
+    return rem > half || (rem == half && (floor & 1)) ? floor + 1 : floor;
+  case KILN_BM_ROUND_HALF_AWAY:
+    return rem > half || (rem == half && !neg) ? floor + 1 : floor;
+  case KILN_BM_ROUND_TO_ZERO: return neg && rem ? floor + 1 : floor;
+  case KILN_BM_ROUND_DOWN: return floor;
+  case KILN_BM_ROUND_UP: return rem ? floor + 1 : floor;
+  case KILN_BM_ROUND_HALF_UP: return rem >= half ? floor + 1 : floor;
+  default: return rem > half ? floor + 1 : floor; // HALF_DOWN
+  }
+}
+// A float to an integer by a rounding mode.
+double roundFloat(double v, uint64_t mode) {
+  switch (mode) {
+  case KILN_BM_ROUND_HALF_EVEN: return std::nearbyint(v);
+  case KILN_BM_ROUND_HALF_AWAY: return std::round(v);
+  case KILN_BM_ROUND_TO_ZERO: return std::trunc(v);
+  case KILN_BM_ROUND_DOWN: return std::floor(v);
+  case KILN_BM_ROUND_UP: return std::ceil(v);
+  case KILN_BM_ROUND_HALF_UP: return std::floor(v + 0.5);
+  default: return std::ceil(v - 0.5); // HALF_DOWN
+  }
+}
+
+// A float format's bits as a double, and v to the nearest bits (ties even).
+double floatBitsValue(uint32_t bits, uint32_t prec) {
+  switch (prec) {
+  case KILN_BM_PREC_FP32: return kiln_f32_from_bits(bits);
+  case KILN_BM_PREC_FP16: return kiln_f16_to_f32(static_cast<uint16_t>(bits));
+  default: return kiln_bf16_to_f32(static_cast<uint16_t>(bits));
+  }
+}
+uint32_t floatBitsNearEven(double v, uint32_t prec) {
+  float f = static_cast<float>(v);
+  switch (prec) {
+  case KILN_BM_PREC_FP32: return kiln_f32_bits(f);
+  case KILN_BM_PREC_FP16: return kiln_f32_to_f16(f);
+  default: return kiln_f32_to_bf16(f);
+  }
+}
+
+// v (finite) in a float format by a rounding mode: the two values of the
+// format that bracket v, then the mode's choice between them. Magnitudes
+// step by one in the bits (sign and magnitude); past the largest finite
+// value the next step is infinity, one ulp further for the midpoint. From
+// a float, a value whose exponent is past the format's is infinite
+// whatever the mode (the chip rounds the mantissa, then overflows the
+// exponent); from an integer, directed modes stop at the largest finite.
+uint32_t roundToFloatBits(double v, uint32_t prec, uint64_t mode, bool fromFloat) {
+  uint32_t c = floatBitsNearEven(v, prec);
+  if (std::isnan(v) || floatBitsValue(c, prec) == v) return c;
+  const uint32_t signBit = prec == KILN_BM_PREC_FP32 ? 0x80000000u : 0x8000u;
+  const uint32_t sign = v < 0 ? signBit : 0u;
+  const double mag = std::fabs(v);
+  const double pastExponent = prec == KILN_BM_PREC_FP16 ? 65536.0 : 0x1p128;
+  if (fromFloat && mag >= pastExponent) return sign | (prec == KILN_BM_PREC_FP32 ? 0x7F800000u
+                                          : prec == KILN_BM_PREC_FP16 ? 0x7C00u : 0x7F80u);
+  auto value = [&](uint32_t m) { return floatBitsValue(m, prec); }; // m: a magnitude
+  uint32_t lo = c & ~signBit;
+  while (lo && value(lo) > mag) --lo;
+  while (value(lo + 1u) < mag) ++lo;
+  const uint32_t hi = lo + 1u;
+  double loV = value(lo), hiV = value(hi);
+  if (std::isinf(hiV)) hiV = loV + (loV - value(lo - 1u));
+  const double dl = mag - loV, dh = hiV - mag;
+  const bool tie = dl == dh, away = dh < dl; // away: the nearest is hi
+  const bool positive = v > 0;
+  // Half up / half down break a tie by the magnitude among normal values
+  // and by the sign among subnormals (as the simulator does).
+  const double minNormal = prec == KILN_BM_PREC_FP16 ? 0x1p-14 : 0x1p-126;
+  const bool upward = mag >= minNormal || positive;
+  uint32_t pick;
+  switch (mode) {
+  case KILN_BM_ROUND_HALF_EVEN: pick = tie ? ((lo & 1u) ? hi : lo) : away ? hi : lo; break;
+  case KILN_BM_ROUND_HALF_AWAY: pick = tie || away ? hi : lo; break;
+  case KILN_BM_ROUND_TO_ZERO: pick = lo; break;
+  case KILN_BM_ROUND_DOWN: pick = positive ? lo : hi; break;
+  case KILN_BM_ROUND_UP: pick = positive ? hi : lo; break;
+  case KILN_BM_ROUND_HALF_UP: pick = tie ? (upward ? hi : lo) : away ? hi : lo; break;
+  default: pick = tie ? (upward ? lo : hi) : away ? hi : lo; break; // HALF_DOWN
+  }
+  return pick | sign;
+}
+void storeFloatBits(uint8_t *p, Type t, uint32_t bits) {
+  for (uint32_t i = 0; i < t.bytes(); ++i) p[i] = static_cast<uint8_t>(bits >> (8u * i));
+}
+
+// ---- LMEM views ------------------------------------------------------------------
+
+// A tensor in LMEM: channel c on lane (lane0 + c) % 64, channel group
+// (lane0 + c) / 64; element strides for n, channel group, h, w.
+struct LmemView {
+  uint32_t lane0 = 0, offset = 0;
+  uint64_t stride[4] = {0, 0, 0, 0};
+  uint32_t bytes = 0;
+  uint8_t *at(uint8_t *lmem, uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
+    uint32_t lc = lane0 + c;
+    return lmem + (lc % KILN_NPU_NUM) * kLaneBytes + offset +
+           (n * stride[0] + (lc / KILN_NPU_NUM) * stride[1] + h * stride[2] + w * stride[3]) * bytes;
+  }
+  // Whether every element of shape s lies within its lane.
+  bool fits(const Shape &s) const {
+    uint64_t groups = (uint64_t{lane0} + s.c - 1u) / KILN_NPU_NUM;
+    uint64_t last = (s.n - 1u) * stride[0] + groups * stride[1] + (s.h - 1u) * stride[2] +
+                    (s.w - 1u) * stride[3];
+    return offset + (last + 1u) * bytes <= kLaneBytes;
+  }
+};
+
+// The view of a TIU operand at addr with layout `layout` (explicit strides
+// in `strides` for KILN_BM_LAYOUT_STRIDE); nullptr or why it cannot be.
+const char *tiuView(uint64_t addr, uint64_t layout, const uint64_t strides[4], Type t,
+                    const Shape &s, LmemView *v) {
+  if (addr >= KILN_NPU_NUM * kLaneBytes) return "a TIU operand outside LMEM";
+  v->lane0 = static_cast<uint32_t>(addr >> KILN_BM_LANE_SHIFT);
+  v->offset = static_cast<uint32_t>(addr) & kLaneMask;
+  v->bytes = t.bytes();
+  uint64_t groups = (uint64_t{v->lane0} + s.c + KILN_NPU_NUM - 1u) / KILN_NPU_NUM;
+  uint64_t plane = uint64_t{s.h} * s.w;
+  switch (layout) {
+  case KILN_BM_LAYOUT_ALIGN_EU: {
+    uint64_t eu = KILN_EU_BYTES / t.bytes();
+    uint64_t cstride = (plane + eu - 1u) / eu * eu;
+    uint64_t st[4] = {groups * cstride, cstride, s.w, 1};
+    memcpy(v->stride, st, sizeof st);
+    break;
+  }
+  case KILN_BM_LAYOUT_COMPACT: {
+    uint64_t st[4] = {groups * plane, plane, s.w, 1};
+    memcpy(v->stride, st, sizeof st);
+    break;
+  }
+  case KILN_BM_LAYOUT_STRIDE: memcpy(v->stride, strides, sizeof v->stride); break;
+  default: return "a TIU operand layout the model does not cover (offset, line)";
+  }
+  if (!v->fits(s)) return "a TIU operand past the end of its lane";
+  return nullptr;
+}
+
+// ---- sAR ----------------------------------------------------------------------------
+
+// One AR operand: an LMEM view or an immediate (the address field's bits).
+struct ArOperand {
+  Type type;
+  bool isConst = false;
+  uint64_t bits = 0;
+  LmemView view;
+  const uint8_t *at(uint8_t *lmem, uint32_t n, uint32_t c, uint32_t h, uint32_t w,
+                    uint8_t *scratch) const {
+    if (!isConst) return view.at(lmem, n, c, h, w);
+    for (uint32_t i = 0; i < 4; ++i) scratch[i] = static_cast<uint8_t>(bits >> (8u * i));
+    return scratch;
+  }
+};
+
+bool arIsUnary(uint64_t op) {
+  return op == KILN_BM_AR_NOT || op == KILN_BM_AR_COPY || op == KILN_BM_AR_ABS ||
+         op == KILN_BM_AR_DATA_CONVERT;
+}
+
+const char *runAr(const uint8_t *cmd, const Memories &mem) {
+  kiln_bm_sar a;
+  kiln_bm_sar_decode(cmd, &a);
+  Shape s{static_cast<uint32_t>(a.res0_n), static_cast<uint32_t>(a.res0_c),
+          static_cast<uint32_t>(a.res0_h), static_cast<uint32_t>(a.res0_w)};
+  if (s.count() == 0) return "an AR command with an empty shape";
+  const uint64_t op = a.tsk_eu_typ;
+  const bool unary = arIsUnary(op);
+  ArOperand in0, in1;
+  in0.type = {static_cast<uint32_t>(a.opd0_prec), a.opd0_sign != 0};
+  in1.type = {static_cast<uint32_t>(a.opd1_prec), a.opd1_sign != 0};
+  // DATA_CONVERT's result sign is opd2_sign; a difference is signed; any
+  // other integer result is signed when an input is.
+  Type out{static_cast<uint32_t>(a.res0_prec),
+           op == KILN_BM_AR_DATA_CONVERT                        ? a.opd2_sign != 0
+           : op == KILN_BM_AR_SUB || op == KILN_BM_AR_SUB_SATU ? true
+                                  : (in0.type.isSigned || (!unary && in1.type.isSigned))};
+  if (!out.bytes() || !in0.type.bytes() || (!unary && !in1.type.bytes()))
+    return "an AR command with INT4 or FP8 operands (not modelled)";
+  const bool isFloat = in0.type.isFloat();
+  if (op != KILN_BM_AR_DATA_CONVERT &&
+      (out.isFloat() != isFloat || (!unary && in1.type.isFloat() != isFloat)))
+    return "an AR command mixing float and integer operands";
+
+  LmemView res;
+  const uint64_t resStr[4] = {a.res0_n_str, a.res0_c_str, a.res0_h_str, a.res0_w_str};
+  if (const char *e = tiuView(a.res0_addr, a.res0_str, resStr, out, s, &res)) return e;
+  in0.isConst = a.opd0_const != 0;
+  in0.bits = a.opd0_addr;
+  const uint64_t in0Str[4] = {a.opd0_n_str, a.opd0_c_str, a.opd0_h_str, a.opd0_w_str};
+  if (!in0.isConst)
+    if (const char *e = tiuView(a.opd0_addr, a.opd0_str, in0Str, in0.type, s, &in0.view)) return e;
+  if (!unary) {
+    in1.isConst = a.opd1_const != 0;
+    in1.bits = a.opd1_addr;
+    const uint64_t in1Str[4] = {a.opd1_n_str, a.opd1_c_str, a.opd1_h_str, a.opd1_w_str};
+    if (!in1.isConst)
+      if (const char *e = tiuView(a.opd1_addr, a.opd1_str, in1Str, in1.type, s, &in1.view))
+        return e;
+  }
+  // The integer shift: opd2 (an int8 immediate, negative shifts right),
+  // when the command has three operands.
+  int32_t shift = 0;
+  if (!isFloat && a.tsk_opd_num == 3) {
+    if (!a.opd2_const) return "an AR shift operand in LMEM (not modelled)";
+    shift = static_cast<int8_t>(a.opd2_addr & 0xFFu);
+  }
+  const uint64_t round = a.opd2_n_str;
+  if (op == KILN_BM_AR_DATA_CONVERT && in0.type.isFloat() && !out.isFloat() &&
+      round > KILN_BM_ROUND_UP)
+    return "a float to integer conversion rounding half up or half down (the chip has neither)";
+  if (op == KILN_BM_AR_DATA_CONVERT &&
+      ((in0.type.prec == KILN_BM_PREC_FP16 && out.prec == KILN_BM_PREC_BF16) ||
+       (in0.type.prec == KILN_BM_PREC_BF16 && out.prec == KILN_BM_PREC_FP16)))
+    return "a conversion between f16 and bf16 (the chip converts through f32)";
+
+  switch (op) {
+  case KILN_BM_AR_MUL: case KILN_BM_AR_ADD: case KILN_BM_AR_SUB: case KILN_BM_AR_MAX:
+  case KILN_BM_AR_MIN: case KILN_BM_AR_COPY: case KILN_BM_AR_ABS: case KILN_BM_AR_DATA_CONVERT:
+    break;
+  case KILN_BM_AR_AND: case KILN_BM_AR_OR: case KILN_BM_AR_XOR: case KILN_BM_AR_NOT:
+  case KILN_BM_AR_ADD_SATU: case KILN_BM_AR_SUB_SATU: case KILN_BM_AR_MUL_SATU:
+    if (isFloat) return "a bitwise or saturating AR op on floats";
+    break;
+  default: return "an AR op the model does not cover yet";
+  }
+  // The simulator asserts on these (so must the chip's compiler not emit them).
+  if (!isFloat && !unary && !in1.isConst && in0.type.isSigned != in1.type.isSigned &&
+      (op == KILN_BM_AR_MAX || op == KILN_BM_AR_MIN))
+    return "integer AR max/min of operands of different signedness";
+
+  uint8_t s0[4], s1[4];
+  for (uint32_t n = 0; n < s.n; ++n)
+    for (uint32_t c = 0; c < s.c; ++c)
+      for (uint32_t h = 0; h < s.h; ++h)
+        for (uint32_t w = 0; w < s.w; ++w) {
+          const uint8_t *p0 = in0.at(mem.lmem, n, c, h, w, s0);
+          const uint8_t *p1 = unary ? nullptr : in1.at(mem.lmem, n, c, h, w, s1);
+          uint8_t *po = res.at(mem.lmem, n, c, h, w);
+          // DATA_CONVERT rounds by the command's mode: float to float of the
+          // same format rounds to an integral value, of another format to
+          // the nearest value there; integers convert exactly, saturating.
+          if (op == KILN_BM_AR_DATA_CONVERT) {
+            if (in0.type.isFloat() && out.isFloat()) {
+              double v = loadFloat(p0, in0.type);
+              if (in0.type.prec == out.prec && std::isfinite(v)) {
+                double r = roundFloat(v, round);
+                storeFloatBits(po, out, roundToFloatBits(r == 0 ? std::copysign(0.0, v) : r,
+                                                         out.prec, round, true));
+              } else {
+                storeFloatBits(po, out, roundToFloatBits(v, out.prec, round, true));
+              }
+            } else if (in0.type.isFloat()) {
+              float v = loadFloat(p0, in0.type);
+              int64_t q = std::isnan(v) ? 0 : static_cast<int64_t>(std::max(
+                  -9.0e18, std::min(9.0e18, roundFloat(v, round))));
+              storeInt(po, out, saturate(q, out));
+            } else if (out.isFloat()) {
+              storeFloatBits(po, out, roundToFloatBits(
+                  static_cast<double>(loadInt(p0, in0.type)), out.prec, round, false));
+            } else {
+              storeInt(po, out, saturate(loadInt(p0, in0.type), out));
+            }
+            continue;
+          }
+          if (isFloat) {
+            float x = loadFloat(p0, in0.type);
+            float y = unary ? 0.0f : loadFloat(p1, in1.type);
+            float r = 0;
+            switch (op) {
+            case KILN_BM_AR_MUL: r = x * y; break;
+            case KILN_BM_AR_ADD: r = x + y; break;
+            case KILN_BM_AR_SUB: r = x - y; break;
+            case KILN_BM_AR_MAX: r = x > y ? x : y; break;
+            case KILN_BM_AR_MIN: r = x < y ? x : y; break;
+            case KILN_BM_AR_ABS: r = std::fabs(x); break;
+            default: r = x; break; // COPY
+            }
+            storeFloat(po, out, r);
+            continue;
+          }
+          Wide x = loadInt(p0, in0.type);
+          Wide y = unary ? 0 : loadInt(p1, in1.type);
+          Wide r = 0;
+          bool sat = false;
+          switch (op) {
+          case KILN_BM_AR_MUL: r = x * y; break;
+          case KILN_BM_AR_ADD: r = x + y; break;
+          case KILN_BM_AR_SUB: r = x - y; break;
+          case KILN_BM_AR_MAX: r = std::max(x, y); break;
+          case KILN_BM_AR_MIN: r = std::min(x, y); break;
+          case KILN_BM_AR_AND: r = x & y; break;
+          case KILN_BM_AR_OR: r = x | y; break;
+          case KILN_BM_AR_XOR: r = x ^ y; break;
+          case KILN_BM_AR_NOT: r = ~x; break;
+          case KILN_BM_AR_ABS: r = x < 0 ? -x : x; break;
+          case KILN_BM_AR_ADD_SATU: r = x + y; sat = true; break;
+          case KILN_BM_AR_SUB_SATU: r = x - y; sat = true; break;
+          case KILN_BM_AR_MUL_SATU: r = x * y; sat = true; break;
+          default: r = x; break; // COPY
+          }
+          if (shift < 0) r = shiftRound(r, static_cast<uint32_t>(-shift), round);
+          else if (shift > 0) r = r * (Wide{1} << shift);
+          storeInt(po, out, sat ? saturate(r, out) : r);
+        }
+  return nullptr;
+}
+
+// ---- GDMA DMA_tensor ---------------------------------------------------------------
+
+// One side of a GDMA tensor copy: DDR with element strides, or LMEM with
+// channels across lanes from the address's lane.
+struct GdmaSide {
+  bool lmem = false;
+  uint64_t base = 0; // DDR: byte offset into ddr; LMEM: lane0 and offset in view
+  LmemView view;
+  uint64_t stride[4] = {0, 0, 0, 0};
+  uint32_t bytes = 0;
+  uint8_t *at(const Memories &m, uint32_t n, uint32_t c, uint32_t h, uint32_t w) const {
+    if (lmem) return view.at(m.lmem, n, c, h, w);
+    return m.ddr + base + (n * stride[0] + c * stride[1] + h * stride[2] + w * stride[3]) * bytes;
+  }
+};
+
+const char *gdmaSide(uint64_t addr, const uint64_t strides[4], uint32_t bytes, const Shape &s,
+                     const Memories &m, GdmaSide *side) {
+  side->bytes = bytes;
+  memcpy(side->stride, strides, sizeof side->stride);
+  if (addr >= KILN_BM_DDR_BASE) {
+    side->base = addr - KILN_BM_DDR_BASE;
+    uint64_t last = (s.n - 1u) * strides[0] + (s.c - 1u) * strides[1] + (s.h - 1u) * strides[2] +
+                    (s.w - 1u) * strides[3];
+    if (side->base > m.ddrBytes || (last + 1u) * bytes > m.ddrBytes - side->base)
+      return "a GDMA access outside DDR";
+    return nullptr;
+  }
+  if (addr >= KILN_BM_LMEM_BASE && addr < KILN_BM_LMEM_END) {
+    side->lmem = true;
+    uint64_t local = addr - KILN_BM_LMEM_BASE;
+    side->view.lane0 = static_cast<uint32_t>(local >> KILN_BM_LANE_SHIFT);
+    side->view.offset = static_cast<uint32_t>(local) & kLaneMask;
+    side->view.bytes = bytes;
+    memcpy(side->view.stride, strides, sizeof side->view.stride);
+    if (!side->view.fits(s)) return "a GDMA access past the end of an LMEM lane";
+    return nullptr;
+  }
+  return "a GDMA address outside DDR and LMEM (static memory and L2 are not modelled)";
+}
+
+const char *runDmaTensor(const uint8_t *cmd, const Memories &mem) {
+  kiln_bm_dma_tensor t;
+  kiln_bm_dma_tensor_decode(cmd, &t);
+  if (t.cmd_special_function != 0)
+    return "a DMA_tensor special function other than a plain copy (not modelled yet)";
+  const uint32_t bytes = precBytes(t.src_data_format);
+  if (!bytes) return "a GDMA data format the model does not cover (INT4, FP8)";
+  Shape src{static_cast<uint32_t>(t.src_nsize), static_cast<uint32_t>(t.src_csize),
+            static_cast<uint32_t>(t.src_hsize), static_cast<uint32_t>(t.src_wsize)};
+  Shape dst = t.nchw_copy ? src
+                          : Shape{static_cast<uint32_t>(t.dst_nsize),
+                                  static_cast<uint32_t>(t.dst_csize),
+                                  static_cast<uint32_t>(t.dst_hsize),
+                                  static_cast<uint32_t>(t.dst_wsize)};
+  if (src.count() == 0 || dst.count() != src.count())
+    return "a DMA_tensor whose source and destination counts differ or are 0";
+  const uint64_t srcStr[4] = {t.src_nstride, t.src_cstride, t.src_hstride, t.src_wstride};
+  const uint64_t dstStr[4] = {t.dst_nstride, t.dst_cstride, t.dst_hstride, t.dst_wstride};
+  GdmaSide from, to;
+  if (!t.fill_constant_en)
+    if (const char *e = gdmaSide(kiln_bm_gdma_addr(t.src_start_addr_l32, t.src_start_addr_h8),
+                                 srcStr, bytes, src, mem, &from))
+      return e;
+  if (const char *e = gdmaSide(kiln_bm_gdma_addr(t.dst_start_addr_l32, t.dst_start_addr_h8),
+                               dstStr, bytes, dst, mem, &to))
+    return e;
+  const uint64_t laneMask = t.localmem_mask_h32 << 32 | t.localmem_mask_l32;
+  uint8_t fill[4];
+  for (uint32_t i = 0; i < 4; ++i) fill[i] = static_cast<uint8_t>(t.constant_value >> (8u * i));
+  // Elements pair up in n, c, h, w order on both sides.
+  uint32_t d[4] = {0, 0, 0, 0};
+  for (uint32_t n = 0; n < src.n; ++n)
+    for (uint32_t c = 0; c < src.c; ++c)
+      for (uint32_t h = 0; h < src.h; ++h)
+        for (uint32_t w = 0; w < src.w; ++w) {
+          const uint8_t *p = t.fill_constant_en ? fill : from.at(mem, n, c, h, w);
+          bool write = !to.lmem || (laneMask >> ((to.view.lane0 + d[1]) % KILN_NPU_NUM) & 1u);
+          if (write) memmove(to.at(mem, d[0], d[1], d[2], d[3]), p, bytes);
+          if (++d[3] == dst.w) {
+            d[3] = 0;
+            if (++d[2] == dst.h) {
+              d[2] = 0;
+              if (++d[1] == dst.c) { d[1] = 0; ++d[0]; }
+            }
+          }
+        }
+  return nullptr;
+}
+
+} // namespace
+
+const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
+  if (bytes < 16) return "a TIU command shorter than 16 bytes";
+  kiln_bm_class cls = kiln_bm_tiu_class(cmd);
+  if (cls == KILN_BM_CLASS_NONE) return "a TIU command of no class kiln knows";
+  if (bytes < kiln_bm_class_bytes(cls)) return "a TIU command shorter than its class";
+  switch (cls) {
+  case KILN_BM_CLASS_SAR: return runAr(cmd, mem);
+  case KILN_BM_CLASS_SYSID: return nullptr;
+  default: return "a TIU class the model does not cover yet";
+  }
+}
+
+const char *runGdma(const uint8_t *cmd, size_t bytes, const Memories &mem) {
+  if (bytes < 16) return "a GDMA command shorter than 16 bytes";
+  kiln_bm_class cls = kiln_bm_gdma_class(cmd);
+  if (cls == KILN_BM_CLASS_NONE) return "a GDMA command of no class kiln knows";
+  if (bytes < kiln_bm_class_bytes(cls)) return "a GDMA command shorter than its class";
+  switch (cls) {
+  case KILN_BM_CLASS_DMA_TENSOR: return runDmaTensor(cmd, mem);
+  case KILN_BM_CLASS_DMA_SYS: return nullptr;
+  default: return "a GDMA class the model does not cover yet";
+  }
+}
+
+} // namespace kiln::chip::bm1684x

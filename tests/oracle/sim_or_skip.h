@@ -1,0 +1,17 @@
+// KILN_SIM_OR_SKIP(sim): binds `sim` to Sophgo's simulator, or skips the
+// test saying why it is absent (never a silent pass).
+#ifndef KILN_TESTS_ORACLE_SIM_OR_SKIP_H
+#define KILN_TESTS_ORACLE_SIM_OR_SKIP_H
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "sophgo_sim.h"
+
+#define KILN_SIM_OR_SKIP(sim)                                        \
+  std::string sim##_why;                                             \
+  kiln::oracle::SophgoSim *sim = kiln::oracle::SophgoSim::get(&sim##_why); \
+  if (!sim) GTEST_SKIP() << "Sophgo's simulator: " << sim##_why
+
+#endif

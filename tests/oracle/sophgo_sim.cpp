@@ -1,0 +1,116 @@
+#include "sophgo_sim.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <mutex>
+
+namespace kiln::oracle {
+namespace {
+
+// The C API as TPU-MLIR's debugger declares it (FACTS.md section 5.1).
+struct LocalMem {
+  char *raw_ptr;
+  uint32_t **mem_arr;
+  int32_t count, size_per_mem, align_num, need_free;
+};
+struct Api {
+  int (*cmodel_init)(int, long long);
+  void *(*get_global_memaddr)(int);
+  LocalMem *(*get_local_mem)(int);
+  char *(*get_static_memaddr_by_node)(int);
+  void (*execute_command)(int, void *, unsigned);
+  int (*tpu_npu_num)();
+  int (*tpu_bank_num)();
+  int (*tpu_local_mem_size_per_npu)();
+  int (*tpu_eu_num)(int);
+  int (*tpu_get_ic_parallel)(int);
+};
+Api api;
+
+// 256 MiB of simulated DDR is plenty for single commands and small nets.
+constexpr long long kDdrBytes = 256ll << 20;
+
+template <typename F> bool bind(void *lib, const char *name, F &fn, std::string *why) {
+  fn = reinterpret_cast<F>(dlsym(lib, name));
+  if (!fn) *why = std::string("the simulator lacks ") + name;
+  return fn != nullptr;
+}
+
+} // namespace
+
+SophgoSim *SophgoSim::get(std::string *why) {
+  static SophgoSim *sim = nullptr;
+  static std::string failure;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char *path = std::getenv("KILN_SOPHGO_SIM");
+    struct stat st;
+    if (!path || !*path) {
+      failure = "KILN_SOPHGO_SIM is not set: tools/dev oracle fetches Sophgo's simulator";
+      return;
+    }
+    if (stat(path, &st) != 0) {
+      failure = std::string("Sophgo's simulator is not at ") + path +
+                " (tools/dev oracle could not fetch the tpu-mlir wheel from PyPI)";
+      return;
+    }
+    // RTLD_LOCAL: its symbols stay out of the process's namespace. The
+    // library's own RUNPATH points at the wheel's bundled libc, which
+    // tools/dev does not unpack, so the system's libraries serve it.
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      failure = std::string("dlopen ") + path + ": " + dlerror();
+      return;
+    }
+    std::string bad;
+    if (!(bind(lib, "cmodel_init", api.cmodel_init, &bad) &&
+          bind(lib, "get_global_memaddr", api.get_global_memaddr, &bad) &&
+          bind(lib, "get_local_mem", api.get_local_mem, &bad) &&
+          bind(lib, "get_static_memaddr_by_node", api.get_static_memaddr_by_node, &bad) &&
+          bind(lib, "execute_command", api.execute_command, &bad) &&
+          bind(lib, "tpu_npu_num", api.tpu_npu_num, &bad) &&
+          bind(lib, "tpu_bank_num", api.tpu_bank_num, &bad) &&
+          bind(lib, "tpu_local_mem_size_per_npu", api.tpu_local_mem_size_per_npu, &bad) &&
+          bind(lib, "tpu_eu_num", api.tpu_eu_num, &bad) &&
+          bind(lib, "tpu_get_ic_parallel", api.tpu_get_ic_parallel, &bad))) {
+      failure = bad;
+      return;
+    }
+    if (api.cmodel_init(0, kDdrBytes) != 0) {
+      failure = "cmodel_init failed";
+      return;
+    }
+    auto *s = new SophgoSim;
+    s->lib_ = lib;
+    s->ddr_ = static_cast<uint8_t *>(api.get_global_memaddr(0));
+    s->ddrBytes_ = static_cast<uint64_t>(kDdrBytes);
+    LocalMem *lm = api.get_local_mem(0);
+    s->lmem_ = lm ? reinterpret_cast<uint8_t *>(lm->raw_ptr) : nullptr;
+    s->smem_ = reinterpret_cast<uint8_t *>(api.get_static_memaddr_by_node(0));
+    if (!s->ddr_ || !s->lmem_ || !s->smem_) {
+      failure = "the simulator gave no DDR, LMEM or static memory";
+      delete s;
+      return;
+    }
+    sim = s;
+  });
+  if (!sim && why) *why = failure;
+  return sim;
+}
+
+int SophgoSim::npuNum() const { return api.tpu_npu_num(); }
+int SophgoSim::bankNum() const { return api.tpu_bank_num(); }
+int SophgoSim::lmemBytesPerNpu() const { return api.tpu_local_mem_size_per_npu(); }
+int SophgoSim::euNum(int dtype) const { return api.tpu_eu_num(dtype); }
+int SophgoSim::icParallel(int dtype) const { return api.tpu_get_ic_parallel(dtype); }
+uint64_t SophgoSim::lmemBytes() const {
+  return static_cast<uint64_t>(npuNum()) * static_cast<uint64_t>(lmemBytesPerNpu());
+}
+
+void SophgoSim::execute(const uint8_t *cmd, Engine engine) const {
+  api.execute_command(0, const_cast<uint8_t *>(cmd), engine);
+}
+
+} // namespace kiln::oracle

@@ -435,6 +435,8 @@ const char *gdmaSide(uint64_t addr, const uint64_t strides[4], uint32_t bytes, c
   side->bytes = bytes;
   memcpy(side->stride, strides, sizeof side->stride);
   if (addr >= KILN_BM_DDR_BASE) {
+    // The simulator divides by a DDR side's W stride.
+    if (strides[3] == 0) return "a GDMA DDR side with a W stride of 0";
     side->base = addr - KILN_BM_DDR_BASE;
     uint64_t last = (s.n - 1u) * strides[0] + (s.c - 1u) * strides[1] + (s.h - 1u) * strides[2] +
                     (s.w - 1u) * strides[3];

@@ -40,6 +40,19 @@ struct Shape {
   uint64_t count() const { return uint64_t{n} * c * h * w; }
 };
 
+// ---- Float arithmetic ---------------------------------------------------------
+
+// The chip (as Sophgo's simulator models it) reads a subnormal f32 operand
+// as a zero of its sign and flushes a subnormal result to a zero of its
+// sign (x86's DAZ and FTZ, which the simulator sets). kiln computes so
+// explicitly, whatever the host's modes.
+float flushSubnormal(float x) {
+  return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
+}
+float chipAdd(float a, float b) { return flushSubnormal(flushSubnormal(a) + flushSubnormal(b)); }
+float chipSub(float a, float b) { return flushSubnormal(flushSubnormal(a) - flushSubnormal(b)); }
+float chipMul(float a, float b) { return flushSubnormal(flushSubnormal(a) * flushSubnormal(b)); }
+
 // ---- Element types -----------------------------------------------------------
 
 struct Type {
@@ -154,7 +167,11 @@ uint32_t floatBitsNearEven(double v, uint32_t prec) {
 // a float, a value whose exponent is past the format's is infinite
 // whatever the mode (the chip rounds the mantissa, then overflows the
 // exponent); from an integer, directed modes stop at the largest finite.
-uint32_t roundToFloatBits(double v, uint32_t prec, uint64_t mode, bool fromFloat) {
+// Half up / half down break a tie by the magnitude (`magnitudeTies`: a
+// float's normal value, a 16-bit integer) or else by the sign (a float's
+// subnormal value, a 32-bit integer), as the simulator does.
+uint32_t roundToFloatBits(double v, uint32_t prec, uint64_t mode, bool fromFloat,
+                          bool magnitudeTies) {
   uint32_t c = floatBitsNearEven(v, prec);
   if (std::isnan(v) || floatBitsValue(c, prec) == v) return c;
   const uint32_t signBit = prec == KILN_BM_PREC_FP32 ? 0x80000000u : 0x8000u;
@@ -173,10 +190,8 @@ uint32_t roundToFloatBits(double v, uint32_t prec, uint64_t mode, bool fromFloat
   const double dl = mag - loV, dh = hiV - mag;
   const bool tie = dl == dh, away = dh < dl; // away: the nearest is hi
   const bool positive = v > 0;
-  // Half up / half down break a tie by the magnitude among normal values
-  // and by the sign among subnormals (as the simulator does).
   const double minNormal = prec == KILN_BM_PREC_FP16 ? 0x1p-14 : 0x1p-126;
-  const bool upward = mag >= minNormal || positive;
+  const bool upward = (magnitudeTies && mag >= minNormal) || positive;
   uint32_t pick;
   switch (mode) {
   case KILN_BM_ROUND_HALF_EVEN: pick = tie ? ((lo & 1u) ? hi : lo) : away ? hi : lo; break;
@@ -350,39 +365,52 @@ const char *runAr(const uint8_t *cmd, const Memories &mem) {
           // the nearest value there; integers convert exactly, saturating.
           if (op == KILN_BM_AR_DATA_CONVERT) {
             if (in0.type.isFloat() && out.isFloat()) {
-              double v = loadFloat(p0, in0.type);
+              // Rounding to an integral value keeps subnormals (they round
+              // to 0 or +-1), and so does widening to f32; narrowing
+              // flushes them.
+              const float raw = loadFloat(p0, in0.type);
+              double v = in0.type.prec == out.prec || out.prec == KILN_BM_PREC_FP32
+                             ? raw : flushSubnormal(raw);
               if (in0.type.prec == out.prec && std::isfinite(v)) {
                 double r = roundFloat(v, round);
                 storeFloatBits(po, out, roundToFloatBits(r == 0 ? std::copysign(0.0, v) : r,
-                                                         out.prec, round, true));
+                                                         out.prec, round, true, true));
               } else {
-                storeFloatBits(po, out, roundToFloatBits(v, out.prec, round, true));
+                storeFloatBits(po, out, roundToFloatBits(v, out.prec, round, true, true));
               }
-            } else if (in0.type.isFloat()) {
+            } else if (in0.type.isFloat()) { // subnormals kept: they round to 0 or +-1
               float v = loadFloat(p0, in0.type);
               int64_t q = std::isnan(v) ? 0 : static_cast<int64_t>(std::max(
                   -9.0e18, std::min(9.0e18, roundFloat(v, round))));
               storeInt(po, out, saturate(q, out));
             } else if (out.isFloat()) {
               storeFloatBits(po, out, roundToFloatBits(
-                  static_cast<double>(loadInt(p0, in0.type)), out.prec, round, false));
+                  static_cast<double>(loadInt(p0, in0.type)), out.prec, round, false,
+                  in0.type.bytes() < 4));
             } else {
               storeInt(po, out, saturate(loadInt(p0, in0.type), out));
             }
             continue;
           }
+          if (op == KILN_BM_AR_COPY) { // the bits, subnormals included
+            memmove(po, p0, out.bytes());
+            continue;
+          }
+          if (isFloat && op == KILN_BM_AR_ABS) { // clears the sign bit, subnormals included
+            storeFloat(po, out, std::fabs(loadFloat(p0, in0.type)));
+            continue;
+          }
           if (isFloat) {
-            float x = loadFloat(p0, in0.type);
-            float y = unary ? 0.0f : loadFloat(p1, in1.type);
+            float x = flushSubnormal(loadFloat(p0, in0.type));
+            float y = unary ? 0.0f : flushSubnormal(loadFloat(p1, in1.type));
             float r = 0;
             switch (op) {
-            case KILN_BM_AR_MUL: r = x * y; break;
-            case KILN_BM_AR_ADD: r = x + y; break;
-            case KILN_BM_AR_SUB: r = x - y; break;
+            case KILN_BM_AR_MUL: r = chipMul(x, y); break;
+            case KILN_BM_AR_ADD: r = chipAdd(x, y); break;
+            case KILN_BM_AR_SUB: r = chipSub(x, y); break;
             case KILN_BM_AR_MAX: r = x > y ? x : y; break;
             case KILN_BM_AR_MIN: r = x < y ? x : y; break;
-            case KILN_BM_AR_ABS: r = std::fabs(x); break;
-            default: r = x; break; // COPY
+            default: break;
             }
             storeFloat(po, out, r);
             continue;
@@ -404,8 +432,7 @@ const char *runAr(const uint8_t *cmd, const Memories &mem) {
           case KILN_BM_AR_ABS: r = x < 0 ? -x : x; break;
           case KILN_BM_AR_ADD_SATU: r = x + y; sat = true; break;
           case KILN_BM_AR_SUB_SATU: r = x - y; sat = true; break;
-          case KILN_BM_AR_MUL_SATU: r = x * y; sat = true; break;
-          default: r = x; break; // COPY
+          default: r = x * y; sat = true; break; // MUL_SATU
           }
           if (shift < 0) r = shiftRound(r, static_cast<uint32_t>(-shift), round);
           else if (shift > 0) r = r * (Wide{1} << shift);
@@ -506,6 +533,152 @@ const char *runDmaTensor(const uint8_t *cmd, const Memories &mem) {
   return nullptr;
 }
 
+
+// ---- sCONV ---------------------------------------------------------------------------
+
+// Input channels the MAC array takes together: conv filters are stored in
+// blocks of this many ("alignIC"); 1 for f32 (plain [ic][kh][kw] rows).
+uint32_t icCube(uint32_t prec) {
+  switch (prec) {
+  case KILN_BM_PREC_INT8: return KILN_CONV_ICP_INT8;
+  case KILN_BM_PREC_FP16: case KILN_BM_PREC_BF16: return KILN_CONV_ICP_F16;
+  default: return KILN_CONV_ICP_F32;
+  }
+}
+
+const char *runConv(const uint8_t *cmd, const Memories &mem) {
+  kiln_bm_sconv k;
+  kiln_bm_sconv_decode(cmd, &k);
+  if (k.tsk_eu_typ != 0) return "an sCONV with requant (wrq) is not modelled yet";
+  const Type in{static_cast<uint32_t>(k.opd0_prec), k.opd0_sign != 0};
+  const Type wt{static_cast<uint32_t>(k.opd0_prec), k.opd1_sign != 0};
+  const Type out{static_cast<uint32_t>(k.res0_prec), in.isSigned || wt.isSigned};
+  if (!in.isFloat() || !out.isFloat()) return "an integer sCONV is not modelled yet";
+  if (out.prec != KILN_BM_PREC_FP32 && out.prec != in.prec)
+    return "an sCONV whose result is neither f32 nor its input's format";
+  if (k.opd1_const || k.res_add || k.kernel_rotate || k.pad_mode || !k.opd3_const)
+    return "an sCONV form the model does not cover yet (constant weight, accumulate, rotate, "
+           "padding from LMEM or by reflection)";
+  const Shape is{static_cast<uint32_t>(k.res0_n), static_cast<uint32_t>(k.opd0_c),
+                 static_cast<uint32_t>(k.opd0_h), static_cast<uint32_t>(k.opd0_w)};
+  const Shape os{static_cast<uint32_t>(k.res0_n), static_cast<uint32_t>(k.res0_c),
+                 static_cast<uint32_t>(k.res0_h), static_cast<uint32_t>(k.res0_w)};
+  const uint32_t kh = static_cast<uint32_t>(k.opd1_h), kw = static_cast<uint32_t>(k.opd1_w);
+  if (is.count() == 0 || os.count() == 0 || kh == 0 || kw == 0)
+    return "an sCONV with an empty shape";
+  const uint32_t sh = static_cast<uint32_t>(k.res_op_y_str), sw = static_cast<uint32_t>(k.res_op_x_str);
+  if (sh == 0 || sw == 0) return "an sCONV with a stride of 0";
+  LmemView x, y;
+  const uint64_t inStr[4] = {k.opd0_n_str, k.opd0_c_str, k.opd0_h_str, k.opd0_w_str};
+  if (const char *e = tiuView(k.opd0_addr, k.opd0_str, inStr, in, is, &x)) return e;
+  const uint64_t none[4] = {0, 0, 0, 0};
+  if (const char *e = tiuView(k.res0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, out, os, &y)) return e;
+  // The filter: output channel o on lane (lane0 + o) % 64, its input
+  // channels in blocks of `cube`, each block's taps row-major, the block's
+  // channels innermost.
+  const uint32_t cube = icCube(wt.prec);
+  const uint64_t icAligned = (uint64_t{is.c} + cube - 1) / cube * cube;
+  const uint64_t perOc = icAligned * kh * kw;
+  if (k.opd1_addr >= KILN_NPU_NUM * kLaneBytes) return "an sCONV filter outside LMEM";
+  const uint32_t wLane0 = static_cast<uint32_t>(k.opd1_addr >> KILN_BM_LANE_SHIFT);
+  const uint32_t wOff = static_cast<uint32_t>(k.opd1_addr) & kLaneMask;
+  const uint64_t wGroups = (uint64_t{wLane0} + os.c + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
+  if (wOff + wGroups * perOc * wt.bytes() > kLaneBytes) return "an sCONV filter past its lane";
+  auto weight = [&](uint32_t o, uint32_t i, uint32_t ky, uint32_t kx) {
+    uint32_t lc = wLane0 + o;
+    uint64_t e = (lc / KILN_NPU_NUM) * perOc + (i / cube) * cube * kh * kw + (ky * kw + kx) * cube +
+                 i % cube;
+    return loadFloat(mem.lmem + (lc % KILN_NPU_NUM) * kLaneBytes + wOff + e * wt.bytes(), wt);
+  };
+  // The bias: f32, one per output channel, compact on its channel's lane.
+  uint32_t bLane0 = 0, bOff = 0;
+  if (!k.opd2_const) {
+    if (k.opd2_addr >= KILN_NPU_NUM * kLaneBytes) return "an sCONV bias outside LMEM";
+    bLane0 = static_cast<uint32_t>(k.opd2_addr >> KILN_BM_LANE_SHIFT);
+    bOff = static_cast<uint32_t>(k.opd2_addr) & kLaneMask;
+    if (bOff + ((uint64_t{bLane0} + os.c + KILN_NPU_NUM - 1) / KILN_NPU_NUM) * 4u > kLaneBytes)
+      return "an sCONV bias past its lane";
+  }
+  const Type f32{KILN_BM_PREC_FP32, true};
+  auto bias = [&](uint32_t o) {
+    if (k.opd2_const) return kiln_f32_from_bits(static_cast<uint32_t>(k.opd2_addr));
+    uint32_t lc = bLane0 + o;
+    return loadFloat(mem.lmem + (lc % KILN_NPU_NUM) * kLaneBytes + bOff + (lc / KILN_NPU_NUM) * 4u, f32);
+  };
+  uint8_t padBits[4];
+  for (uint32_t i = 0; i < 4; ++i) padBits[i] = static_cast<uint8_t>(k.opd3_addr >> (8u * i));
+  const float pad = loadFloat(padBits, in);
+  // The input as the kernel sees it: zeros inserted between pixels, then
+  // padding; the kernel dilated by its inserted zeros.
+  const uint32_t insY = static_cast<uint32_t>(k.opd0_y_ins0) + 1, insX = static_cast<uint32_t>(k.opd0_x_ins0) + 1;
+  const uint32_t dilY = static_cast<uint32_t>(k.opd1_y_ins0) + 1, dilX = static_cast<uint32_t>(k.opd1_x_ins0) + 1;
+  const int64_t padT = static_cast<int64_t>(k.opd0_up_pad), padL = static_cast<int64_t>(k.opd0_lf_pad);
+  const int64_t fullH = (int64_t{is.h} - 1) * insY + 1 + padT + static_cast<int64_t>(k.opd0_dn_pad);
+  const int64_t fullW = (int64_t{is.w} - 1) * insX + 1 + padL + static_cast<int64_t>(k.opd0_rt_pad);
+  auto input = [&](uint32_t n, uint32_t i, int64_t fy, int64_t fx) -> float {
+    if (fy < 0 || fx < 0 || fy >= fullH || fx >= fullW) return 0.0f; // past the padding
+    int64_t py = fy - padT, px = fx - padL;
+    if (py < 0 || px < 0 || py > (int64_t{is.h} - 1) * insY || px > (int64_t{is.w} - 1) * insX)
+      return pad;
+    if (py % insY || px % insX) return 0.0f;
+    return loadFloat(x.at(mem.lmem, n, i, static_cast<uint32_t>(py / insY),
+                          static_cast<uint32_t>(px / insX)), in);
+  };
+  for (uint32_t n = 0; n < os.n; ++n)
+    for (uint32_t o = 0; o < os.c; ++o)
+      for (uint32_t oy = 0; oy < os.h; ++oy)
+        for (uint32_t ox = 0; ox < os.w; ++ox) {
+          const int64_t fy0 = int64_t{oy} * sh, fx0 = int64_t{ox} * sw;
+          float result;
+          if (in.prec == KILN_BM_PREC_FP32) {
+            // f32: two accumulators take the bias and the products in turn
+            // (input channel, then kernel row and column); their sum is the
+            // result.
+            float acc[2] = {bias(o), 0.0f};
+            uint32_t turn = 1;
+            for (uint32_t i = 0; i < is.c; ++i)
+              for (uint32_t ky = 0; ky < kh; ++ky)
+                for (uint32_t kx = 0; kx < kw; ++kx, turn ^= 1u)
+                  acc[turn] = chipAdd(acc[turn], chipMul(input(n, i, fy0 + int64_t{ky} * dilY,
+                                                               fx0 + int64_t{kx} * dilX),
+                                                         weight(o, i, ky, kx)));
+            result = chipAdd(acc[0], acc[1]);
+          } else {
+            // f16/bf16: per block of `cube` input channels and kernel tap,
+            // the exact products are aligned to the largest one's exponent
+            // E, cut toward zero below 2^(E-24), summed exactly and the sum
+            // rounded to f32 (ties even); the f32 accumulator starts at the
+            // bias and adds the blocks' sums in turn.
+            float acc = bias(o);
+            for (uint32_t i0 = 0; i0 < is.c; i0 += cube)
+              for (uint32_t ky = 0; ky < kh; ++ky)
+                for (uint32_t kx = 0; kx < kw; ++kx) {
+                  double prod[64];
+                  const uint32_t m = std::min(cube, is.c - i0);
+                  int maxExp = INT32_MIN;
+                  for (uint32_t j = 0; j < m; ++j) {
+                    prod[j] = double{input(n, i0 + j, fy0 + int64_t{ky} * dilY, fx0 + int64_t{kx} * dilX)} *
+                              double{weight(o, i0 + j, ky, kx)};
+                    int e;
+                    if (prod[j] != 0.0) {
+                      std::frexp(prod[j], &e);
+                      maxExp = std::max(maxExp, e - 1);
+                    }
+                  }
+                  int64_t sum = 0;
+                  for (uint32_t j = 0; maxExp != INT32_MIN && j < m; ++j)
+                    sum += static_cast<int64_t>(std::trunc(std::ldexp(prod[j], 24 - maxExp)));
+                  const float block = sum == 0 ? 0.0f : flushSubnormal(static_cast<float>(
+                                                            std::ldexp(static_cast<double>(sum), maxExp - 24)));
+                  acc = chipAdd(acc, block);
+                }
+            result = acc;
+          }
+          storeFloat(y.at(mem.lmem, n, o, oy, ox), out, result);
+        }
+  return nullptr;
+}
+
 } // namespace
 
 const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
@@ -515,6 +688,7 @@ const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
   if (bytes < kiln_bm_class_bytes(cls)) return "a TIU command shorter than its class";
   switch (cls) {
   case KILN_BM_CLASS_SAR: return runAr(cmd, mem);
+  case KILN_BM_CLASS_SCONV: return runConv(cmd, mem);
   case KILN_BM_CLASS_SYSID: return nullptr;
   default: return "a TIU class the model does not cover yet";
   }

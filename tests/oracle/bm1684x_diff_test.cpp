@@ -80,8 +80,10 @@ public:
   // precision at a random place: random floats of the format's magnitudes
   // (zeros among them; no NaNs, see DESIGN.md "kiln's model of the
   // commands"), or random bits for integers.
-  void randomize(uint32_t prec) {
-    const std::vector<uint8_t> &pool = this->pool(prec);
+  // `narrow`: values of magnitude 2^-4..2^4 (sums of products stay well
+  // inside every format).
+  void randomize(uint32_t prec, bool narrow = false) {
+    const std::vector<uint8_t> &pool = this->pool(prec, narrow);
     const size_t need = KILN_NPU_NUM * size_t{kArena} + kDdrArena;
     size_t at = std::uniform_int_distribution<size_t>(0, (pool.size() - need) / 4)(rng_) * 4;
     for (uint32_t lane = 0; lane < KILN_NPU_NUM; ++lane, at += kArena) {
@@ -94,16 +96,25 @@ public:
 
   // Runs one command on both; "" or why they differ.
   std::string run(const uint8_t *cmd, size_t bytes, SophgoSim::Engine engine) {
+    std::string e = runOnly(cmd, bytes, engine);
+    return e.empty() ? compare() : e;
+  }
+
+  uint8_t *kilnLmem() { return lmem_.data(); }
+  uint8_t *simLmem() { return sim_->lmem(); }
+  // Runs one command on both without comparing; kiln's fault or "".
+  std::string runOnly(const uint8_t *cmd, size_t bytes, SophgoSim::Engine engine) {
     const char *fault = engine == SophgoSim::Tiu ? bm::runTiu(cmd, bytes, mem_)
                                                  : bm::runGdma(cmd, bytes, mem_);
     if (fault) return std::string("kiln faults: ") + fault;
-    // The simulator aborts the process on a command it finds illegal:
-    // KILN_ORACLE_TRACE names each command before it runs.
     if (std::getenv("KILN_ORACLE_TRACE"))
-      fprintf(stderr, "%s\n",
-              describe(engine == SophgoSim::Tiu ? kiln_bm_tiu_class(cmd) : kiln_bm_gdma_class(cmd),
-                       cmd).c_str());
+      fprintf(stderr, "%s\n", describe(engine == SophgoSim::Tiu ? kiln_bm_tiu_class(cmd)
+                                                                : kiln_bm_gdma_class(cmd), cmd).c_str());
     sim_->execute(cmd, engine);
+    return "";
+  }
+  // The arenas of both are byte-identical: "" or where they first differ.
+  std::string compare() {
     for (uint32_t lane = 0; lane < KILN_NPU_NUM; ++lane) {
       const uint8_t *k = lmem_.data() + lane * kLane, *s = sim_->lmem() + lane * kLane;
       if (memcmp(k, s, kArena) != 0) {
@@ -127,8 +138,8 @@ public:
   }
 
 private:
-  const std::vector<uint8_t> &pool(uint32_t prec) {
-    std::vector<uint8_t> &p = pools_[precIsFloat(prec) ? prec : 0];
+  const std::vector<uint8_t> &pool(uint32_t prec, bool narrow) {
+    std::vector<uint8_t> &p = pools_[(precIsFloat(prec) ? prec : 0) + (narrow ? 8 : 0)];
     if (!p.empty()) return p;
     p.resize(2 * (KILN_NPU_NUM * size_t{kArena} + kDdrArena));
     std::uniform_int_distribution<uint32_t> u32;
@@ -140,10 +151,15 @@ private:
       return p;
     }
     std::uniform_real_distribution<float> mant(-2.0f, 2.0f);
-    const int range = prec == KILN_BM_PREC_FP16 ? 14 : 40;
+    const int range = narrow ? 4 : prec == KILN_BM_PREC_FP16 ? 14 : 40;
     std::uniform_int_distribution<int> expo(-range, range);
     for (size_t i = 0; i < p.size();) {
-      float f = u32(rng_) % 64 == 0 ? 0.0f : std::ldexp(mant(rng_), expo(rng_));
+      // Zeros and subnormals of the format among them.
+      const uint32_t special = u32(rng_) % 64;
+      const float tiny = prec == KILN_BM_PREC_FP16 ? 0x1p-14f : 0x1p-126f;
+      float f = special == 0   ? 0.0f
+                : special == 1 ? tiny * mant(rng_) / 2.0f
+                               : std::ldexp(mant(rng_), expo(rng_));
       if (prec == KILN_BM_PREC_FP32) {
         uint32_t b = kiln_f32_bits(f);
         memcpy(&p[i], &b, 4);
@@ -158,7 +174,7 @@ private:
   }
 
   SophgoSim *sim_;
-  std::vector<uint8_t> pools_[8];
+  std::vector<uint8_t> pools_[16];
   std::vector<uint8_t> lmem_, ddr_;
   bm::Memories mem_;
   std::mt19937_64 rng_;
@@ -418,6 +434,135 @@ TEST(Bm1684xDiff, TensorCopiesMatchTheSimulator) {
   }
   printf("DMA_tensor: %d random copies (%d fills, %d reshaped, %d lane-masked), all "
          "byte-identical\n", done, fills, reshapes, masked);
+}
+
+
+// ---- sCONV ------------------------------------------------------------------------
+
+// Distance in units in the last place between two values of a float format
+// (bits ordered as integers; +0 and -0 are one apart).
+int64_t ulpDistance(uint32_t a, uint32_t b, uint32_t prec) {
+  auto ordered = [&](uint32_t v) -> int64_t {
+    const uint32_t signBit = prec == KILN_BM_PREC_FP32 ? 0x80000000u : 0x8000u;
+    return (v & signBit) ? -static_cast<int64_t>(v & ~signBit) - 1 : static_cast<int64_t>(v);
+  };
+  int64_t d = ordered(a) - ordered(b);
+  return d < 0 ? -d : d;
+}
+
+struct ConvStats {
+  int commands = 0, identical = 0;
+  int64_t maxUlp = 0;
+};
+
+// A random float sCONV; false when it does not fit the arena.
+bool randomConv(std::mt19937_64 &g, uint32_t prec, uint32_t outPrec, kiln_bm_sconv *k) {
+  *k = kiln_bm_sconv{};
+  k->cmd_short = 1, k->cmd_id = 1, k->cmd_id_en = 1, k->tsk_typ = KILN_BM_TSK_CONV;
+  k->opd0_prec = prec, k->res0_prec = outPrec;
+  k->opd0_sign = 1, k->opd1_sign = 1, k->opd2_sign = 1;
+  const uint32_t kh = rnd(g, 1, 4), kw = rnd(g, 1, 4);
+  const uint32_t dy = rnd(g, 0, 3) == 0 ? 2 : 1, dx = rnd(g, 0, 3) == 0 ? 2 : 1;
+  const uint32_t sy = rnd(g, 1, 3), sx = rnd(g, 1, 3);
+  const uint32_t iy = rnd(g, 0, 5) == 0 ? 2 : 1, ix = rnd(g, 0, 5) == 0 ? 2 : 1;
+  Dims in{rnd(g, 1, 2), rnd(g, 1, 40), rnd(g, 1, 12), rnd(g, 1, 12)};
+  const uint32_t pt = rnd(g, 0, 2), pb = rnd(g, 0, 2), pl = rnd(g, 0, 2), pr = rnd(g, 0, 2);
+  const int64_t fullH = int64_t{in.h - 1} * iy + 1 + pt + pb, fullW = int64_t{in.w - 1} * ix + 1 + pl + pr;
+  const int64_t extH = int64_t{kh - 1} * dy + 1, extW = int64_t{kw - 1} * dx + 1;
+  if (fullH < extH || fullW < extW) return false;
+  Dims out{in.n, rnd(g, 1, 80), static_cast<uint32_t>((fullH - extH) / sy + 1),
+           static_cast<uint32_t>((fullW - extW) / sx + 1)};
+  k->res0_n = out.n, k->res0_c = out.c, k->res0_h = out.h, k->res0_w = out.w;
+  k->opd0_c = in.c, k->opd0_h = in.h, k->opd0_w = in.w;
+  k->opd1_h = kh, k->opd1_w = kw;
+  k->res_op_y_str = sy, k->res_op_x_str = sx;
+  k->opd1_y_ins0 = dy - 1, k->opd1_x_ins0 = dx - 1;
+  k->opd0_y_ins0 = iy - 1, k->opd0_x_ins0 = ix - 1;
+  k->opd0_up_pad = pt, k->opd0_dn_pad = pb, k->opd0_lf_pad = pl, k->opd0_rt_pad = pr;
+  uint32_t next = 0;
+  uint64_t st[4];
+  const uint32_t outLane = rnd(g, 0, 63);
+  k->res0_addr = placeLmem(g, out, outPrec, KILN_BM_LAYOUT_ALIGN_EU, outLane, &next, st);
+  k->opd0_str = rnd(g, 0, 3) == 0 ? KILN_BM_LAYOUT_COMPACT : KILN_BM_LAYOUT_ALIGN_EU;
+  k->opd0_addr = placeLmem(g, in, prec, static_cast<uint32_t>(k->opd0_str), rnd(g, 0, 63), &next, st);
+  k->opd0_n_str = st[0], k->opd0_c_str = st[1], k->opd0_h_str = st[2], k->opd0_w_str = st[3];
+  // The filter and bias on the output channels' lanes.
+  const uint32_t cube = prec == KILN_BM_PREC_FP32 ? 1 : 32;
+  const uint32_t icAligned = (in.c + cube - 1) / cube * cube;
+  Dims filter{1, out.c, 1, icAligned * kh * kw};
+  k->opd1_addr = placeLmem(g, filter, prec, KILN_BM_LAYOUT_COMPACT, outLane, &next, st);
+  if (rnd(g, 0, 2) == 0) {
+    k->opd2_const = 1;
+    k->opd2_addr = kiln_f32_bits(static_cast<float>(rnd(g, 0, 200)) / 50.0f - 2.0f);
+  } else {
+    k->opd2_addr = placeLmem(g, Dims{1, out.c, 1, 1}, KILN_BM_PREC_FP32, KILN_BM_LAYOUT_COMPACT,
+                             outLane, &next, st);
+  }
+  k->opd3_const = 1;
+  if (rnd(g, 0, 2) == 0) {
+    float pad = static_cast<float>(rnd(g, 0, 8)) / 4.0f - 1.0f;
+    k->opd3_addr = prec == KILN_BM_PREC_FP32 ? kiln_f32_bits(pad)
+                   : prec == KILN_BM_PREC_FP16 ? kiln_f32_to_f16(pad) : kiln_f32_to_bf16(pad);
+  }
+  return k->res0_addr != UINT32_MAX && k->opd0_addr != UINT32_MAX && k->opd1_addr != UINT32_MAX &&
+         k->opd2_addr != UINT32_MAX;
+}
+
+TEST(Bm1684xDiff, FloatConvolutionsMatchTheSimulator) {
+  KILN_SIM_OR_SKIP(sim);
+  Machines m(sim);
+  auto &g = m.rng();
+  const uint32_t cases[][2] = {{KILN_BM_PREC_FP32, KILN_BM_PREC_FP32},
+                               {KILN_BM_PREC_FP16, KILN_BM_PREC_FP16},
+                               {KILN_BM_PREC_FP16, KILN_BM_PREC_FP32},
+                               {KILN_BM_PREC_BF16, KILN_BM_PREC_BF16},
+                               {KILN_BM_PREC_BF16, KILN_BM_PREC_FP32}};
+  for (const auto &c : cases) {
+    ConvStats st;
+    const int count = std::max(1, commandsPerClass() / static_cast<int>(std::size(cases)));
+    while (st.commands < count) {
+      kiln_bm_sconv k;
+      if (!randomConv(g, c[0], c[1], &k)) continue;
+      uint8_t cmd[KILN_BM_SCONV_BYTES];
+      ASSERT_EQ(kiln_bm_sconv_encode(&k, cmd), nullptr);
+      m.randomize(c[0], true);
+      std::vector<uint8_t> before(m.kilnLmem(), m.kilnLmem() + KILN_NPU_NUM * kLane);
+      std::string e = m.runOnly(cmd, sizeof cmd, SophgoSim::Tiu);
+      ASSERT_EQ(e, "") << describe(KILN_BM_CLASS_SCONV, cmd);
+      // The output element by element; then the simulator's output is
+      // taken into kiln's memory and every other byte must be identical.
+      const uint32_t bytes = precBytes(c[1]);
+      const uint32_t lane0 = static_cast<uint32_t>(k.res0_addr >> KILN_BM_LANE_SHIFT);
+      const uint32_t off = static_cast<uint32_t>(k.res0_addr) & (kLane - 1);
+      const uint64_t eu = KILN_EU_BYTES / bytes;
+      const uint64_t cs = (k.res0_h * k.res0_w + eu - 1) / eu * eu;
+      const uint64_t ns = cs * ((lane0 + k.res0_c + 63) / 64);
+      int64_t worst = 0;
+      for (uint32_t n = 0; n < k.res0_n; ++n)
+        for (uint32_t o = 0; o < k.res0_c; ++o)
+          for (uint32_t e2 = 0; e2 < k.res0_h * k.res0_w; ++e2) {
+            uint64_t at = ((lane0 + o) % 64) * kLane + off +
+                          (n * ns + ((lane0 + o) / 64) * cs + e2) * bytes;
+            uint32_t a = 0, b = 0;
+            memcpy(&a, m.kilnLmem() + at, bytes);
+            memcpy(&b, m.simLmem() + at, bytes);
+            if (std::getenv("KILN_ORACLE_CONV_DEBUG") && ulpDistance(a, b, c[1]) > 0 && worst == 0)
+              { printf("first at n %u o %u hw %u: kiln %08x simulator %08x before %08x\n", n, o, e2, a, b, *reinterpret_cast<uint32_t*>(before.data() + at));
+                FILE *f = fopen("/tmp/o/fail.bin", "wb"); fwrite(cmd, 1, sizeof cmd, f); fwrite(before.data(), 1, before.size(), f); fclose(f); exit(3); }
+            worst = std::max(worst, ulpDistance(a, b, c[1]));
+            memcpy(m.kilnLmem() + at, m.simLmem() + at, bytes);
+          }
+      ASSERT_EQ(m.compare(), "") << describe(KILN_BM_CLASS_SCONV, cmd);
+      ++st.commands;
+      st.identical += worst == 0;
+      st.maxUlp = std::max(st.maxUlp, worst);
+      if (std::getenv("KILN_ORACLE_CONV_DEBUG") && worst > 0)
+        printf("%lld ulp: %s\n", static_cast<long long>(worst), describe(KILN_BM_CLASS_SCONV, cmd).c_str());
+    }
+    printf("sCONV %s->%s: %d random convs, %d byte-identical, largest difference %lld ulp\n",
+           precName(c[0]), precName(c[1]), st.commands, st.identical,
+           static_cast<long long>(st.maxUlp));
+  }
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 #include "sophgo_sim.h"
 
 #include <dlfcn.h>
+#include <fenv.h>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -28,6 +29,17 @@ struct Api {
   int (*tpu_get_ic_parallel)(int);
 };
 Api api;
+
+// The simulator's cmodel_init sets the thread's floating-point modes to
+// flush subnormals (MXCSR FTZ and DAZ): that is part of its model of the
+// chip, so each of its commands runs in the modes it set, and the caller's
+// modes (in which kiln's own model runs) are restored after every call.
+fenv_t simEnvironment;
+struct FpEnvironment {
+  fenv_t env;
+  FpEnvironment() { fegetenv(&env); }
+  ~FpEnvironment() { fesetenv(&env); }
+};
 
 // 256 MiB of simulated DDR is plenty for single commands and small nets.
 constexpr long long kDdrBytes = 256ll << 20;
@@ -78,10 +90,12 @@ SophgoSim *SophgoSim::get(std::string *why) {
       failure = bad;
       return;
     }
+    FpEnvironment keep;
     if (api.cmodel_init(0, kDdrBytes) != 0) {
       failure = "cmodel_init failed";
       return;
     }
+    fegetenv(&simEnvironment);
     auto *s = new SophgoSim;
     s->lib_ = lib;
     s->ddr_ = static_cast<uint8_t *>(api.get_global_memaddr(0));
@@ -110,6 +124,8 @@ uint64_t SophgoSim::lmemBytes() const {
 }
 
 void SophgoSim::execute(const uint8_t *cmd, Engine engine) const {
+  FpEnvironment keep;
+  fesetenv(&simEnvironment);
   api.execute_command(0, const_cast<uint8_t *>(cmd), engine);
 }
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "kiln/abi/bm1684x.h"
 #include "kiln/abi/chip.h"
@@ -624,58 +625,71 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
     return loadFloat(x.at(mem.lmem, n, i, static_cast<uint32_t>(py / insY),
                           static_cast<uint32_t>(px / insX)), in);
   };
+  // The filter per output channel and one output pixel's input window,
+  // both in the order the chip takes them: input channel, kernel row, column.
+  const uint32_t taps = kh * kw, window = is.c * taps;
+  std::vector<float> filter(size_t{os.c} * window), col(window);
+  for (uint32_t o = 0; o < os.c; ++o)
+    for (uint32_t i = 0; i < is.c; ++i)
+      for (uint32_t t = 0; t < taps; ++t)
+        filter[size_t{o} * window + i * taps + t] = weight(o, i, t / kw, t % kw);
+  std::vector<float> biases(os.c);
+  for (uint32_t o = 0; o < os.c; ++o) biases[o] = bias(o);
   for (uint32_t n = 0; n < os.n; ++n)
-    for (uint32_t o = 0; o < os.c; ++o)
-      for (uint32_t oy = 0; oy < os.h; ++oy)
-        for (uint32_t ox = 0; ox < os.w; ++ox) {
-          const int64_t fy0 = int64_t{oy} * sh, fx0 = int64_t{ox} * sw;
+    for (uint32_t oy = 0; oy < os.h; ++oy)
+      for (uint32_t ox = 0; ox < os.w; ++ox) {
+        for (uint32_t i = 0; i < is.c; ++i)
+          for (uint32_t t = 0; t < taps; ++t)
+            col[i * taps + t] = input(n, i, int64_t{oy} * sh + int64_t{t / kw} * dilY,
+                                      int64_t{ox} * sw + int64_t{t % kw} * dilX);
+        for (uint32_t o = 0; o < os.c; ++o) {
+          const float *f = &filter[size_t{o} * window];
           float result;
           if (in.prec == KILN_BM_PREC_FP32) {
-            // f32: two accumulators take the bias and the products in turn
-            // (input channel, then kernel row and column); their sum is the
-            // result.
-            float acc[2] = {bias(o), 0.0f};
-            uint32_t turn = 1;
-            for (uint32_t i = 0; i < is.c; ++i)
-              for (uint32_t ky = 0; ky < kh; ++ky)
-                for (uint32_t kx = 0; kx < kw; ++kx, turn ^= 1u)
-                  acc[turn] = chipAdd(acc[turn], chipMul(input(n, i, fy0 + int64_t{ky} * dilY,
-                                                               fx0 + int64_t{kx} * dilX),
-                                                         weight(o, i, ky, kx)));
+            // f32: two accumulators take the bias and the products in turn;
+            // their sum is the result.
+            float acc[2] = {biases[o], 0.0f};
+            for (uint32_t e = 0; e < window; ++e)
+              acc[(e + 1) & 1u] = chipAdd(acc[(e + 1) & 1u], chipMul(col[e], f[e]));
             result = chipAdd(acc[0], acc[1]);
           } else {
             // f16/bf16: per block of `cube` input channels and kernel tap,
-            // the exact products are aligned to the largest one's exponent
-            // E, cut toward zero below 2^(E-24), summed exactly and the sum
-            // rounded to f32 (ties even); the f32 accumulator starts at the
-            // bias and adds the blocks' sums in turn.
-            float acc = bias(o);
+            // the products (exact in f32) are aligned to the largest one's
+            // exponent E, cut toward zero below 2^(E-24), summed exactly and
+            // the sum rounded to f32 (ties even); the f32 accumulator starts
+            // at the bias and adds the blocks' sums in turn.
+            float acc = biases[o];
             for (uint32_t i0 = 0; i0 < is.c; i0 += cube)
-              for (uint32_t ky = 0; ky < kh; ++ky)
-                for (uint32_t kx = 0; kx < kw; ++kx) {
-                  double prod[64];
-                  const uint32_t m = std::min(cube, is.c - i0);
-                  int maxExp = INT32_MIN;
-                  for (uint32_t j = 0; j < m; ++j) {
-                    prod[j] = double{input(n, i0 + j, fy0 + int64_t{ky} * dilY, fx0 + int64_t{kx} * dilX)} *
-                              double{weight(o, i0 + j, ky, kx)};
-                    int e;
-                    if (prod[j] != 0.0) {
-                      std::frexp(prod[j], &e);
-                      maxExp = std::max(maxExp, e - 1);
-                    }
-                  }
-                  int64_t sum = 0;
-                  for (uint32_t j = 0; maxExp != INT32_MIN && j < m; ++j)
-                    sum += static_cast<int64_t>(std::trunc(std::ldexp(prod[j], 24 - maxExp)));
-                  const float block = sum == 0 ? 0.0f : flushSubnormal(static_cast<float>(
-                                                            std::ldexp(static_cast<double>(sum), maxExp - 24)));
-                  acc = chipAdd(acc, block);
+              for (uint32_t t = 0; t < taps; ++t) {
+                const uint32_t m = std::min(cube, is.c - i0);
+                uint32_t bits[64];
+                uint32_t maxExp = 0; // biased; 0: every product is zero
+                for (uint32_t j = 0; j < m; ++j) {
+                  const uint32_t e = (i0 + j) * taps + t;
+                  bits[j] = kiln_f32_bits(chipMul(col[e], f[e]));
+                  maxExp = std::max(maxExp, bits[j] >> 23 & 0xFFu);
                 }
+                int64_t sum = 0;
+                for (uint32_t j = 0; maxExp && j < m; ++j) {
+                  const uint32_t exp = bits[j] >> 23 & 0xFFu;
+                  if (!exp) continue;
+                  // The significand in units of 2^(E-24).
+                  const int64_t sig = (bits[j] & 0x7FFFFFu) | 0x800000u;
+                  const int shift = static_cast<int>(exp) - static_cast<int>(maxExp) + 1;
+                  const int64_t q = shift >= 0 ? sig << shift : shift > -32 ? sig >> -shift : 0;
+                  sum += (bits[j] >> 31) ? -q : q;
+                }
+                const float block =
+                    sum == 0 ? 0.0f
+                             : flushSubnormal(static_cast<float>(std::ldexp(
+                                   static_cast<double>(sum), static_cast<int>(maxExp) - 127 - 24)));
+                acc = chipAdd(acc, block);
+              }
             result = acc;
           }
           storeFloat(y.at(mem.lmem, n, o, oy, ox), out, result);
         }
+      }
   return nullptr;
 }
 

@@ -693,6 +693,123 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
   return nullptr;
 }
 
+// ---- sPorD ---------------------------------------------------------------------------
+
+// Depthwise convolution, average and max pooling: per channel, a window of
+// the input (zeros inserted, padding with the opd3 value) against the
+// channel's own kernel (opd1: a compact [kh, kw] per channel on its lane, or
+// an immediate, which is how average pooling takes its 1 / count) plus the
+// channel's bias (opd2, of the input's format).
+const char *runPord(const uint8_t *cmd, const Memories &mem) {
+  kiln_bm_spord p;
+  kiln_bm_spord_decode(cmd, &p);
+  const uint64_t eu = p.tsk_eu_typ;
+  const bool isMax = eu == 4, isAvg = eu == 1;
+  // (eu 2, "depthwise with relu" in TPU-MLIR's tables, computes a plain
+  // depthwise conv on the simulator; kiln neither emits nor models it.)
+  if (eu != 0 && eu != 1 && eu != 4)
+    return "an sPorD kind the model does not cover (depthwise-relu, ROI forms)";
+  const Type in{static_cast<uint32_t>(p.opd0_prec), p.opd0_sign != 0};
+  const Type out{static_cast<uint32_t>(p.res0_prec), in.isSigned};
+  if (!in.isFloat() || out.prec != in.prec)
+    return "an integer or mixed-format sPorD is not modelled yet";
+  if (p.kernel_rotate || p.pad_mode || !p.opd3_const)
+    return "an sPorD form the model does not cover yet (rotate, padding from LMEM or by "
+           "reflection)";
+  if (isAvg && !p.opd1_const) return "an average pool whose scale is not an immediate";
+  const Shape is{static_cast<uint32_t>(p.res0_n), static_cast<uint32_t>(p.res0_c),
+                 static_cast<uint32_t>(p.opd0_h), static_cast<uint32_t>(p.opd0_w)};
+  const Shape os{static_cast<uint32_t>(p.res0_n), static_cast<uint32_t>(p.res0_c),
+                 static_cast<uint32_t>(p.res0_h), static_cast<uint32_t>(p.res0_w)};
+  const uint32_t kh = static_cast<uint32_t>(p.opd1_h), kw = static_cast<uint32_t>(p.opd1_w);
+  const uint32_t sh = static_cast<uint32_t>(p.res_op_y_str), sw = static_cast<uint32_t>(p.res_op_x_str);
+  if (is.count() == 0 || os.count() == 0 || kh == 0 || kw == 0 || sh == 0 || sw == 0)
+    return "an sPorD with an empty shape or a stride of 0";
+  const uint64_t none[4] = {0, 0, 0, 0};
+  LmemView x, y;
+  if (const char *e = tiuView(p.opd0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, in, is, &x)) return e;
+  if (const char *e = tiuView(p.res0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, out, os, &y)) return e;
+  LmemView w, b;
+  const bool useKernel = !isMax, useBias = eu == 0;
+  if (useKernel && !p.opd1_const)
+    if (const char *e = tiuView(p.opd1_addr, KILN_BM_LAYOUT_COMPACT, none, in,
+                                Shape{1, os.c, kh, kw}, &w))
+      return e;
+  // The bias is of the input's format.
+  if (useBias && !p.opd2_const)
+    if (const char *e = tiuView(p.opd2_addr, KILN_BM_LAYOUT_COMPACT, none, in, Shape{1, os.c, 1, 1}, &b))
+      return e;
+  // 16-bit floats multiply and add in their own format: each product and
+  // each sum is rounded to it (computed in f32, then rounded, ties even).
+  auto narrow = [&](float v) {
+    if (in.prec == KILN_BM_PREC_FP32) return v;
+    uint8_t raw[2];
+    storeFloat(raw, in, v);
+    return loadFloat(raw, in);
+  };
+  auto immediate = [&](uint64_t bits, Type t) {
+    uint8_t raw[4];
+    for (uint32_t i = 0; i < 4; ++i) raw[i] = static_cast<uint8_t>(bits >> (8u * i));
+    return loadFloat(raw, t);
+  };
+  const float pad = immediate(p.opd3_addr, in);
+  const uint32_t insY = static_cast<uint32_t>(p.opd0_y_ins0) + 1, insX = static_cast<uint32_t>(p.opd0_x_ins0) + 1;
+  const uint32_t dilY = static_cast<uint32_t>(p.opd1_y_ins0) + 1, dilX = static_cast<uint32_t>(p.opd1_x_ins0) + 1;
+  const int64_t padT = static_cast<int64_t>(p.opd0_up_pad), padL = static_cast<int64_t>(p.opd0_lf_pad);
+  const int64_t fullH = (int64_t{is.h} - 1) * insY + 1 + padT + static_cast<int64_t>(p.opd0_dn_pad);
+  const int64_t fullW = (int64_t{is.w} - 1) * insX + 1 + padL + static_cast<int64_t>(p.opd0_rt_pad);
+  for (uint32_t n = 0; n < os.n; ++n)
+    for (uint32_t c = 0; c < os.c; ++c)
+      for (uint32_t oy = 0; oy < os.h; ++oy)
+        for (uint32_t ox = 0; ox < os.w; ++ox) {
+          // Two accumulators take the bias and the window's products in
+          // turn, as in an f32 sCONV: a depthwise conv's start at the bias
+          // and +0, an average pool's at the first value each takes (so a
+          // lone -0 stays -0); max keeps one running maximum.
+          float acc = 0.0f, sums[2] = {0.0f, 0.0f};
+          bool used[2] = {false, useBias};
+          uint32_t turn = 0;
+          auto take = [&](float v) {
+            sums[turn] = used[turn] ? narrow(chipAdd(sums[turn], v)) : v;
+            used[turn] = true;
+            turn ^= 1u;
+          };
+          if (useBias)
+            take(p.opd2_const ? immediate(p.opd2_addr, in) : loadFloat(b.at(mem.lmem, 0, c, 0, 0), in));
+          bool first = true;
+          for (uint32_t ky = 0; ky < kh; ++ky)
+            for (uint32_t kx = 0; kx < kw; ++kx) {
+              const int64_t fy = int64_t{oy} * sh + int64_t{ky} * dilY;
+              const int64_t fx = int64_t{ox} * sw + int64_t{kx} * dilX;
+              float v = 0.0f;
+              if (fy < fullH && fx < fullW) {
+                const int64_t py = fy - padT, px = fx - padL;
+                if (py < 0 || px < 0 || py > (int64_t{is.h} - 1) * insY ||
+                    px > (int64_t{is.w} - 1) * insX)
+                  v = pad;
+                else if (py % insY == 0 && px % insX == 0)
+                  v = loadFloat(x.at(mem.lmem, n, c, static_cast<uint32_t>(py / insY),
+                                     static_cast<uint32_t>(px / insX)), in);
+              }
+              if (isMax) {
+                // Compared with subnormals read as zeros (an f32 one is
+                // stored so, a bf16 one as it is); a later equal value wins
+                // (+0 over -0).
+                if (in.prec == KILN_BM_PREC_FP32) v = flushSubnormal(v);
+                if (first || flushSubnormal(v) >= flushSubnormal(acc)) acc = v;
+                first = false;
+                continue;
+              }
+              const float k = p.opd1_const ? immediate(p.opd1_addr, in)
+                                           : loadFloat(w.at(mem.lmem, 0, c, ky, kx), in);
+              take(narrow(chipMul(v, k)));
+            }
+          if (!isMax) acc = used[1] ? narrow(chipAdd(sums[0], sums[1])) : sums[0];
+          storeFloat(y.at(mem.lmem, n, c, oy, ox), out, isMax ? acc : flushSubnormal(acc));
+        }
+  return nullptr;
+}
+
 } // namespace
 
 const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
@@ -703,6 +820,7 @@ const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
   switch (cls) {
   case KILN_BM_CLASS_SAR: return runAr(cmd, mem);
   case KILN_BM_CLASS_SCONV: return runConv(cmd, mem);
+  case KILN_BM_CLASS_SPORD: return runPord(cmd, mem);
   case KILN_BM_CLASS_SYSID: return nullptr;
   default: return "a TIU class the model does not cover yet";
   }

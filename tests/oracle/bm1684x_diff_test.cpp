@@ -572,4 +572,88 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(precName(info.param.first)) + "_to_" + precName(info.param.second);
     });
 
+// ---- sPorD -----------------------------------------------------------------------
+
+// A random float sPorD of kind eu (0 depthwise, 1 average, 4 max); false
+// when it does not fit the arena.
+bool randomPord(std::mt19937_64 &g, uint32_t eu, uint32_t prec, kiln_bm_spord *p) {
+  *p = kiln_bm_spord{};
+  p->cmd_short = 1, p->cmd_id = 1, p->cmd_id_en = 1, p->tsk_typ = KILN_BM_TSK_PORD;
+  p->tsk_eu_typ = eu;
+  p->opd0_prec = prec, p->res0_prec = prec;
+  p->opd0_sign = 1, p->opd1_sign = 1, p->opd2_sign = 1;
+  const uint32_t kh = rnd(g, 1, 4), kw = rnd(g, 1, 4);
+  const uint32_t dy = rnd(g, 0, 3) == 0 ? 2 : 1, dx = rnd(g, 0, 3) == 0 ? 2 : 1;
+  const uint32_t sy = rnd(g, 1, 3), sx = rnd(g, 1, 3);
+  const uint32_t iy = rnd(g, 0, 5) == 0 ? 2 : 1, ix = rnd(g, 0, 5) == 0 ? 2 : 1;
+  Dims in{rnd(g, 1, 2), rnd(g, 1, 100), rnd(g, 1, 10), rnd(g, 1, 10)};
+  const uint32_t pt = rnd(g, 0, 2), pb = rnd(g, 0, 2), pl = rnd(g, 0, 2), pr = rnd(g, 0, 2);
+  const int64_t fullH = int64_t{in.h - 1} * iy + 1 + pt + pb, fullW = int64_t{in.w - 1} * ix + 1 + pl + pr;
+  const int64_t extH = int64_t{kh - 1} * dy + 1, extW = int64_t{kw - 1} * dx + 1;
+  if (fullH < extH || fullW < extW) return false;
+  Dims out{in.n, in.c, static_cast<uint32_t>((fullH - extH) / sy + 1),
+           static_cast<uint32_t>((fullW - extW) / sx + 1)};
+  p->res0_n = out.n, p->res0_c = out.c, p->res0_h = out.h, p->res0_w = out.w;
+  p->opd0_h = in.h, p->opd0_w = in.w, p->opd1_h = kh, p->opd1_w = kw;
+  p->res_op_y_str = sy, p->res_op_x_str = sx;
+  p->opd1_y_ins0 = dy - 1, p->opd1_x_ins0 = dx - 1, p->opd0_y_ins0 = iy - 1, p->opd0_x_ins0 = ix - 1;
+  p->opd0_up_pad = pt, p->opd0_dn_pad = pb, p->opd0_lf_pad = pl, p->opd0_rt_pad = pr;
+  auto floatBits = [&](float f) -> uint32_t {
+    return prec == KILN_BM_PREC_FP32   ? kiln_f32_bits(f)
+           : prec == KILN_BM_PREC_FP16 ? kiln_f32_to_f16(f)
+                                       : kiln_f32_to_bf16(f);
+  };
+  uint32_t next = 0;
+  uint64_t st[4];
+  const uint32_t lane0 = rnd(g, 0, 63);
+  p->res0_addr = placeLmem(g, out, prec, KILN_BM_LAYOUT_ALIGN_EU, lane0, &next, st);
+  p->opd0_addr = placeLmem(g, in, prec, KILN_BM_LAYOUT_ALIGN_EU, lane0, &next, st);
+  p->opd3_const = 1;
+  p->opd3_addr = floatBits(static_cast<float>(rnd(g, 0, 8)) / 4.0f - 1.0f);
+  if (eu == 1) { // the scale
+    p->opd1_const = 1;
+    p->opd1_addr = floatBits(1.0f / static_cast<float>(kh * kw));
+  } else if (eu != 4) {
+    if (rnd(g, 0, 3) == 0) {
+      p->opd1_const = 1;
+      p->opd1_addr = floatBits(static_cast<float>(rnd(g, 0, 200)) / 50.0f - 2.0f);
+    } else {
+      p->opd1_addr = placeLmem(g, Dims{1, in.c, kh, kw}, prec, KILN_BM_LAYOUT_COMPACT, lane0, &next, st);
+    }
+    if (rnd(g, 0, 2) == 0) { // the bias, of the input's format
+      p->opd2_const = 1;
+      p->opd2_addr = floatBits(static_cast<float>(rnd(g, 0, 200)) / 50.0f - 2.0f);
+    } else {
+      p->opd2_addr = placeLmem(g, Dims{1, in.c, 1, 1}, prec, KILN_BM_LAYOUT_COMPACT, lane0, &next, st);
+    }
+  }
+  return p->res0_addr != UINT32_MAX && p->opd0_addr != UINT32_MAX && p->opd1_addr != UINT32_MAX &&
+         p->opd2_addr != UINT32_MAX;
+}
+
+TEST(Bm1684xDiff, FloatPoolingAndDepthwiseMatchTheSimulator) {
+  KILN_SIM_OR_SKIP(sim);
+  Machines m(sim);
+  auto &g = m.rng();
+  const uint32_t kinds[] = {0, 1, 4};
+  const char *names[] = {"depthwise", "avg", "", "", "max"};
+  const int count = (commandsPerClass() + 8) / 9;
+  for (uint32_t eu : kinds)
+    for (uint32_t prec : kFloatPrecs) {
+      for (int done = 0; done < count;) {
+        kiln_bm_spord p;
+        if (!randomPord(g, eu, prec, &p)) continue;
+        uint8_t cmd[KILN_BM_SPORD_BYTES];
+        ASSERT_EQ(kiln_bm_spord_encode(&p, cmd), nullptr);
+        m.randomize(prec, true);
+        std::string diff = m.run(cmd, sizeof cmd, SophgoSim::Tiu);
+        ASSERT_EQ(diff, "") << names[eu] << " " << precName(prec) << ": "
+                            << describe(KILN_BM_CLASS_SPORD, cmd);
+        ++done;
+      }
+      printf("sPorD %s %s: %d random commands, all byte-identical\n", names[eu], precName(prec),
+             count);
+    }
+}
+
 } // namespace

@@ -743,7 +743,7 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
   // each sum is rounded to it (computed in f32, then rounded, ties even).
   auto narrow = [&](float v) {
     if (in.prec == KILN_BM_PREC_FP32) return v;
-    uint8_t raw[2];
+    uint8_t raw[4];
     storeFloat(raw, in, v);
     return loadFloat(raw, in);
   };

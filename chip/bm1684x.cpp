@@ -553,9 +553,10 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
   if (k.tsk_eu_typ != 0) return "an sCONV with requant (wrq) is not modelled yet";
   const Type in{static_cast<uint32_t>(k.opd0_prec), k.opd0_sign != 0};
   const Type wt{static_cast<uint32_t>(k.opd0_prec), k.opd1_sign != 0};
-  const Type out{static_cast<uint32_t>(k.res0_prec), in.isSigned || wt.isSigned};
-  if (!in.isFloat() || !out.isFloat()) return "an integer sCONV is not modelled yet";
-  if (out.prec != KILN_BM_PREC_FP32 && out.prec != in.prec)
+  const Type out{static_cast<uint32_t>(k.res0_prec), true};
+  if (in.isFloat() != out.isFloat() || (!in.isFloat() && in.prec != KILN_BM_PREC_INT8))
+    return "an sCONV mixing float and integer, or of 16/32-bit integers";
+  if (in.isFloat() && out.prec != KILN_BM_PREC_FP32 && out.prec != in.prec)
     return "an sCONV whose result is neither f32 nor its input's format";
   if (k.opd1_const || k.res_add || k.kernel_rotate || k.pad_mode || !k.opd3_const)
     return "an sCONV form the model does not cover yet (constant weight, accumulate, rotate, "
@@ -625,6 +626,48 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
     return loadFloat(x.at(mem.lmem, n, i, static_cast<uint32_t>(py / insY),
                           static_cast<uint32_t>(px / insX)), in);
   };
+  if (!in.isFloat()) {
+    // 8-bit: exact sums of x * (w - kernel zero point), as int32 (TPU-MLIR's
+    // int8 conv is this, then AR and requant commands).
+    if (out.prec != KILN_BM_PREC_INT32)
+      return "an 8-bit sCONV with an 8- or 16-bit result (not modelled: the simulator "
+             "saturates them in ways not yet pinned down)";
+    if (!k.opd2_const) return "an 8-bit sCONV with per-channel kernel zero points (not modelled)";
+    const int64_t kzp = k.opd2_sign ? int64_t{static_cast<int8_t>(k.opd2_addr & 0xFFu)}
+                                    : int64_t(k.opd2_addr & 0xFFu);
+    uint8_t padRaw[4];
+    for (uint32_t i = 0; i < 4; ++i) padRaw[i] = static_cast<uint8_t>(k.opd3_addr >> (8u * i));
+    const int64_t padValue = loadInt(padRaw, in);
+    auto inputInt = [&](uint32_t n, uint32_t i, int64_t fy, int64_t fx) -> int64_t {
+      if (fy < 0 || fx < 0 || fy >= fullH || fx >= fullW) return 0;
+      int64_t py = fy - padT, px = fx - padL;
+      if (py < 0 || px < 0 || py > (int64_t{is.h} - 1) * insY || px > (int64_t{is.w} - 1) * insX)
+        return padValue;
+      if (py % insY || px % insX) return 0;
+      return loadInt(x.at(mem.lmem, n, i, static_cast<uint32_t>(py / insY),
+                          static_cast<uint32_t>(px / insX)), in);
+    };
+    auto weightInt = [&](uint32_t o, uint32_t i, uint32_t ky, uint32_t kx) {
+      uint32_t lc = wLane0 + o;
+      uint64_t e = (lc / KILN_NPU_NUM) * perOc + (i / cube) * cube * kh * kw +
+                   (ky * kw + kx) * cube + i % cube;
+      return loadInt(mem.lmem + (lc % KILN_NPU_NUM) * kLaneBytes + wOff + e, wt);
+    };
+    for (uint32_t n = 0; n < os.n; ++n)
+      for (uint32_t o = 0; o < os.c; ++o)
+        for (uint32_t oy = 0; oy < os.h; ++oy)
+          for (uint32_t ox = 0; ox < os.w; ++ox) {
+            int64_t acc = 0;
+            for (uint32_t i = 0; i < is.c; ++i)
+              for (uint32_t ky = 0; ky < kh; ++ky)
+                for (uint32_t kx = 0; kx < kw; ++kx)
+                  acc += inputInt(n, i, int64_t{oy} * sh + int64_t{ky} * dilY,
+                                  int64_t{ox} * sw + int64_t{kx} * dilX) *
+                         (weightInt(o, i, ky, kx) - kzp);
+            storeInt(y.at(mem.lmem, n, o, oy, ox), out, acc); // the low 32 bits
+          }
+    return nullptr;
+  }
   // The filter per output channel and one output pixel's input window,
   // both in the order the chip takes them: input channel, kernel row, column.
   const uint32_t taps = kh * kw, window = is.c * taps;

@@ -458,7 +458,8 @@ struct ConvStats {
   int64_t maxUlp = 0;
 };
 
-// A random float sCONV; false when it does not fit the arena.
+// A random sCONV (f32, f16, bf16, or int8 with an int32 result); false when
+// it does not fit the arena.
 bool randomConv(std::mt19937_64 &g, uint32_t prec, uint32_t outPrec, kiln_bm_sconv *k) {
   *k = kiln_bm_sconv{};
   k->cmd_short = 1, k->cmd_id = 1, k->cmd_id_en = 1, k->tsk_typ = KILN_BM_TSK_CONV;
@@ -490,11 +491,13 @@ bool randomConv(std::mt19937_64 &g, uint32_t prec, uint32_t outPrec, kiln_bm_sco
   k->opd0_addr = placeLmem(g, in, prec, static_cast<uint32_t>(k->opd0_str), rnd(g, 0, 63), &next, st);
   k->opd0_n_str = st[0], k->opd0_c_str = st[1], k->opd0_h_str = st[2], k->opd0_w_str = st[3];
   // The filter and bias on the output channels' lanes.
-  const uint32_t cube = prec == KILN_BM_PREC_FP32 ? 1 : 32;
+  const uint32_t cube = prec == KILN_BM_PREC_FP32 ? 1 : prec == KILN_BM_PREC_INT8 ? 64 : 32;
   const uint32_t icAligned = (in.c + cube - 1) / cube * cube;
   Dims filter{1, out.c, 1, icAligned * kh * kw};
   k->opd1_addr = placeLmem(g, filter, prec, KILN_BM_LAYOUT_COMPACT, outLane, &next, st);
-  if (rnd(g, 0, 2) == 0) {
+  if (prec == KILN_BM_PREC_INT8) {
+    // opd2 is the kernel zero point, set below.
+  } else if (rnd(g, 0, 2) == 0) {
     k->opd2_const = 1;
     k->opd2_addr = kiln_f32_bits(static_cast<float>(rnd(g, 0, 200)) / 50.0f - 2.0f);
   } else {
@@ -502,7 +505,14 @@ bool randomConv(std::mt19937_64 &g, uint32_t prec, uint32_t outPrec, kiln_bm_sco
                              outLane, &next, st);
   }
   k->opd3_const = 1;
-  if (rnd(g, 0, 2) == 0) {
+  if (prec == KILN_BM_PREC_INT8) {
+    // Either input may be unsigned; the kernel zero point is an immediate.
+    k->opd0_sign = rnd(g, 0, 1), k->opd1_sign = rnd(g, 0, 1);
+    k->opd2_const = 1;
+    k->opd2_sign = rnd(g, 0, 1);
+    k->opd2_addr = rnd(g, 0, 1) ? 0 : static_cast<uint8_t>(static_cast<int>(rnd(g, 0, 6)) - 3);
+    k->opd3_addr = rnd(g, 0, 1) ? 0 : rnd(g, 0, 255);
+  } else if (rnd(g, 0, 2) == 0) {
     float pad = static_cast<float>(rnd(g, 0, 8)) / 4.0f - 1.0f;
     k->opd3_addr = prec == KILN_BM_PREC_FP32 ? kiln_f32_bits(pad)
                    : prec == KILN_BM_PREC_FP16 ? kiln_f32_to_f16(pad) : kiln_f32_to_bf16(pad);
@@ -512,15 +522,15 @@ bool randomConv(std::mt19937_64 &g, uint32_t prec, uint32_t outPrec, kiln_bm_sco
 }
 
 // (input and filter format, result format)
-class FloatConvolution : public testing::TestWithParam<std::pair<uint32_t, uint32_t>> {};
+class Convolution : public testing::TestWithParam<std::pair<uint32_t, uint32_t>> {};
 
-TEST_P(FloatConvolution, MatchesTheSimulator) {
+TEST_P(Convolution, MatchesTheSimulator) {
   KILN_SIM_OR_SKIP(sim);
   Machines m(sim);
   auto &g = m.rng();
   const auto [prec, outPrec] = GetParam();
   ConvStats st;
-  while (st.commands < commandsPerClass() / 5) {
+  while (st.commands < commandsPerClass() / 6) {
     kiln_bm_sconv k;
     if (!randomConv(g, prec, outPrec, &k)) continue;
     uint8_t cmd[KILN_BM_SCONV_BYTES];
@@ -562,12 +572,13 @@ TEST_P(FloatConvolution, MatchesTheSimulator) {
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Bm1684xDiff, FloatConvolution,
+    Bm1684xDiff, Convolution,
     testing::Values(std::pair{uint32_t{KILN_BM_PREC_FP32}, uint32_t{KILN_BM_PREC_FP32}},
                     std::pair{uint32_t{KILN_BM_PREC_FP16}, uint32_t{KILN_BM_PREC_FP16}},
                     std::pair{uint32_t{KILN_BM_PREC_FP16}, uint32_t{KILN_BM_PREC_FP32}},
                     std::pair{uint32_t{KILN_BM_PREC_BF16}, uint32_t{KILN_BM_PREC_BF16}},
-                    std::pair{uint32_t{KILN_BM_PREC_BF16}, uint32_t{KILN_BM_PREC_FP32}}),
+                    std::pair{uint32_t{KILN_BM_PREC_BF16}, uint32_t{KILN_BM_PREC_FP32}},
+                    std::pair{uint32_t{KILN_BM_PREC_INT8}, uint32_t{KILN_BM_PREC_INT32}}),
     [](const testing::TestParamInfo<std::pair<uint32_t, uint32_t>> &info) {
       return std::string(precName(info.param.first)) + "_to_" + precName(info.param.second);
     });

@@ -853,6 +853,72 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
   return nullptr;
 }
 
+// ---- sRQ&sDQ ---------------------------------------------------------------------------
+
+// RQ_1, the integer requant of 16- or 32-bit x to 8 or 16 bits:
+// y = saturate(round(x * multiplier, shift) + zero point), x * multiplier exact, a negative shift to the right rounded by
+// the command's mode. The parameters are immediates (opd1: multiplier; opd2:
+// shift in bits 0..7, zero point in bits 16..31, signed with opd2_sign) or
+// per channel, int32 (multiplier, shift, zero point) on the channel's lane,
+// a [1, c, 1, 3] tensor in the EU-aligned layout.
+const char *runRqdq(const uint8_t *cmd, const Memories &mem) {
+  kiln_bm_srqdq r;
+  kiln_bm_srqdq_decode(cmd, &r);
+  if (r.tsk_eu_typ != 1) return "an sRQ/sDQ kind other than the integer requant (not modelled yet)";
+  // A 32-bit input is signed whatever opd0_sign says (as the simulator reads it).
+  const Type in{static_cast<uint32_t>(r.opd0_prec),
+                r.opd0_sign != 0 || r.opd0_prec == KILN_BM_PREC_INT32};
+  const Type out{static_cast<uint32_t>(r.res0_prec), r.opd2_sign != 0};
+  if (in.isFloat() || out.isFloat() || !in.bytes() || !out.bytes())
+    return "an integer requant with float, INT4 or FP8 operands";
+  if (out.bytes() == 4 || in.bytes() == 1)
+    return "an integer requant from 8 bits or to 32 bits (not modelled: the simulator gives "
+           "zeros for the one and clamps the other to 16 bits)";
+  const Shape s{static_cast<uint32_t>(r.res0_n), static_cast<uint32_t>(r.res0_c),
+                static_cast<uint32_t>(r.res0_h), static_cast<uint32_t>(r.res0_w)};
+  if (s.count() == 0) return "an sRQ with an empty shape";
+  const uint64_t none[4] = {0, 0, 0, 0};
+  LmemView x, y, q;
+  if (const char *e = tiuView(r.opd0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, in, s, &x)) return e;
+  if (const char *e = tiuView(r.res0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, out, s, &y)) return e;
+  const Type i32{KILN_BM_PREC_INT32, true};
+  if (!r.opd1_const && (r.res0_addr >> KILN_BM_LANE_SHIFT) + s.c > KILN_NPU_NUM)
+    return "an integer requant with per-channel parameters past lane 63 (not modelled: where "
+           "the simulator reads a second channel group's parameters is not pinned down)";
+  if (!r.opd1_const)
+    if (const char *e = tiuView(r.opd1_addr, KILN_BM_LAYOUT_COMPACT, none, i32,
+                                Shape{1, s.c, 1, 3}, &q))
+      return e;
+  for (uint32_t c = 0; c < s.c; ++c) {
+    int64_t mult, zp;
+    int32_t shift;
+    if (r.opd1_const) {
+      mult = static_cast<int32_t>(r.opd1_addr);
+      shift = static_cast<int8_t>(r.opd2_addr & 0xFFu);
+      const uint32_t z = static_cast<uint32_t>(r.opd2_addr >> 16) & 0xFFFFu;
+      zp = r.opd2_sign ? int64_t{static_cast<int16_t>(z)} : int64_t{z};
+    } else { // the shift's low 8 bits and the zero point's low 16, as the immediates'
+      mult = loadInt(q.at(mem.lmem, 0, c, 0, 0), i32);
+      shift = static_cast<int8_t>(loadInt(q.at(mem.lmem, 0, c, 0, 1), i32) & 0xFF);
+      const uint32_t z = static_cast<uint32_t>(loadInt(q.at(mem.lmem, 0, c, 0, 2), i32)) & 0xFFFFu;
+      zp = r.opd2_sign ? int64_t{static_cast<int16_t>(z)} : int64_t{z};
+    }
+    for (uint32_t n = 0; n < s.n; ++n)
+      for (uint32_t h = 0; h < s.h; ++h)
+        for (uint32_t w = 0; w < s.w; ++w) {
+          // The product fits 64 bits; a left shift wraps in them.
+          Wide v = Wide{loadInt(x.at(mem.lmem, n, c, h, w), in)} * mult;
+          if (shift < 0)
+            v = shiftRound(v, static_cast<uint32_t>(-shift), r.opd2_n_str);
+          else
+            v = static_cast<int64_t>(static_cast<uint64_t>(static_cast<int64_t>(v))
+                                     << std::min(shift, 63));
+          storeInt(y.at(mem.lmem, n, c, h, w), out, saturate(v + zp, out));
+        }
+  }
+  return nullptr;
+}
+
 } // namespace
 
 const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
@@ -864,6 +930,7 @@ const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
   case KILN_BM_CLASS_SAR: return runAr(cmd, mem);
   case KILN_BM_CLASS_SCONV: return runConv(cmd, mem);
   case KILN_BM_CLASS_SPORD: return runPord(cmd, mem);
+  case KILN_BM_CLASS_SRQDQ: return runRqdq(cmd, mem);
   case KILN_BM_CLASS_SYSID: return nullptr;
   default: return "a TIU class the model does not cover yet";
   }

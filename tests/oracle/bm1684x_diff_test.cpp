@@ -667,4 +667,63 @@ TEST(Bm1684xDiff, FloatPoolingAndDepthwiseMatchTheSimulator) {
     }
 }
 
+// ---- sRQ (integer requant) -------------------------------------------------------
+
+TEST(Bm1684xDiff, IntegerRequantMatchesTheSimulator) {
+  KILN_SIM_OR_SKIP(sim);
+  Machines m(sim);
+  auto &g = m.rng();
+  int done = 0, perChannel = 0;
+  while (done < commandsPerClass()) {
+    kiln_bm_srqdq r{};
+    r.cmd_short = 1, r.cmd_id = 1, r.cmd_id_en = 1, r.tsk_typ = KILN_BM_TSK_RQDQ, r.tsk_eu_typ = 1;
+    const uint32_t inPrecs[] = {KILN_BM_PREC_INT16, KILN_BM_PREC_INT32};
+    const uint32_t outPrecs[] = {KILN_BM_PREC_INT8, KILN_BM_PREC_INT16};
+    const uint32_t inPrec = pick(g, inPrecs), outPrec = pick(g, outPrecs);
+    r.opd0_prec = inPrec, r.opd0_sign = rnd(g, 0, 1);
+    r.res0_prec = outPrec, r.opd2_sign = rnd(g, 0, 1);
+    r.opd2_n_str = rnd(g, 0, 6);
+    Dims d{rnd(g, 1, 2), rnd(g, 1, 100), rnd(g, 1, 6), rnd(g, 1, 16)};
+    r.res0_n = d.n, r.res0_c = d.c, r.res0_h = d.h, r.res0_w = d.w;
+    uint32_t next = 0, lane0 = rnd(g, 0, 63);
+    uint64_t st[4];
+    r.res0_addr = placeLmem(g, d, outPrec, KILN_BM_LAYOUT_ALIGN_EU, lane0, &next, st);
+    r.opd0_addr = placeLmem(g, d, inPrec, KILN_BM_LAYOUT_ALIGN_EU, lane0, &next, st);
+    // Multipliers of any size and sign, right shifts up to 40 and a few
+    // left shifts, zero points of either sign.
+    auto mult = [&] { return rnd(g, 0, 1) ? rnd(g, 0, UINT32_MAX) : rnd(g, 0, 70000) - 35000u; };
+    auto shift = [&] { return static_cast<int32_t>(rnd(g, 0, 44)) - 40; };
+    auto zp = [&] { return static_cast<int32_t>(rnd(g, 0, 400)) - 200; };
+    uint32_t params = UINT32_MAX;
+    if (rnd(g, 0, 1)) {
+      r.opd1_const = 1;
+      r.opd1_addr = mult();
+      r.opd2_addr = static_cast<uint8_t>(shift()) | static_cast<uint32_t>(static_cast<uint16_t>(zp())) << 16;
+    } else {
+      if (lane0 + d.c > KILN_NPU_NUM) continue; // one channel group (see the model)
+      params = placeLmem(g, Dims{1, d.c, 1, 3}, KILN_BM_PREC_INT32, KILN_BM_LAYOUT_COMPACT, lane0, &next, st);
+      r.opd1_addr = params;
+    }
+    if (r.res0_addr == UINT32_MAX || r.opd0_addr == UINT32_MAX || r.opd1_addr == UINT32_MAX) continue;
+    uint8_t cmd[KILN_BM_SRQDQ_BYTES];
+    ASSERT_EQ(kiln_bm_srqdq_encode(&r, cmd), nullptr);
+    m.randomize(KILN_BM_PREC_INT32);
+    if (!r.opd1_const) { // legal per-channel parameters in both memories
+      for (uint32_t c = 0; c < d.c; ++c) {
+        const int32_t p[3] = {static_cast<int32_t>(mult()), shift(), zp()};
+        const uint32_t lc = lane0 + c;
+        const uint64_t at = (lc % 64) * kLane + (params & (kLane - 1)) + (lc / 64) * 12;
+        memcpy(m.kilnLmem() + at, p, sizeof p);
+        memcpy(m.simLmem() + at, p, sizeof p);
+      }
+      ++perChannel;
+    }
+    std::string diff = m.run(cmd, sizeof cmd, SophgoSim::Tiu);
+    ASSERT_EQ(diff, "") << describe(KILN_BM_CLASS_SRQDQ, cmd);
+    ++done;
+  }
+  printf("sRQ (integer requant): %d random commands (%d with per-channel parameters), all "
+         "byte-identical\n", done, perChannel);
+}
+
 } // namespace

@@ -252,6 +252,13 @@ template <size_t N> uint32_t pick(std::mt19937_64 &g, const uint32_t (&a)[N]) {
   return a[rnd(g, 0, N - 1)];
 }
 
+// f's bits in a float format (the low 16 for f16 and bf16).
+uint32_t floatBitsOf(uint32_t prec, float f) {
+  return prec == KILN_BM_PREC_FP32   ? kiln_f32_bits(f)
+         : prec == KILN_BM_PREC_FP16 ? kiln_f32_to_f16(f)
+                                     : kiln_f32_to_bf16(f);
+}
+
 // A random sAR command of case c; false when its operands did not fit.
 bool randomAr(std::mt19937_64 &g, const ArCase &c, bool floats, kiln_bm_sar *a) {
   *a = kiln_bm_sar{};
@@ -297,13 +304,9 @@ bool randomAr(std::mt19937_64 &g, const ArCase &c, bool floats, kiln_bm_sar *a) 
     a->opd1_const = 1;
     a->opd1_addr = rnd(g, 0, UINT32_MAX) & (precBytes(prec) == 4 ? 0xFFFFFFFFu
                                             : precBytes(prec) == 2 ? 0xFFFFu : 0xFFu);
-    if (floats) { // a finite float of the operand's format
-      float f = std::ldexp(static_cast<float>(rnd(g, 0, 2000)) / 1000.0f - 1.0f,
-                           static_cast<int>(rnd(g, 0, 20)) - 10);
-      a->opd1_addr = prec == KILN_BM_PREC_FP32   ? kiln_f32_bits(f)
-                     : prec == KILN_BM_PREC_FP16 ? kiln_f32_to_f16(f)
-                                                 : kiln_f32_to_bf16(f);
-    }
+    if (floats) // a finite float of the operand's format
+      a->opd1_addr = floatBitsOf(prec, std::ldexp(static_cast<float>(rnd(g, 0, 2000)) / 1000.0f - 1.0f,
+                                                  static_cast<int>(rnd(g, 0, 20)) - 10));
   } else if (!c.unary) {
     a->opd1_str = layout();
     a->opd1_addr = placeLmem(g, d, prec, static_cast<uint32_t>(a->opd1_str), lane0, &next, st);
@@ -375,13 +378,13 @@ TEST(Bm1684xDiff, TensorCopiesMatchTheSimulator) {
     t.src_nsize = d.n, t.src_csize = d.c, t.src_hsize = d.h, t.src_wsize = d.w;
     Dims o = d;
     t.nchw_copy = 1;
+    uint32_t dir = rnd(g, 0, 3); // bit 0: source in LMEM, bit 1: destination in LMEM
     if (rnd(g, 0, 4) == 0) { // the destination reshaped: the same elements in n, c, h, w order
       t.nchw_copy = 0;
       o = rnd(g, 0, 1) ? Dims{1, d.n * d.c, d.h, d.w} : Dims{d.n, d.c, d.h * d.w, 1};
       t.dst_nsize = o.n, t.dst_csize = o.c, t.dst_hsize = o.h, t.dst_wsize = o.w;
       ++reshapes;
     }
-    uint32_t dir = rnd(g, 0, 3); // bit 0: source in LMEM, bit 1: destination in LMEM
     uint32_t nextLmem = 0;
     uint64_t nextDdr = 0;
     bool ok = true;
@@ -453,6 +456,30 @@ int64_t ulpDistance(uint32_t a, uint32_t b, uint32_t prec) {
   return d < 0 ? -d : d;
 }
 
+
+// A random sliding window over an input of dims `in` (kernel up to 4x4,
+// dilation, stride, zeros inserted between pixels, padding), written into an
+// sCONV or sPorD command, which name these fields alike; the output's height
+// and width, or false when the kernel is larger than the padded input.
+template <typename Cmd>
+bool randomWindow(std::mt19937_64 &g, const Dims &in, Cmd *c, uint32_t *oh, uint32_t *ow) {
+  const uint32_t kh = rnd(g, 1, 4), kw = rnd(g, 1, 4);
+  const uint32_t dy = rnd(g, 0, 3) == 0 ? 2 : 1, dx = rnd(g, 0, 3) == 0 ? 2 : 1;
+  const uint32_t sy = rnd(g, 1, 3), sx = rnd(g, 1, 3);
+  const uint32_t iy = rnd(g, 0, 5) == 0 ? 2 : 1, ix = rnd(g, 0, 5) == 0 ? 2 : 1;
+  const uint32_t pt = rnd(g, 0, 2), pb = rnd(g, 0, 2), pl = rnd(g, 0, 2), pr = rnd(g, 0, 2);
+  const int64_t fullH = int64_t{in.h - 1} * iy + 1 + pt + pb, fullW = int64_t{in.w - 1} * ix + 1 + pl + pr;
+  const int64_t extH = int64_t{kh - 1} * dy + 1, extW = int64_t{kw - 1} * dx + 1;
+  if (fullH < extH || fullW < extW) return false;
+  *oh = static_cast<uint32_t>((fullH - extH) / sy + 1);
+  *ow = static_cast<uint32_t>((fullW - extW) / sx + 1);
+  c->opd0_h = in.h, c->opd0_w = in.w, c->opd1_h = kh, c->opd1_w = kw;
+  c->res_op_y_str = sy, c->res_op_x_str = sx;
+  c->opd1_y_ins0 = dy - 1, c->opd1_x_ins0 = dx - 1, c->opd0_y_ins0 = iy - 1, c->opd0_x_ins0 = ix - 1;
+  c->opd0_up_pad = pt, c->opd0_dn_pad = pb, c->opd0_lf_pad = pl, c->opd0_rt_pad = pr;
+  return true;
+}
+
 struct ConvStats {
   int commands = 0, identical = 0;
   int64_t maxUlp = 0;
@@ -465,24 +492,11 @@ bool randomConv(std::mt19937_64 &g, uint32_t prec, uint32_t outPrec, kiln_bm_sco
   k->cmd_short = 1, k->cmd_id = 1, k->cmd_id_en = 1, k->tsk_typ = KILN_BM_TSK_CONV;
   k->opd0_prec = prec, k->res0_prec = outPrec;
   k->opd0_sign = 1, k->opd1_sign = 1, k->opd2_sign = 1;
-  const uint32_t kh = rnd(g, 1, 4), kw = rnd(g, 1, 4);
-  const uint32_t dy = rnd(g, 0, 3) == 0 ? 2 : 1, dx = rnd(g, 0, 3) == 0 ? 2 : 1;
-  const uint32_t sy = rnd(g, 1, 3), sx = rnd(g, 1, 3);
-  const uint32_t iy = rnd(g, 0, 5) == 0 ? 2 : 1, ix = rnd(g, 0, 5) == 0 ? 2 : 1;
-  Dims in{rnd(g, 1, 2), rnd(g, 1, 40), rnd(g, 1, 9), rnd(g, 1, 9)};
-  const uint32_t pt = rnd(g, 0, 2), pb = rnd(g, 0, 2), pl = rnd(g, 0, 2), pr = rnd(g, 0, 2);
-  const int64_t fullH = int64_t{in.h - 1} * iy + 1 + pt + pb, fullW = int64_t{in.w - 1} * ix + 1 + pl + pr;
-  const int64_t extH = int64_t{kh - 1} * dy + 1, extW = int64_t{kw - 1} * dx + 1;
-  if (fullH < extH || fullW < extW) return false;
-  Dims out{in.n, rnd(g, 1, 80), static_cast<uint32_t>((fullH - extH) / sy + 1),
-           static_cast<uint32_t>((fullW - extW) / sx + 1)};
+  const Dims in{rnd(g, 1, 2), rnd(g, 1, 40), rnd(g, 1, 9), rnd(g, 1, 9)};
+  Dims out{in.n, rnd(g, 1, 80), 0, 0};
+  if (!randomWindow(g, in, k, &out.h, &out.w)) return false;
   k->res0_n = out.n, k->res0_c = out.c, k->res0_h = out.h, k->res0_w = out.w;
-  k->opd0_c = in.c, k->opd0_h = in.h, k->opd0_w = in.w;
-  k->opd1_h = kh, k->opd1_w = kw;
-  k->res_op_y_str = sy, k->res_op_x_str = sx;
-  k->opd1_y_ins0 = dy - 1, k->opd1_x_ins0 = dx - 1;
-  k->opd0_y_ins0 = iy - 1, k->opd0_x_ins0 = ix - 1;
-  k->opd0_up_pad = pt, k->opd0_dn_pad = pb, k->opd0_lf_pad = pl, k->opd0_rt_pad = pr;
+  k->opd0_c = in.c;
   uint32_t next = 0;
   uint64_t st[4];
   const uint32_t outLane = rnd(g, 0, 63);
@@ -493,7 +507,7 @@ bool randomConv(std::mt19937_64 &g, uint32_t prec, uint32_t outPrec, kiln_bm_sco
   // The filter and bias on the output channels' lanes.
   const uint32_t cube = prec == KILN_BM_PREC_FP32 ? 1 : prec == KILN_BM_PREC_INT8 ? 64 : 32;
   const uint32_t icAligned = (in.c + cube - 1) / cube * cube;
-  Dims filter{1, out.c, 1, icAligned * kh * kw};
+  Dims filter{1, out.c, 1, icAligned * static_cast<uint32_t>(k->opd1_h * k->opd1_w)};
   k->opd1_addr = placeLmem(g, filter, prec, KILN_BM_LAYOUT_COMPACT, outLane, &next, st);
   if (prec == KILN_BM_PREC_INT8) {
     // opd2 is the kernel zero point, set below.
@@ -513,9 +527,7 @@ bool randomConv(std::mt19937_64 &g, uint32_t prec, uint32_t outPrec, kiln_bm_sco
     k->opd2_addr = rnd(g, 0, 1) ? 0 : static_cast<uint8_t>(static_cast<int>(rnd(g, 0, 6)) - 3);
     k->opd3_addr = rnd(g, 0, 1) ? 0 : rnd(g, 0, 255);
   } else if (rnd(g, 0, 2) == 0) {
-    float pad = static_cast<float>(rnd(g, 0, 8)) / 4.0f - 1.0f;
-    k->opd3_addr = prec == KILN_BM_PREC_FP32 ? kiln_f32_bits(pad)
-                   : prec == KILN_BM_PREC_FP16 ? kiln_f32_to_f16(pad) : kiln_f32_to_bf16(pad);
+    k->opd3_addr = floatBitsOf(prec, static_cast<float>(rnd(g, 0, 8)) / 4.0f - 1.0f);
   }
   return k->res0_addr != UINT32_MAX && k->opd0_addr != UINT32_MAX && k->opd1_addr != UINT32_MAX &&
          k->opd2_addr != UINT32_MAX;
@@ -593,27 +605,12 @@ bool randomPord(std::mt19937_64 &g, uint32_t eu, uint32_t prec, kiln_bm_spord *p
   p->tsk_eu_typ = eu;
   p->opd0_prec = prec, p->res0_prec = prec;
   p->opd0_sign = 1, p->opd1_sign = 1, p->opd2_sign = 1;
-  const uint32_t kh = rnd(g, 1, 4), kw = rnd(g, 1, 4);
-  const uint32_t dy = rnd(g, 0, 3) == 0 ? 2 : 1, dx = rnd(g, 0, 3) == 0 ? 2 : 1;
-  const uint32_t sy = rnd(g, 1, 3), sx = rnd(g, 1, 3);
-  const uint32_t iy = rnd(g, 0, 5) == 0 ? 2 : 1, ix = rnd(g, 0, 5) == 0 ? 2 : 1;
-  Dims in{rnd(g, 1, 2), rnd(g, 1, 100), rnd(g, 1, 10), rnd(g, 1, 10)};
-  const uint32_t pt = rnd(g, 0, 2), pb = rnd(g, 0, 2), pl = rnd(g, 0, 2), pr = rnd(g, 0, 2);
-  const int64_t fullH = int64_t{in.h - 1} * iy + 1 + pt + pb, fullW = int64_t{in.w - 1} * ix + 1 + pl + pr;
-  const int64_t extH = int64_t{kh - 1} * dy + 1, extW = int64_t{kw - 1} * dx + 1;
-  if (fullH < extH || fullW < extW) return false;
-  Dims out{in.n, in.c, static_cast<uint32_t>((fullH - extH) / sy + 1),
-           static_cast<uint32_t>((fullW - extW) / sx + 1)};
+  const Dims in{rnd(g, 1, 2), rnd(g, 1, 100), rnd(g, 1, 10), rnd(g, 1, 10)};
+  Dims out{in.n, in.c, 0, 0};
+  if (!randomWindow(g, in, p, &out.h, &out.w)) return false;
+  const uint32_t kh = static_cast<uint32_t>(p->opd1_h), kw = static_cast<uint32_t>(p->opd1_w);
   p->res0_n = out.n, p->res0_c = out.c, p->res0_h = out.h, p->res0_w = out.w;
-  p->opd0_h = in.h, p->opd0_w = in.w, p->opd1_h = kh, p->opd1_w = kw;
-  p->res_op_y_str = sy, p->res_op_x_str = sx;
-  p->opd1_y_ins0 = dy - 1, p->opd1_x_ins0 = dx - 1, p->opd0_y_ins0 = iy - 1, p->opd0_x_ins0 = ix - 1;
-  p->opd0_up_pad = pt, p->opd0_dn_pad = pb, p->opd0_lf_pad = pl, p->opd0_rt_pad = pr;
-  auto floatBits = [&](float f) -> uint32_t {
-    return prec == KILN_BM_PREC_FP32   ? kiln_f32_bits(f)
-           : prec == KILN_BM_PREC_FP16 ? kiln_f32_to_f16(f)
-                                       : kiln_f32_to_bf16(f);
-  };
+  auto floatBits = [&](float f) { return floatBitsOf(prec, f); };
   uint32_t next = 0;
   uint64_t st[4];
   const uint32_t lane0 = rnd(g, 0, 63);

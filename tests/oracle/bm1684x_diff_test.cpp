@@ -542,7 +542,7 @@ TEST_P(Convolution, MatchesTheSimulator) {
   auto &g = m.rng();
   const auto [prec, outPrec] = GetParam();
   ConvStats st;
-  while (st.commands < commandsPerClass() / 6) {
+  while (st.commands < (commandsPerClass() + 5) / 6) {
     kiln_bm_sconv k;
     if (!randomConv(g, prec, outPrec, &k)) continue;
     uint8_t cmd[KILN_BM_SCONV_BYTES];

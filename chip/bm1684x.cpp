@@ -535,6 +535,39 @@ const char *runDmaTensor(const uint8_t *cmd, const Memories &mem) {
 }
 
 
+// ---- Sliding windows (sCONV, sPorD) ---------------------------------------------
+
+// The input as a kernel sees it: zeros inserted between pixels, then the
+// padding around them. A kernel tap at (fy, fx) of this full input reads
+// beyond it (a zero), the padding (the opd3 value), an inserted zero, or
+// the input pixel (*iy, *ix).
+struct Window {
+  enum Kind { Outside, Pad, Inserted, Pixel };
+  uint32_t h = 0, w = 0, insY = 1, insX = 1;
+  int64_t padT = 0, padL = 0, fullH = 0, fullW = 0;
+
+  Kind at(int64_t fy, int64_t fx, uint32_t *iy, uint32_t *ix) const {
+    if (fy < 0 || fx < 0 || fy >= fullH || fx >= fullW) return Outside;
+    const int64_t py = fy - padT, px = fx - padL;
+    if (py < 0 || px < 0 || py > (int64_t{h} - 1) * insY || px > (int64_t{w} - 1) * insX)
+      return Pad;
+    if (py % insY || px % insX) return Inserted;
+    *iy = static_cast<uint32_t>(py / insY);
+    *ix = static_cast<uint32_t>(px / insX);
+    return Pixel;
+  }
+};
+// sCONV and sPorD name these fields alike.
+template <typename Cmd> Window windowOf(const Cmd &k, uint32_t h, uint32_t w) {
+  Window win;
+  win.h = h, win.w = w;
+  win.insY = static_cast<uint32_t>(k.opd0_y_ins0) + 1, win.insX = static_cast<uint32_t>(k.opd0_x_ins0) + 1;
+  win.padT = static_cast<int64_t>(k.opd0_up_pad), win.padL = static_cast<int64_t>(k.opd0_lf_pad);
+  win.fullH = (int64_t{h} - 1) * win.insY + 1 + win.padT + static_cast<int64_t>(k.opd0_dn_pad);
+  win.fullW = (int64_t{w} - 1) * win.insX + 1 + win.padL + static_cast<int64_t>(k.opd0_rt_pad);
+  return win;
+}
+
 // ---- sCONV ---------------------------------------------------------------------------
 
 // Input channels the MAC array takes together: conv filters are stored in
@@ -610,21 +643,16 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
   uint8_t padBits[4];
   for (uint32_t i = 0; i < 4; ++i) padBits[i] = static_cast<uint8_t>(k.opd3_addr >> (8u * i));
   const float pad = loadFloat(padBits, in);
-  // The input as the kernel sees it: zeros inserted between pixels, then
-  // padding; the kernel dilated by its inserted zeros.
-  const uint32_t insY = static_cast<uint32_t>(k.opd0_y_ins0) + 1, insX = static_cast<uint32_t>(k.opd0_x_ins0) + 1;
+  // The kernel dilated by its inserted zeros.
   const uint32_t dilY = static_cast<uint32_t>(k.opd1_y_ins0) + 1, dilX = static_cast<uint32_t>(k.opd1_x_ins0) + 1;
-  const int64_t padT = static_cast<int64_t>(k.opd0_up_pad), padL = static_cast<int64_t>(k.opd0_lf_pad);
-  const int64_t fullH = (int64_t{is.h} - 1) * insY + 1 + padT + static_cast<int64_t>(k.opd0_dn_pad);
-  const int64_t fullW = (int64_t{is.w} - 1) * insX + 1 + padL + static_cast<int64_t>(k.opd0_rt_pad);
+  const Window win = windowOf(k, is.h, is.w);
   auto input = [&](uint32_t n, uint32_t i, int64_t fy, int64_t fx) -> float {
-    if (fy < 0 || fx < 0 || fy >= fullH || fx >= fullW) return 0.0f; // past the padding
-    int64_t py = fy - padT, px = fx - padL;
-    if (py < 0 || px < 0 || py > (int64_t{is.h} - 1) * insY || px > (int64_t{is.w} - 1) * insX)
-      return pad;
-    if (py % insY || px % insX) return 0.0f;
-    return loadFloat(x.at(mem.lmem, n, i, static_cast<uint32_t>(py / insY),
-                          static_cast<uint32_t>(px / insX)), in);
+    uint32_t iy, ix;
+    switch (win.at(fy, fx, &iy, &ix)) {
+    case Window::Pixel: return loadFloat(x.at(mem.lmem, n, i, iy, ix), in);
+    case Window::Pad: return pad;
+    default: return 0.0f;
+    }
   };
   if (!in.isFloat()) {
     // 8-bit: exact sums of x * (w - kernel zero point), as int32 (TPU-MLIR's
@@ -639,13 +667,12 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
     for (uint32_t i = 0; i < 4; ++i) padRaw[i] = static_cast<uint8_t>(k.opd3_addr >> (8u * i));
     const int64_t padValue = loadInt(padRaw, in);
     auto inputInt = [&](uint32_t n, uint32_t i, int64_t fy, int64_t fx) -> int64_t {
-      if (fy < 0 || fx < 0 || fy >= fullH || fx >= fullW) return 0;
-      int64_t py = fy - padT, px = fx - padL;
-      if (py < 0 || px < 0 || py > (int64_t{is.h} - 1) * insY || px > (int64_t{is.w} - 1) * insX)
-        return padValue;
-      if (py % insY || px % insX) return 0;
-      return loadInt(x.at(mem.lmem, n, i, static_cast<uint32_t>(py / insY),
-                          static_cast<uint32_t>(px / insX)), in);
+      uint32_t iy, ix;
+      switch (win.at(fy, fx, &iy, &ix)) {
+      case Window::Pixel: return loadInt(x.at(mem.lmem, n, i, iy, ix), in);
+      case Window::Pad: return padValue;
+      default: return 0;
+      }
     };
     auto weightInt = [&](uint32_t o, uint32_t i, uint32_t ky, uint32_t kx) {
       uint32_t lc = wLane0 + o;
@@ -796,11 +823,8 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
     return loadFloat(raw, t);
   };
   const float pad = immediate(p.opd3_addr, in);
-  const uint32_t insY = static_cast<uint32_t>(p.opd0_y_ins0) + 1, insX = static_cast<uint32_t>(p.opd0_x_ins0) + 1;
   const uint32_t dilY = static_cast<uint32_t>(p.opd1_y_ins0) + 1, dilX = static_cast<uint32_t>(p.opd1_x_ins0) + 1;
-  const int64_t padT = static_cast<int64_t>(p.opd0_up_pad), padL = static_cast<int64_t>(p.opd0_lf_pad);
-  const int64_t fullH = (int64_t{is.h} - 1) * insY + 1 + padT + static_cast<int64_t>(p.opd0_dn_pad);
-  const int64_t fullW = (int64_t{is.w} - 1) * insX + 1 + padL + static_cast<int64_t>(p.opd0_rt_pad);
+  const Window win = windowOf(p, is.h, is.w);
   for (uint32_t n = 0; n < os.n; ++n)
     for (uint32_t c = 0; c < os.c; ++c)
       for (uint32_t oy = 0; oy < os.h; ++oy)
@@ -824,16 +848,10 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
             for (uint32_t kx = 0; kx < kw; ++kx) {
               const int64_t fy = int64_t{oy} * sh + int64_t{ky} * dilY;
               const int64_t fx = int64_t{ox} * sw + int64_t{kx} * dilX;
-              float v = 0.0f;
-              if (fy < fullH && fx < fullW) {
-                const int64_t py = fy - padT, px = fx - padL;
-                if (py < 0 || px < 0 || py > (int64_t{is.h} - 1) * insY ||
-                    px > (int64_t{is.w} - 1) * insX)
-                  v = pad;
-                else if (py % insY == 0 && px % insX == 0)
-                  v = loadFloat(x.at(mem.lmem, n, c, static_cast<uint32_t>(py / insY),
-                                     static_cast<uint32_t>(px / insX)), in);
-              }
+              uint32_t iy, ix;
+              const Window::Kind kind = win.at(fy, fx, &iy, &ix);
+              float v = kind == Window::Pixel ? loadFloat(x.at(mem.lmem, n, c, iy, ix), in)
+                        : kind == Window::Pad ? pad : 0.0f;
               if (isMax) {
                 // Compared with subnormals read as zeros (an f32 one is
                 // stored so, a bf16 one as it is); a later equal value wins

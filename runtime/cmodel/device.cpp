@@ -6,6 +6,8 @@
 #include <cstring>
 #include <utility>
 
+#include "kiln/abi/bm1684x_stream.h"
+#include "kiln/chip/bm1684x.h"
 #include "kiln/chip/engines.h"
 #include "kiln/chip/tiu_kernels.h"
 #include "kiln/abi/version.h"
@@ -30,8 +32,10 @@ std::string recordName(kiln_engine engine, uint32_t index) {
 
 } // namespace
 
-Device::Device(uint64_t ddr_bytes)
-    : ddr_(ddr_bytes), lmem_(uint64_t{KILN_NPU_NUM} * KILN_LMEM_BYTES_PER_LANE) {
+static_assert(Device::kDdrBase == KILN_BM_DDR_BASE, "DDR sits where BM1684X's GDMA sees it");
+
+Device::Device(uint64_t ddr_bytes, kiln_isa isa)
+    : isa_(isa), ddr_(ddr_bytes), lmem_(uint64_t{KILN_NPU_NUM} * KILN_LMEM_BYTES_PER_LANE) {
   const char *strict = std::getenv("KILN_CMODEL_STRICT_SYNC");
   strict_sync_ = strict && *strict && std::strcmp(strict, "0") != 0;
   softReset();
@@ -150,9 +154,69 @@ void Device::ring() {
     st = execute(sub);
   }
 
+  finish(st);
+}
+
+void Device::finish(kiln_status st) {
   reg(KILN_REG_STATUS) = st == KILN_OK ? KILN_STATUS_DONE : KILN_STATUS_FAULT;
   reg(KILN_REG_ERROR) = st;
   reg(KILN_REG_IRQ_STATUS) |= st == KILN_OK ? kIrqDone : kIrqFault;
+}
+
+void Device::runStreams(const kiln_submit_desc &desc) {
+  if (reg(KILN_REG_STATUS) == KILN_STATUS_BUSY)
+    return;
+  reg(KILN_REG_ERROR) = KILN_OK;
+  reg(KILN_REG_TIU_DONE_ID) = 0;
+  reg(KILN_REG_GDMA_DONE_ID) = 0;
+  fault_reason_.clear();
+  stats_.submissions++;
+  if (!inDdr(desc.ddr_base, desc.ddr_size) || !inDdr(desc.tiu_queue_addr, desc.tiu_bytes) ||
+      !inDdr(desc.gdma_queue_addr, desc.gdma_bytes))
+    return finish(fault("streams or DDR window outside device memory"));
+  // The streams as fetched: the commands cannot change them while they run.
+  std::vector<uint8_t> tiu(ddrAt(desc.tiu_queue_addr), ddrAt(desc.tiu_queue_addr) + desc.tiu_bytes);
+  std::vector<uint8_t> gdma(ddrAt(desc.gdma_queue_addr),
+                            ddrAt(desc.gdma_queue_addr) + desc.gdma_bytes);
+  chip::bm1684x::Memories mem;
+  mem.lmem = lmem_.data();
+  mem.ddr = ddr_.data();
+  mem.ddrBytes = ddr_.size();
+  kiln_bm_walk walk;
+  kiln_bm_walk_init(&walk, tiu.data(), tiu.size(), gdma.data(), gdma.size());
+  const uint8_t *cmd;
+  uint32_t bytes, index[2] = {0, 0};
+  kiln_bm_class cls;
+  int engine;
+  while ((engine = kiln_bm_walk_next(&walk, &cmd, &bytes, &cls)) >= 0 &&
+         engine != KILN_BM_WALK_END) {
+    const char *why = nullptr;
+    if (engine == KILN_BM_ENGINE_GDMA) {
+      // Copies stay in the submission's window, whatever the verifier saw.
+      kiln_bm_dma_tensor t;
+      kiln_bm_dma_tensor_decode(cmd, &t);
+      why = kiln_bm_dma_tensor_check(&t, desc.ddr_base, desc.ddr_base, desc.ddr_base + desc.ddr_size);
+      if (!why)
+        why = chip::bm1684x::runGdma(cmd, bytes, mem);
+    } else {
+      why = chip::bm1684x::runTiu(cmd, bytes, mem);
+    }
+    if (why)
+      return finish(fault(recordName(engine == KILN_BM_ENGINE_TIU ? KILN_ENGINE_TIU : KILN_ENGINE_GDMA,
+                                     index[engine]) + ": " + why));
+    ++index[engine];
+    if (engine == KILN_BM_ENGINE_TIU) {
+      reg(KILN_REG_TIU_DONE_ID) = walk.done[engine];
+      stats_.tiu_commands++;
+    } else {
+      reg(KILN_REG_GDMA_DONE_ID) = walk.done[engine];
+      stats_.gdma_commands++;
+    }
+  }
+  if (engine != KILN_BM_WALK_END)
+    return finish(fault(engine == KILN_BM_WALK_BAD ? "a malformed stream"
+                                                   : "sync ids can never be satisfied"));
+  finish(KILN_OK);
 }
 
 void Device::injectFault(kiln_status status, uint32_t after) {
@@ -267,6 +331,12 @@ kiln_status halSubmit(void *ctx, const kiln_submit_desc *desc) {
     return KILN_ERR_INVALID_ARGUMENT;
   if (dev.read_reg(KILN_REG_STATUS) == KILN_STATUS_BUSY)
     return KILN_ERR_BAD_STATE;
+  if (desc->isa != dev.isa())
+    return KILN_ERR_UNSUPPORTED;
+  if (desc->isa == KILN_ISA_BM1684X) {
+    dev.runStreams(*desc);
+    return KILN_OK;
+  }
   writeReg64(dev, KILN_REG_DDR_BASE_LO, desc->ddr_base);
   writeReg64(dev, KILN_REG_DDR_SIZE_LO, desc->ddr_size);
   writeReg64(dev, KILN_REG_TIU_QUEUE_LO, desc->tiu_queue_addr);
@@ -333,6 +403,7 @@ kiln_hal Device::hal() {
   h.submit = halSubmit;
   h.wait = halWait;
   h.reset = halReset;
+  h.isa = isa_;
   return h;
 }
 

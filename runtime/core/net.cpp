@@ -2,6 +2,7 @@
 #include <new>
 
 #include "internal.h"
+#include "kiln/abi/bm1684x_stream.h"
 #include "kiln/rt/runtime.hpp"
 #include "verify.h"
 
@@ -31,13 +32,24 @@ private:
 uint64_t tiuQueueBytes(const fb::LayerGroup &g) { return g.tiu_count() * sizeof(kiln_tiu_cmd); }
 uint64_t gdmaQueueBytes(const fb::LayerGroup &g) { return g.gdma_count() * sizeof(kiln_gdma_cmd); }
 
+// A HAL whose device runs BM1684X's own streams gets those instead of the
+// records, always cold (warm queues are kiln records).
+bool runsStreams(const kiln_runtime &rt) { return rt.hal.isa == KILN_ISA_BM1684X; }
+uint64_t rangeBytes(const fb::BlobRange *r) { return r ? r->size() : 0; }
+
 // Device addresses of one group's queues (warm ones only with a warm plan).
 struct GroupQueues {
   uint64_t tiu, gdma, warm_tiu, warm_gdma;
 };
 
-GroupQueues placeQueues(QueueCursor &cursor, const fb::LayerGroup &g, const WarmPlan &plan) {
-  GroupQueues q;
+GroupQueues placeQueues(QueueCursor &cursor, const fb::LayerGroup &g, const WarmPlan &plan,
+                        bool streams) {
+  GroupQueues q{};
+  if (streams) {
+    q.tiu = cursor.place(rangeBytes(g.bm1684x_tiu()));
+    q.gdma = cursor.place(rangeBytes(g.bm1684x_gdma()));
+    return q;
+  }
   q.tiu = cursor.place(tiuQueueBytes(g));
   q.gdma = cursor.place(gdmaQueueBytes(g));
   q.warm_tiu = cursor.place(warmTiuBytes(g, plan));
@@ -50,7 +62,7 @@ kiln_status planDeviceMemory(const kiln_runtime &rt, const fb::Net &net, const u
                              kiln_net *n, Detail *d) {
   uint64_t queues, mem_limit = rt.hal.mem_base + rt.hal.mem_size;
   n->window_size = net.coeff_size() + net.neuron_size(); // verified not to overflow
-  if (!queueSectionBytes(net, blob, &queues) ||
+  if (!queueSectionBytes(net, blob, runsStreams(rt), &queues) ||
       !alignUpChecked(rt.top, kSectionAlign, &n->queues_addr) ||
       !addChecked(n->queues_addr, queues, &n->window_addr) ||
       !alignUpChecked(n->window_addr, kSectionAlign, &n->window_addr) ||
@@ -79,8 +91,40 @@ kiln_status zeroDevice(const kiln_hal &hal, uint64_t addr, uint64_t size) {
   return KILN_OK;
 }
 
+// A GDMA stream, its compiled DDR addresses moved to the net's window
+// (verified: whole commands, copies inside the window).
+kiln_status uploadGdmaStream(const kiln_net &n, const fb::LayerGroup &g, const uint8_t *blob,
+                             uint64_t addr) {
+  const uint8_t *s = blob + g.bm1684x_gdma()->offset();
+  const uint64_t size = g.bm1684x_gdma()->size(), delta = n.window_addr - KILN_BM_DDR_BASE;
+  uint64_t at = 0;
+  uint32_t bytes;
+  kiln_status st;
+  for (uint32_t i = 0; i + 1 < g.bm1684x_gdma_count(); ++i, at += bytes) {
+    uint8_t cmd[KILN_BM_MAX_CMD_BYTES];
+    kiln_bm_stream_cmd(s, size, at, KILN_BM_ENGINE_GDMA, &bytes);
+    for (uint32_t b = 0; b < bytes; ++b)
+      cmd[b] = s[at + b];
+    if (!kiln_bm_dma_tensor_relocate(cmd, delta))
+      return KILN_ERR_NO_DEVICE_MEMORY; // the window lies past the GDMA's 40 bits
+    if ((st = writeDevice(n.rt->hal, addr + at, cmd, bytes)) != KILN_OK)
+      return st;
+  }
+  return writeDevice(n.rt->hal, addr + at, s + at, size - at); // the end and its padding
+}
+
+kiln_status uploadStreams(const kiln_net &n, const fb::LayerGroup &g, uint32_t i,
+                          const uint8_t *blob, const GroupQueues &q, Detail *d) {
+  kiln_status st = writeDevice(n.rt->hal, q.tiu, blob + g.bm1684x_tiu()->offset(),
+                               g.bm1684x_tiu()->size());
+  if (st == KILN_OK)
+    st = uploadGdmaStream(n, g, blob, q.gdma);
+  return st == KILN_OK ? st : fail(d, st, KILN_OBJ_HAL, i, kNoIndex, "writing the streams failed");
+}
+
 kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob, Detail *d) {
   const kiln_hal &hal = n.rt->hal;
+  const bool streams = runsStreams(*n.rt);
   kiln_status st;
   QueueCursor cursor(n.queues_addr);
   if (net.groups())
@@ -88,7 +132,12 @@ kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob, D
       const fb::LayerGroup &g = *net.groups()->Get(i);
       WarmPlan plan;
       planWarm(net, i, blob, &plan);
-      GroupQueues q = placeQueues(cursor, g, plan);
+      GroupQueues q = placeQueues(cursor, g, plan, streams);
+      if (streams) {
+        if ((st = uploadStreams(n, g, i, blob, q, d)) != KILN_OK)
+          return st;
+        continue;
+      }
       if ((st = writeDevice(hal, q.tiu, tiuRecords(blob, g), tiuQueueBytes(g))) != KILN_OK ||
           (st = writeDevice(hal, q.gdma, gdmaRecords(blob, g), gdmaQueueBytes(g))) != KILN_OK)
         return fail(d, st, KILN_OBJ_HAL, i, kNoIndex, "writing the queues failed");
@@ -223,6 +272,14 @@ kiln_status loadNet(kiln_runtime *rt, const void *bmodel, size_t size, uint32_t 
   n.net = bm.model->nets()->Get(net_index);
   n.blob = bm.blob;
   n.net_index = net_index;
+  if (runsStreams(*rt) && n.net->groups())
+    for (uint32_t i = 0; i < n.net->groups()->size(); ++i)
+      if (!n.net->groups()->Get(i)->bm1684x_tiu_count()) {
+        d->net = net_index;
+        KILN_FAIL(d, UNSUPPORTED, GROUP, i, kNoIndex,
+                  "the device runs BM1684X's own commands and the group carries none "
+                  "(compile with isa: bm1684x)");
+      }
   if ((st = checkResidencyPlan(*n.net, bm.blob, d)) != KILN_OK ||
       (st = planDeviceMemory(*rt, *n.net, bm.blob, &n, d)) != KILN_OK ||
       (st = upload(n, *n.net, bm.blob, d)) != KILN_OK) {
@@ -235,15 +292,17 @@ kiln_status loadNet(kiln_runtime *rt, const void *bmodel, size_t size, uint32_t 
   return KILN_OK;
 }
 
-bool queueSectionBytes(const fb::Net &net, const uint8_t *blob, uint64_t *out) {
+bool queueSectionBytes(const fb::Net &net, const uint8_t *blob, bool streams, uint64_t *out) {
   uint64_t total = 0;
   if (net.groups())
     for (uint32_t i = 0; i < net.groups()->size(); ++i) {
       const fb::LayerGroup &g = *net.groups()->Get(i);
       WarmPlan plan;
       planWarm(net, i, blob, &plan);
-      const uint64_t parts[] = {tiuQueueBytes(g), gdmaQueueBytes(g), warmTiuBytes(g, plan),
-                                warmGdmaBytes(g, plan)};
+      const uint64_t parts[] = {
+          streams ? rangeBytes(g.bm1684x_tiu()) : tiuQueueBytes(g),
+          streams ? rangeBytes(g.bm1684x_gdma()) : gdmaQueueBytes(g),
+          streams ? 0 : warmTiuBytes(g, plan), streams ? 0 : warmGdmaBytes(g, plan)};
       for (uint64_t bytes : parts)
         if (!alignUpChecked(bytes, kQueueAlign, &bytes) || !addChecked(total, bytes, &total))
           return false;
@@ -339,12 +398,13 @@ kiln_status kiln_net_run_ex(kiln_net *net, uint32_t timeout_us, kiln_group_done_
   ResidencyTracker &tracker = net->rt->residency;
   QueueCursor cursor(net->queues_addr);
   const auto *groups = net->net->groups();
+  const bool streams = runsStreams(*net->rt);
   for (uint32_t i = 0; groups && i < groups->size(); ++i) {
     const fb::LayerGroup &g = *groups->Get(i);
     WarmPlan plan;
     planWarm(*net->net, i, net->blob, &plan);
-    GroupQueues q = placeQueues(cursor, g, plan);
-    const bool warm = plan.count && trackerHolds(tracker, net->load_id, i, plan);
+    GroupQueues q = placeQueues(cursor, g, plan, streams);
+    const bool warm = !streams && plan.count && trackerHolds(tracker, net->load_id, i, plan);
     kiln_submit_desc desc{};
     desc.ddr_base = net->window_addr;
     desc.ddr_size = net->window_size;
@@ -352,6 +412,13 @@ kiln_status kiln_net_run_ex(kiln_net *net, uint32_t timeout_us, kiln_group_done_
     desc.gdma_queue_addr = warm ? q.warm_gdma : q.gdma;
     desc.tiu_count = g.tiu_count();
     desc.gdma_count = warm ? warmGdmaCount(g, plan) : g.gdma_count();
+    if (streams) {
+      desc.isa = KILN_ISA_BM1684X;
+      desc.tiu_count = g.bm1684x_tiu_count();
+      desc.gdma_count = g.bm1684x_gdma_count();
+      desc.tiu_bytes = rangeBytes(g.bm1684x_tiu());
+      desc.gdma_bytes = rangeBytes(g.bm1684x_gdma());
+    }
     if ((st = runGroup(net->rt->hal, desc, timeout_us, i, &d)) != KILN_OK) {
       trackerReset(&tracker); // a failed submission leaves LMEM unknown
       d.net = net->net_index;

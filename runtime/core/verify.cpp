@@ -2,6 +2,7 @@
 
 #include "crc32.h"
 #include "internal.h"
+#include "kiln/abi/bm1684x_stream.h"
 #include "kiln/abi/bmodel.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cmd_check.h"
@@ -364,6 +365,30 @@ kiln_status checkGroupTables(const fb::LayerGroup &g, uint32_t group, Detail *d)
   return KILN_OK;
 }
 
+// The group's BM1684X streams (format 1.5), if it has any: inside the blob,
+// well formed, their copies inside LMEM and the net's window (compiled
+// addresses: KILN_BM_DDR_BASE + offset), never writing coefficients.
+kiln_status checkStreams(const fb::LayerGroup &g, uint32_t group, const uint8_t *blob,
+                         uint64_t blob_size, const NetRegions &r, Detail *d) {
+  const fb::BlobRange *tiu = g.bm1684x_tiu(), *gdma = g.bm1684x_gdma();
+  if (!tiu && !gdma && !g.bm1684x_tiu_count() && !g.bm1684x_gdma_count())
+    return KILN_OK;
+  if (!tiu || !gdma || !rangeWithin(tiu->offset(), tiu->size(), blob_size) ||
+      !rangeWithin(gdma->offset(), gdma->size(), blob_size))
+    KILN_FAIL(d, OUT_OF_RANGE, GROUP, group, kNoIndex, "BM1684X streams outside the blob");
+  kiln_bm_stream_fault fault;
+  uint64_t hi;
+  if (!addChecked(KILN_BM_DDR_BASE, r.window, &hi) || hi >> 40)
+    KILN_FAIL(d, OUT_OF_RANGE, NET, kNoIndex, kNoIndex, "DDR window past the GDMA's 40 bits");
+  if (kiln_bm_check_streams(blob + tiu->offset(), tiu->size(), g.bm1684x_tiu_count(),
+                            blob + gdma->offset(), gdma->size(), g.bm1684x_gdma_count(),
+                            KILN_BM_DDR_BASE, KILN_BM_DDR_BASE + r.coeff_size, hi, &fault))
+    return KILN_OK;
+  return fail(d, KILN_ERR_BAD_COMMAND,
+              fault.engine == KILN_BM_ENGINE_TIU ? KILN_OBJ_TIU_CMD : KILN_OBJ_GDMA_CMD, group,
+              fault.index, fault.why);
+}
+
 kiln_status checkGroup(const fb::LayerGroup &g, uint32_t group, const uint8_t *blob,
                        uint64_t blob_size, const NetRegions &r, Detail *d) {
   kiln_status st =
@@ -381,7 +406,8 @@ kiln_status checkGroup(const fb::LayerGroup &g, uint32_t group, const uint8_t *b
   for (uint32_t i = 0; i < g.gdma_count(); ++i)
     if ((st = checkGdmaRecord(gdma[i], r, group, i, d)) != KILN_OK)
       return st;
-  if ((st = checkSync(tiu, gdma, g, group, d)) != KILN_OK)
+  if ((st = checkSync(tiu, gdma, g, group, d)) != KILN_OK ||
+      (st = checkStreams(g, group, blob, blob_size, r, d)) != KILN_OK)
     return st;
   return checkGroupTables(g, group, d);
 }

@@ -24,7 +24,7 @@
 
 namespace {
 
-using kiln::oracle::SophgoSim;
+using kiln::sophgo_sim::SophgoSim;
 namespace bm = kiln::chip::bm1684x;
 
 constexpr uint64_t kLane = KILN_LMEM_BYTES_PER_LANE;

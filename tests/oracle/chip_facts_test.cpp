@@ -4,12 +4,12 @@
 #include <gtest/gtest.h>
 
 #include "kiln/abi/chip.h"
-#include "sophgo_sim.h"
+#include "kiln/sophgo_sim/simulator.h"
 #include "sim_or_skip.h"
 
 namespace {
 
-using kiln::oracle::SophgoSim;
+using kiln::sophgo_sim::SophgoSim;
 
 
 // The TPU-kernel data_type_t code of a kiln dtype (prec << 1 | signed).

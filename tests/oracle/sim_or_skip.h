@@ -7,11 +7,11 @@
 
 #include <string>
 
-#include "sophgo_sim.h"
+#include "kiln/sophgo_sim/simulator.h"
 
 #define KILN_SIM_OR_SKIP(sim)                                        \
   std::string sim##_why;                                             \
-  kiln::oracle::SophgoSim *sim = kiln::oracle::SophgoSim::get(&sim##_why); \
+  kiln::sophgo_sim::SophgoSim *sim = kiln::sophgo_sim::SophgoSim::get(&sim##_why); \
   if (!sim) GTEST_SKIP() << "Sophgo's simulator: " << sim##_why
 
 #endif

@@ -1,6 +1,8 @@
 #include "NetIo.h"
 
+#include "kiln/abi/bmodel.h"
 #include "kiln/abi/chip.h"
+#include "kiln/bmodel_generated.h"
 #include "kiln/abi/quant.h"
 
 #include <cstring>
@@ -100,20 +102,37 @@ std::string cli::describeError(const kiln_error_detail &d) {
   return text + ": " + (d.reason ? d.reason : kiln_status_str(d.status));
 }
 
-std::unique_ptr<cmodel::Device> cli::deviceFor(const std::vector<uint8_t> &bmodel,
-                                               uint64_t ddrBytes, std::string &error) {
-  if (ddrBytes == 0) {
-    kiln_memory_requirements req{};
-    kiln_error_detail detail{};
-    if (kiln_status st =
-            kiln_bmodel_query_memory_ex(bmodel.data(), bmodel.size(), 0, &req, &detail);
-        st != KILN_OK) {
-      error = "cannot load bmodel: " + describeError(detail);
-      return nullptr;
-    }
-    ddrBytes = req.device_bytes;
+uint64_t cli::deviceBytesFor(const std::vector<uint8_t> &bmodel, std::string &error) {
+  kiln_memory_requirements req{};
+  kiln_error_detail detail{};
+  if (kiln_bmodel_query_memory_ex(bmodel.data(), bmodel.size(), 0, &req, &detail) != KILN_OK) {
+    error = "cannot load bmodel: " + describeError(detail);
+    return 0;
   }
-  return std::make_unique<cmodel::Device>(ddrBytes);
+  return req.device_bytes;
+}
+
+kiln_isa cli::isaOf(const std::vector<uint8_t> &bmodel) {
+  kiln_bmodel_header h{};
+  std::memcpy(&h, bmodel.data(), sizeof h);
+  const kiln::bmodel::Model *m = kiln::bmodel::GetModel(bmodel.data() + h.flatbuffer_offset);
+  if (!m->nets() || !m->nets()->size())
+    return KILN_ISA_KILN;
+  const auto *groups = m->nets()->Get(0)->groups();
+  if (!groups || !groups->size())
+    return KILN_ISA_KILN;
+  for (const kiln::bmodel::LayerGroup *g : *groups)
+    if (!g->bm1684x_tiu_count())
+      return KILN_ISA_KILN;
+  return KILN_ISA_BM1684X;
+}
+
+std::unique_ptr<cmodel::Device> cli::deviceFor(const std::vector<uint8_t> &bmodel,
+                                               uint64_t ddrBytes, std::string &error,
+                                               kiln_isa isa) {
+  if (ddrBytes == 0 && (ddrBytes = deviceBytesFor(bmodel, error)) == 0)
+    return nullptr;
+  return std::make_unique<cmodel::Device>(ddrBytes, isa);
 }
 
 std::string cli::setInputs(kiln_net *net, const std::vector<host::Array> &inputs,

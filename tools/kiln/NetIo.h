@@ -12,11 +12,20 @@
 #include <vector>
 
 namespace kiln::cli {
-/// A cmodel whose DDR holds what net 0 of the bmodel needs
-/// (kiln_bmodel_query_memory), or `ddrBytes` if not 0; nullptr and `error` set
-/// if the bmodel does not verify.
+/// The DDR net 0 of the bmodel needs (kiln_bmodel_query_memory), or 0 and
+/// `error` set if the bmodel does not verify.
+uint64_t deviceBytesFor(const std::vector<uint8_t> &bmodel, std::string &error);
+
+/// The command set a device should run net 0 of a verified bmodel in:
+/// BM1684X's own streams when every group carries them (isa: bm1684x),
+/// else kiln's records.
+kiln_isa isaOf(const std::vector<uint8_t> &bmodel);
+
+/// A cmodel running `isa` whose DDR holds what net 0 of the bmodel needs,
+/// or `ddrBytes` if not 0; nullptr and `error` set if the bmodel does not
+/// verify.
 std::unique_ptr<cmodel::Device> deviceFor(const std::vector<uint8_t> &bmodel, uint64_t ddrBytes,
-                                          std::string &error);
+                                          std::string &error, kiln_isa isa = KILN_ISA_KILN);
 
 /// The symbolic name of a status ("KILN_ERR_OUT_OF_RANGE").
 const char *statusName(kiln_status status);

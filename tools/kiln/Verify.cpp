@@ -162,7 +162,10 @@ int cli::verifyLevels(const config::DeployConfig &cfg, ModuleOp topIR, ModuleOp 
   tpu.layers = layersInOrder(all, programOrder(tpuIR));
 
   std::string error;
-  std::unique_ptr<cmodel::Device> device = deviceFor(bmodel, 0, error);
+  // A bmodel with BM1684X streams runs them, on kiln's model of the chip's commands.
+  const uint64_t ddrBytes = deviceBytesFor(bmodel, error); // verifies the file
+  std::unique_ptr<cmodel::Device> device =
+      ddrBytes ? deviceFor(bmodel, ddrBytes, error, isaOf(bmodel)) : nullptr;
   if (!device) {
     std::fprintf(stderr, "kiln: error: verify: %s\n", error.c_str());
     return 1;

@@ -147,6 +147,9 @@ int kiln::cli::compileMain() {
   auto net = codegen::generateNet(*module, cfg.name);
   if (failed(net))
     return 1;
+  if (cfg.isa == config::Isa::Bm1684x)
+    if (std::string err = codegen::lowerToBm1684x(*net); !err.empty())
+      return fail(cfg.config_path + ": isa: bm1684x: " + err);
   std::vector<uint8_t> bytes = bmodel::serialize({*net});
   llvm::sys::fs::create_directories(llvm::sys::path::parent_path(cfg.output));
   if (auto err = host::writeFile(cfg.output, bytes.data(), bytes.size()); !err.empty())

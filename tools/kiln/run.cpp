@@ -1,7 +1,11 @@
 // kiln run MODEL.bmodel --input IN.npz --output OUT.npz [--stats STATS.json]
 //   [--all-tensors] [--device-mem MIB] [--repeat N] [--trace TRACE.json]
-// The cmodel's DDR is what the bmodel's memory query asks for, unless
-// --device-mem gives a size.
+//   [--device cmodel|sophgo-sim] [--isa auto|kiln|bm1684x]
+// The device's DDR is what the bmodel's memory query asks for, unless
+// --device-mem gives a size. A bmodel compiled with `isa: bm1684x` runs its
+// BM1684X streams (on kiln's cmodel: kiln's model of the chip's commands),
+// unless --isa kiln picks its kiln records; --device sophgo-sim runs the
+// streams on Sophgo's own simulator (tools/dev oracle fetches it).
 // With --repeat the net runs N times on the same inputs (outputs must not
 // change); the stats then show what the residency manager saved.
 // --trace writes the first run's commands as a Chrome/Perfetto trace (Trace.h).
@@ -12,6 +16,7 @@
 #include "Trace.h"
 
 #include "kiln/cmodel/device.h"
+#include "kiln/sophgo_sim/device.h"
 #include "kiln/host/npz.h"
 #include "kiln/rt/runtime.hpp"
 
@@ -53,6 +58,21 @@ cl::opt<uint64_t> deviceMiB("device-mem", cl::desc("The cmodel's DDR size (defau
                                                    "bmodel asks for)"),
                             cl::value_desc("MIB"), cl::sub(cli::runCommand),
                             cl::cat(cli::options()));
+enum class DeviceKind { Cmodel, SophgoSim };
+cl::opt<DeviceKind> deviceOpt(
+    "device", cl::desc("What runs the commands"), cl::init(DeviceKind::Cmodel),
+    cl::values(clEnumValN(DeviceKind::Cmodel, "cmodel", "kiln's cmodel (default)"),
+               clEnumValN(DeviceKind::SophgoSim, "sophgo-sim",
+                          "Sophgo's BM1684X simulator (BM1684X streams; tools/dev oracle)")),
+    cl::sub(cli::runCommand), cl::cat(cli::options()));
+enum class IsaChoice { Auto, Kiln, Bm1684x };
+cl::opt<IsaChoice> isaOpt(
+    "isa", cl::desc("Which of the bmodel's command sets the cmodel runs"),
+    cl::init(IsaChoice::Auto),
+    cl::values(clEnumValN(IsaChoice::Auto, "auto", "BM1684X streams if it carries them (default)"),
+               clEnumValN(IsaChoice::Kiln, "kiln", "kiln's records"),
+               clEnumValN(IsaChoice::Bm1684x, "bm1684x", "BM1684X's own streams")),
+    cl::sub(cli::runCommand), cl::cat(cli::options()));
 cl::opt<unsigned> repeatOpt("repeat", cl::desc("Run N times on the same inputs (the stats show "
                                                "what residency saved)"),
                             cl::value_desc("N"), cl::init(1), cl::sub(cli::runCommand),
@@ -69,10 +89,28 @@ int kiln::cli::runMain() {
     return fail(err);
 
   std::string error;
-  std::unique_ptr<cmodel::Device> device = deviceFor(file, uint64_t(deviceMiB) << 20, error);
-  if (!device)
+  uint64_t ddrBytes = uint64_t(deviceMiB) << 20;
+  if (!ddrBytes && !(ddrBytes = deviceBytesFor(file, error))) // verifies the file
     return fail(model + ": " + error);
-  kiln_hal hal = device->hal();
+  const kiln_isa isa = isaOpt == IsaChoice::Kiln      ? KILN_ISA_KILN
+                       : isaOpt == IsaChoice::Bm1684x ? KILN_ISA_BM1684X
+                                                      : isaOf(file);
+  std::unique_ptr<cmodel::Device> device;
+  std::unique_ptr<sophgo_sim::Device> sim;
+  kiln_hal hal;
+  if (deviceOpt == DeviceKind::SophgoSim) {
+    if (isa != KILN_ISA_BM1684X)
+      return fail(model + ": Sophgo's simulator runs BM1684X's own commands: compile with "
+                          "isa: bm1684x");
+    if (!tracePath.empty())
+      return fail("--trace needs --device cmodel");
+    if (!(sim = sophgo_sim::Device::open(ddrBytes, &error)))
+      return fail("Sophgo's simulator is not available: " + error);
+    hal = sim->hal();
+  } else {
+    device = std::make_unique<cmodel::Device>(ddrBytes, isa);
+    hal = device->hal();
+  }
   rt::Runtime runtime;
   if (kiln_status st = runtime.init(hal); st != KILN_OK)
     return fail(std::string("runtime init: ") + kiln_status_str(st));
@@ -89,16 +127,18 @@ int kiln::cli::runMain() {
   uint64_t loadsAvoided = 0, bytesSaved = 0;
   std::vector<host::Array> tensors;
   std::vector<cmodel::TraceEvent> trace;
-  const uint64_t firstSubmission = device->stats().submissions;
+  const uint64_t firstSubmission = device ? device->stats().submissions : 0;
   for (unsigned r = 0; r < repeat; ++r) {
     // Per-layer values come from the last run only (reading them costs time).
     const bool capture = allTensors && r + 1 == repeat;
-    device->traceInto(!tracePath.empty() && r == 0 ? &trace : nullptr);
+    if (device)
+      device->traceInto(!tracePath.empty() && r == 0 ? &trace : nullptr);
     kiln_status st = runNet(net.handle(), 600u * 1000u * 1000u, &runStats,
                             capture ? &tensors : nullptr, &detail);
-    device->traceInto(nullptr);
+    if (device)
+      device->traceInto(nullptr);
     if (st != KILN_OK) {
-      std::string why = device->faultReason();
+      std::string why = device ? device->faultReason() : sim->faultReason();
       return fail("run failed: " + describeError(detail) + (why.empty() ? "" : " (" + why + ")"));
     }
     loadsAvoided += runStats.resident_loads_avoided;
@@ -119,15 +159,25 @@ int kiln::cli::runMain() {
   if (auto err = host::writeNpz(outPath, outputs); !err.empty())
     return fail(err);
 
-  const auto &s = device->stats();
-  std::printf("ran %s on the cmodel (device DDR %llu bytes)%s: %u groups, %llu cycles (TIU "
-              "busy %llu, GDMA busy %llu), DDR %llu bytes, %.1f ms",
-              model.c_str(), (unsigned long long)device->ddr().size(),
-              repeat > 1 ? " (totals over --repeat runs)" : "",
-              runStats.groups_run, (unsigned long long)s.cycles,
-              (unsigned long long)s.tiu_busy_cycles,
-              (unsigned long long)s.gdma_busy_cycles,
-              (unsigned long long)(s.ddr_read_bytes + s.ddr_write_bytes), wallMs);
+  cmodel::Stats s = device ? device->stats() : cmodel::Stats{};
+  if (sim) {
+    s.tiu_commands = sim->tiuCommands();
+    s.gdma_commands = sim->gdmaCommands();
+  }
+  std::printf("ran %s on %s (%s, device DDR %llu bytes)%s: %u groups, %llu TIU and %llu GDMA "
+              "commands",
+              model.c_str(), sim ? "Sophgo's simulator" : "the cmodel",
+              isa == KILN_ISA_BM1684X ? "BM1684X commands" : "kiln records",
+              (unsigned long long)ddrBytes, repeat > 1 ? " (totals over --repeat runs)" : "",
+              runStats.groups_run, (unsigned long long)s.tiu_commands,
+              (unsigned long long)s.gdma_commands);
+  // No cycle model charges BM1684X's commands yet (docs/DESIGN.md 4.1).
+  if (isa == KILN_ISA_KILN)
+    std::printf(", %llu cycles (TIU busy %llu, GDMA busy %llu), DDR %llu bytes",
+                (unsigned long long)s.cycles, (unsigned long long)s.tiu_busy_cycles,
+                (unsigned long long)s.gdma_busy_cycles,
+                (unsigned long long)(s.ddr_read_bytes + s.ddr_write_bytes));
+  std::printf(", %.1f ms", wallMs);
   if (repeat > 1)
     std::printf("; resident loads avoided %llu (%llu bytes)",
                 (unsigned long long)loadsAvoided, (unsigned long long)bytesSaved);

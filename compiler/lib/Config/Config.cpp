@@ -36,6 +36,7 @@ constexpr EnumName<DType> kDTypes[] = {{"f32", DType::F32},
 constexpr EnumName<RandomOps> kRandomOps[] = {{"reject", RandomOps::Reject},
                                               {"const", RandomOps::Const},
                                               {"input", RandomOps::Input}};
+constexpr EnumName<Isa> kIsas[] = {{"kiln", Isa::Kiln}, {"bm1684x", Isa::Bm1684x}};
 constexpr EnumName<ModulatedConv> kModulatedConv[] = {
     {"auto", ModulatedConv::Auto},
     {"rewrite", ModulatedConv::Rewrite},
@@ -58,6 +59,7 @@ const char *toString(DType dtype) { return nameIn(kDTypes, dtype); }
 const char *toString(RandomOps randomOps) { return nameIn(kRandomOps, randomOps); }
 const char *toString(CalibMethod calibMethod) { return nameIn(kCalibMethods, calibMethod); }
 const char *toString(ModulatedConv mode) { return nameIn(kModulatedConv, mode); }
+const char *toString(Isa isa) { return nameIn(kIsas, isa); }
 
 namespace {
 
@@ -137,7 +139,7 @@ public:
     std::map<std::string, DType> fileQtable;
     bool ok = forEachKey(
         root, "",
-        {"model", "name", "chip", "inputs", "quantize", "qtable", "qtable_file",
+        {"model", "name", "chip", "isa", "inputs", "quantize", "qtable", "qtable_file",
          "calibration", "random_ops", "random_seed", "layer_group", "optimize",
          "debug",
          "verify", "output"},
@@ -154,6 +156,8 @@ public:
           }
           if (key == "chip")
             return getChip(value, out.chip);
+          if (key == "isa")
+            return getEnum(value, key, kIsas, out.isa);
           if (key == "inputs")
             return getInputs(value, out.inputs);
           if (key == "quantize")

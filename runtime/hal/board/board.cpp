@@ -95,6 +95,9 @@ kiln_status halSubmit(void *ctx, const kiln_submit_desc *desc) {
   kiln_board *b = boardOf(ctx);
   if (!b || !desc)
     return KILN_ERR_INVALID_ARGUMENT;
+  // regs.h's queues are kiln's records; the HAL it fills says so (isa 0).
+  if (desc->isa != KILN_ISA_KILN)
+    return KILN_ERR_UNSUPPORTED;
   // The device ignores a doorbell while BUSY; a second submit would be lost.
   if (b->submitted || readReg(b->io, KILN_REG_STATUS) == KILN_STATUS_BUSY)
     return KILN_ERR_BAD_STATE;

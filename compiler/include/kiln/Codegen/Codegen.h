@@ -83,6 +83,10 @@ struct GroupCode {
   std::vector<uint16_t> gdmaTensors; // per GDMA command: index into slices, or kNoTensor
   static constexpr uint16_t kNoTensor = 0xffff;
   uint64_t cycles = 0; // modelled by the shared cost model
+  /// isa: bm1684x: the group as BM1684X's own command streams (lowerToBm1684x),
+  /// padded to 128 bytes; counts include the end commands. Empty otherwise.
+  std::vector<uint8_t> bmTiu, bmGdma;
+  uint32_t bmTiuCount = 0, bmGdmaCount = 0;
 };
 
 struct NetCode {
@@ -105,6 +109,11 @@ struct NetCode {
 /// Generates the net from a module that went through tpu-layer-group and
 /// tpu-address-assign. Emits diagnostics and fails on anything it cannot encode.
 mlir::FailureOr<NetCode> generateNet(mlir::ModuleOp module, llvm::StringRef name);
+
+/// Lowers every group's command records to BM1684X's own TIU and GDMA
+/// streams (GroupCode::bmTiu/bmGdma; docs/DESIGN.md section 4.1). Returns an
+/// empty string, or what cannot be lowered yet (naming the group and op).
+std::string lowerToBm1684x(NetCode &net);
 
 } // namespace kiln::codegen
 

@@ -16,6 +16,10 @@ namespace kiln::config {
 
 enum class DType { F32, F16, BF16, INT8 };
 enum class RandomOps { Reject, Const, Input };
+// isa: the command set the bmodel carries. Kiln is kiln's own records (what
+// the runtime and cmodel run today); Bm1684x adds, per layer group, the
+// chip's own TIU and GDMA streams (docs/DESIGN.md section 4.1).
+enum class Isa { Kiln, Bm1684x };
 enum class CalibMethod { MinMax, KL, Percentile };
 // optimize.modulated_conv: StyleGAN2-style computed filters (docs/DESIGN.md
 // section 9).
@@ -48,6 +52,7 @@ struct DeployConfig {
   std::string model;
   std::string name;
   std::string chip = "bm1684x";
+  Isa isa = Isa::Kiln;
   std::vector<InputOverride> inputs; // in config order
   DType quantize = DType::F32;
   // The inline `qtable` merged over the entries of `qtable_file` (a YAML
@@ -79,6 +84,7 @@ const char *toString(DType dtype);             // f32 | f16 | bf16 | int8
 const char *toString(RandomOps randomOps);     // reject | const | input
 const char *toString(CalibMethod calibMethod); // minmax | kl | percentile
 const char *toString(ModulatedConv mode);      // auto | rewrite | keep
+const char *toString(Isa isa);                 // kiln | bm1684x
 
 } // namespace kiln::config
 

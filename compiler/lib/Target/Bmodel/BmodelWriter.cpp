@@ -71,11 +71,15 @@ flatbuffers::Offset<fb::LayerGroup> group(flatbuffers::FlatBufferBuilder &b,
   fb::BlobRange tiu = blob.append(g.tiu.data(), g.tiu.size() * sizeof(kiln_tiu_cmd));
   fb::BlobRange gdma =
       blob.append(g.gdma.data(), g.gdma.size() * sizeof(kiln_gdma_cmd));
+  fb::BlobRange bmTiu = blob.append(g.bmTiu.data(), g.bmTiu.size());
+  fb::BlobRange bmGdma = blob.append(g.bmGdma.data(), g.bmGdma.size());
   return fb::CreateLayerGroupDirect(b, g.id, &ops, g.nSlices, g.hSlices, &slices,
                                     &steps, &lmem, &tiu, g.tiu.size(), &gdma,
                                     g.gdma.size(), g.cycles, g.cSlices,
                                     g.tiuOps.empty() ? nullptr : &g.tiuOps,
-                                    g.gdmaTensors.empty() ? nullptr : &g.gdmaTensors);
+                                    g.gdmaTensors.empty() ? nullptr : &g.gdmaTensors,
+                                    g.bmTiu.empty() ? nullptr : &bmTiu, g.bmTiuCount,
+                                    g.bmGdma.empty() ? nullptr : &bmGdma, g.bmGdmaCount);
 }
 
 flatbuffers::Offset<fb::Net> net(flatbuffers::FlatBufferBuilder &b,

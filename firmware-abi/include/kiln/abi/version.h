@@ -5,11 +5,11 @@
 /* ABI of the command records and the register map (commands.h, regs.h).
  * Major changes break old firmware; minor changes only append. */
 #define KILN_ABI_VERSION_MAJOR 1
-#define KILN_ABI_VERSION_MINOR 6
+#define KILN_ABI_VERSION_MINOR 7
 
 /* bmodel container format (bmodel.h + schemas/bmodel.fbs). A reader accepts
  * the same major and any minor up to its own. */
 #define KILN_BMODEL_FORMAT_MAJOR 1
-#define KILN_BMODEL_FORMAT_MINOR 4
+#define KILN_BMODEL_FORMAT_MINOR 5
 
 #endif

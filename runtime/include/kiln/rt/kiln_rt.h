@@ -18,8 +18,17 @@
 extern "C" {
 #endif
 
+/* The command set a device runs (ABI 1.7). KILN: kiln's records
+ * (commands.h). BM1684X: the chip's own TIU and GDMA streams
+ * (bm1684x_stream.h), which a bmodel compiled with `isa: bm1684x` carries
+ * besides the records. */
+typedef enum kiln_isa { KILN_ISA_KILN = 0, KILN_ISA_BM1684X = 1 } kiln_isa;
+
 /* One submission: a layer group's two command queues, already in device
- * memory, and the DDR window (net base and size) their addresses are relative to. */
+ * memory, and the DDR window (net base and size) their addresses are relative to.
+ * With isa BM1684X (ABI 1.7) the queues are the group's two streams, the
+ * counts include their end commands, tiu_bytes/gdma_bytes are the padded
+ * stream sizes, and the GDMA addresses are already relocated into the window. */
 typedef struct kiln_submit_desc {
   uint64_t ddr_base;
   uint64_t ddr_size;
@@ -27,6 +36,10 @@ typedef struct kiln_submit_desc {
   uint64_t gdma_queue_addr;
   uint32_t tiu_count;
   uint32_t gdma_count;
+  uint32_t isa; /* kiln_isa: the HAL's */
+  uint32_t reserved;
+  uint64_t tiu_bytes;
+  uint64_t gdma_bytes;
 } kiln_submit_desc;
 
 /* The hardware abstraction the runtime drives. Device addresses are in
@@ -41,6 +54,9 @@ typedef struct kiln_hal {
   /* Blocks until the submission completes, faults, or timeout_us passes. */
   kiln_status (*wait)(void *ctx, uint32_t timeout_us);
   kiln_status (*reset)(void *ctx);
+  /* The command set the device runs (kiln_isa, ABI 1.7; 0: kiln's records).
+   * A BM1684X HAL loads only bmodels that carry the chip's streams. */
+  uint32_t isa;
 } kiln_hal;
 
 #define KILN_MAX_DIMS 8
@@ -113,8 +129,9 @@ typedef enum kiln_object_kind {
   KILN_OBJ_BUFFER = 11,     /* index: the DDR buffer of the activation plan;
                                sub_index: a buffer live at once on the same bytes */
   KILN_OBJ_GROUP = 12,      /* index: the layer group */
-  KILN_OBJ_TIU_CMD = 13,    /* index: the group; sub_index: the TIU command (0-based) */
-  KILN_OBJ_GDMA_CMD = 14,   /* index: the group; sub_index: the GDMA command (0-based) */
+  KILN_OBJ_TIU_CMD = 13,    /* index: the group; sub_index: the TIU command (0-based;
+                             * of its BM1684X stream when the reason is about one) */
+  KILN_OBJ_GDMA_CMD = 14,   /* index: the group; sub_index: the GDMA command (likewise) */
   KILN_OBJ_TIMESTEP = 15,   /* index: the group; sub_index: the timestep */
   KILN_OBJ_LMEM_ALLOC = 16, /* index: the group; sub_index: the LMEM allocation */
   KILN_OBJ_DEVICE_MEMORY = 17, /* the HAL's DDR window */

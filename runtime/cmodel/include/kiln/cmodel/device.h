@@ -14,6 +14,12 @@
 // record never crashes the model: the device faults and stops, both engines
 // before any command after the first fault in start order, so the stats,
 // registers and trace of a fault do not depend on timing either.
+//
+// A device built for KILN_ISA_BM1684X runs BM1684X's own command streams
+// instead (kiln_submit_desc with isa BM1684X): one by one in an order their
+// sync ids allow (bm1684x_stream.h), on kiln's model of the chip's commands
+// (kiln/chip/bm1684x.h). No cycle model charges those commands yet: their
+// submissions count commands, not cycles, and are not traced.
 #ifndef KILN_CMODEL_DEVICE_H
 #define KILN_CMODEL_DEVICE_H
 
@@ -58,7 +64,7 @@ public:
   // where an address belongs does not go unnoticed.
   static constexpr uint64_t kDdrBase = 0x100000000ull;
 
-  explicit Device(uint64_t ddr_bytes);
+  explicit Device(uint64_t ddr_bytes, kiln_isa isa = KILN_ISA_KILN);
   // The HAL and the schedule callbacks point at the device: it stays put.
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
@@ -82,6 +88,12 @@ public:
   // reset; the doorbell still returns at once, so nothing blocks.
   void injectFault(kiln_status status, uint32_t after = 0);
   void injectHang(uint32_t after = 0);
+
+  // A BM1684X submission, run at once like a doorbell: STATUS, ERROR, the
+  // done ids and the stats as for records. (The register map of regs.h
+  // carries only kiln's record queues, so the HAL hands it over directly.)
+  void runStreams(const kiln_submit_desc &desc);
+  kiln_isa isa() const { return isa_; }
 
   // Appends every command that runs to *sink until called with nullptr.
   void traceInto(std::vector<TraceEvent> *sink) { trace_ = sink; }
@@ -121,6 +133,9 @@ private:
   static kiln_status onStart(void *user, kiln_engine engine, uint32_t index, uint64_t start,
                              uint64_t cycles);
 
+  void finish(kiln_status st);
+
+  kiln_isa isa_;
   std::vector<uint8_t> ddr_;
   std::vector<uint8_t> lmem_;
   uint32_t regs_[KILN_REG_SPACE_BYTES / 4] = {};

@@ -1,4 +1,4 @@
-#include "sophgo_sim.h"
+#include "kiln/sophgo_sim/simulator.h"
 
 #include <dlfcn.h>
 #include <fenv.h>
@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <mutex>
 
-namespace kiln::oracle {
+namespace kiln::sophgo_sim {
 namespace {
 
 // The C API as TPU-MLIR's debugger declares it (FACTS.md section 5.1).
@@ -41,8 +41,16 @@ struct FpEnvironment {
   ~FpEnvironment() { fesetenv(&env); }
 };
 
-// 256 MiB of simulated DDR is plenty for single commands and small nets.
-constexpr long long kDdrBytes = 256ll << 20;
+// Where the simulator is: KILN_SOPHGO_SIM, else this build's oracle.
+const char *libraryPath() {
+  const char *path = std::getenv("KILN_SOPHGO_SIM");
+  if (path && *path) return path;
+#ifdef KILN_SOPHGO_SIM_DEFAULT
+  return KILN_SOPHGO_SIM_DEFAULT;
+#else
+  return nullptr;
+#endif
+}
 
 template <typename F> bool bind(void *lib, const char *name, F &fn, std::string *why) {
   fn = reinterpret_cast<F>(dlsym(lib, name));
@@ -52,12 +60,12 @@ template <typename F> bool bind(void *lib, const char *name, F &fn, std::string 
 
 } // namespace
 
-SophgoSim *SophgoSim::get(std::string *why) {
+SophgoSim *SophgoSim::get(std::string *why, uint64_t ddrBytes) {
   static SophgoSim *sim = nullptr;
   static std::string failure;
   static std::once_flag once;
-  std::call_once(once, [] {
-    const char *path = std::getenv("KILN_SOPHGO_SIM");
+  std::call_once(once, [ddrBytes] {
+    const char *path = libraryPath();
     struct stat st;
     if (!path || !*path) {
       failure = "KILN_SOPHGO_SIM is not set: tools/dev oracle fetches Sophgo's simulator";
@@ -91,7 +99,7 @@ SophgoSim *SophgoSim::get(std::string *why) {
       return;
     }
     FpEnvironment keep;
-    if (api.cmodel_init(0, kDdrBytes) != 0) {
+    if (api.cmodel_init(0, static_cast<long long>(ddrBytes)) != 0) {
       failure = "cmodel_init failed";
       return;
     }
@@ -99,7 +107,7 @@ SophgoSim *SophgoSim::get(std::string *why) {
     auto *s = new SophgoSim;
     s->lib_ = lib;
     s->ddr_ = static_cast<uint8_t *>(api.get_global_memaddr(0));
-    s->ddrBytes_ = static_cast<uint64_t>(kDdrBytes);
+    s->ddrBytes_ = ddrBytes;
     LocalMem *lm = api.get_local_mem(0);
     s->lmem_ = lm ? reinterpret_cast<uint8_t *>(lm->raw_ptr) : nullptr;
     s->smem_ = reinterpret_cast<uint8_t *>(api.get_static_memaddr_by_node(0));
@@ -110,6 +118,12 @@ SophgoSim *SophgoSim::get(std::string *why) {
     }
     sim = s;
   });
+  if (sim && sim->ddrBytes_ < ddrBytes) {
+    if (why)
+      *why = "the simulator was opened with " + std::to_string(sim->ddrBytes_) +
+             " bytes of DDR, fewer than " + std::to_string(ddrBytes);
+    return nullptr;
+  }
   if (!sim && why) *why = failure;
   return sim;
 }
@@ -129,4 +143,4 @@ void SophgoSim::execute(const uint8_t *cmd, Engine engine) const {
   api.execute_command(0, const_cast<uint8_t *>(cmd), engine);
 }
 
-} // namespace kiln::oracle
+} // namespace kiln::sophgo_sim

@@ -1,0 +1,477 @@
+//===- Bm1684xLowering.cpp - Command records to BM1684X's own streams ------===//
+//
+// isa: bm1684x. Each group's TIU and GDMA records become the chip's own
+// commands (kiln/abi/bm1684x.h): a record becomes one or more commands of its
+// engine, the sync ids are renumbered so that a command waits for the last
+// command of the record its record waited for, and each stream ends with its
+// engine's end command and is zero-padded to KILN_BM_STREAM_ALIGN bytes.
+//
+// kiln's LMEM layout is the chip's alignEU layout with the first channel on
+// lane 0, so tensors keep their addresses. Where a chip operand's per-lane
+// layout differs from kiln's (filters, biases and depthwise kernels of more
+// than 64 channels, whose channel groups kiln aligns to the EU and the chip
+// packs), the command is split per image and per 64 output channels.
+// What cannot be lowered yet is refused naming the op (docs/DESIGN.md 4.1).
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Codegen/Codegen.h"
+
+#include "kiln/abi/bm1684x.h"
+#include "kiln/abi/chip.h"
+#include "kiln/abi/cost.h"
+#include "kiln/abi/quant.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+using namespace kiln;
+using namespace kiln::codegen;
+
+namespace {
+
+uint64_t precOf(uint32_t dtype) {
+  switch (dtype) {
+  case KILN_DTYPE_F32: return KILN_BM_PREC_FP32;
+  case KILN_DTYPE_F16: return KILN_BM_PREC_FP16;
+  case KILN_DTYPE_BF16: return KILN_BM_PREC_BF16;
+  case KILN_DTYPE_INT16: return KILN_BM_PREC_INT16;
+  case KILN_DTYPE_INT32: return KILN_BM_PREC_INT32;
+  default: return KILN_BM_PREC_INT8;
+  }
+}
+
+bool isFloat(uint32_t dtype) {
+  return dtype == KILN_DTYPE_F32 || dtype == KILN_DTYPE_F16 || dtype == KILN_DTYPE_BF16;
+}
+
+/// The bits of f in a float dtype (the low 16 for f16 and bf16).
+uint64_t floatBits(uint32_t dtype, float f) {
+  uint32_t bits = kiln_f32_bits(f);
+  return dtype == KILN_DTYPE_F16    ? kiln_f32_bits_to_f16_bits(bits)
+         : dtype == KILN_DTYPE_BF16 ? kiln_f32_bits_to_bf16_bits(bits)
+                                    : bits;
+}
+
+uint64_t groupsOf(uint64_t c) { return (c + KILN_NPU_NUM - 1) / KILN_NPU_NUM; }
+
+/// An LMEM operand as the chip addresses it: lane-0 offset and element
+/// strides (n, c = one channel group, h, w) of kiln's layout.
+struct View {
+  uint64_t addr, n, c, h, w;
+  uint64_t str[4];
+  bool window; // a window of rows of taller planes: not the alignEU layout
+};
+
+View viewOf(const kiln_tiu_operand &o) {
+  const uint32_t bytes = kiln_dtype_bytes(o.dtype);
+  const uint32_t planeH = o.plane_h ? o.plane_h : o.h;
+  const uint64_t plane = kiln_lmem_plane_stride(planeH, o.w, bytes) / bytes;
+  View v{o.addr, o.n, o.c, o.h, o.w, {groupsOf(o.c) * plane, plane, o.w, 1}, planeH != o.h};
+  return v;
+}
+
+/// Bytes of one channel group of an operand in a lane.
+uint64_t planeBytes(const kiln_tiu_operand &o) {
+  return kiln_lmem_plane_stride(o.plane_h ? o.plane_h : o.h, o.w, kiln_dtype_bytes(o.dtype));
+}
+
+struct Lowering {
+  std::vector<uint8_t> tiu, gdma;
+  uint32_t tiuId = 0, gdmaId = 0;
+  // Per kiln record id, the id of the last real command it became.
+  std::map<uint32_t, uint32_t> lastTiu, lastGdma;
+  uint32_t dep = 0; // the real id the record being lowered waits for
+  std::string error;
+
+  template <typename Cmd, typename Encode>
+  void push(std::vector<uint8_t> &stream, Cmd &cmd, size_t bytes, Encode encode) {
+    uint8_t buf[KILN_BM_MAX_CMD_BYTES];
+    if (const char *bad = encode(&cmd, buf)) {
+      if (error.empty())
+        error = std::string("field ") + bad + " out of range";
+      return;
+    }
+    stream.insert(stream.end(), buf, buf + bytes);
+  }
+
+  template <typename Cmd> void tiuHeader(Cmd &k, uint64_t tsk, uint64_t eu) {
+    k.cmd_short = 1;
+    k.cmd_id = ++tiuId;
+    k.cmd_id_dep = dep;
+    k.cmd_id_en = 1;
+    k.tsk_typ = tsk;
+    k.tsk_eu_typ = eu;
+  }
+
+  void fail(const std::string &why) {
+    if (error.empty())
+      error = why;
+  }
+
+  // ---- TIU -----------------------------------------------------------------
+
+  /// out = a (op) b over out's shape; b may be a constant (bits) or absent.
+  void ar(uint64_t op, const View &out, uint32_t outType, const View *a, uint32_t aType,
+          const View *b, uint32_t bType, bool bConst, uint64_t bBits) {
+    kiln_bm_sar k{};
+    tiuHeader(k, KILN_BM_TSK_AR, op);
+    k.tsk_opd_num = b || bConst ? 2 : 1;
+    k.res0_prec = precOf(outType);
+    k.opd0_prec = precOf(aType);
+    k.opd1_prec = precOf(bConst || !b ? aType : bType);
+    k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
+    k.res0_n = out.n, k.res0_c = out.c, k.res0_h = out.h, k.res0_w = out.w;
+    k.res0_str = KILN_BM_LAYOUT_STRIDE;
+    k.res0_addr = out.addr;
+    k.res0_n_str = out.str[0], k.res0_c_str = out.str[1];
+    k.res0_h_str = out.str[2], k.res0_w_str = out.str[3];
+    // A dimension of 1 against a longer one of the result broadcasts.
+    auto strides = [&](const View &v, uint64_t s[4]) {
+      const uint64_t dims[4] = {v.n, v.c, v.h, v.w}, outDims[4] = {out.n, out.c, out.h, out.w};
+      for (int i = 0; i < 4; ++i)
+        s[i] = dims[i] == 1 && outDims[i] != 1 ? 0 : v.str[i];
+      if (v.c == 1 && out.c != 1)
+        fail("a channel broadcast (the chip keeps each channel on its own lane)");
+    };
+    uint64_t s[4];
+    k.opd0_str = KILN_BM_LAYOUT_STRIDE;
+    k.opd0_addr = a->addr;
+    strides(*a, s);
+    k.opd0_n_str = s[0], k.opd0_c_str = s[1], k.opd0_h_str = s[2], k.opd0_w_str = s[3];
+    if (bConst) {
+      k.opd1_const = 1;
+      k.opd1_addr = bBits;
+    } else if (b) {
+      k.opd1_str = KILN_BM_LAYOUT_STRIDE;
+      k.opd1_addr = b->addr;
+      strides(*b, s);
+      k.opd1_n_str = s[0], k.opd1_c_str = s[1], k.opd1_h_str = s[2], k.opd1_w_str = s[3];
+    }
+    push(tiu, k, KILN_BM_SAR_BYTES, kiln_bm_sar_encode);
+  }
+
+  /// out = max(out, 0) in place.
+  void relu(const kiln_tiu_operand &out) {
+    View v = viewOf(out);
+    ar(KILN_BM_AR_MAX, v, out.dtype, &v, out.dtype, nullptr, out.dtype, true,
+       floatBits(out.dtype, 0.0f));
+  }
+
+  template <typename Cmd> void window(Cmd &k, const kiln_tiu_cmd &c) {
+    k.opd1_h = c.kh, k.opd1_w = c.kw;
+    k.res_op_y_str = c.stride_h, k.res_op_x_str = c.stride_w;
+    k.opd1_y_ins0 = c.dil_h - 1u, k.opd1_x_ins0 = c.dil_w - 1u;
+    k.opd0_up_pad = c.pad_top, k.opd0_dn_pad = c.pad_bottom;
+    k.opd0_lf_pad = c.pad_left, k.opd0_rt_pad = c.pad_right;
+  }
+
+  /// Per image and per 64 output channels: (image, first channel).
+  template <typename F> void perImageAndLaneGroup(const kiln_tiu_cmd &c, F f) {
+    for (uint32_t n = 0; n < c.out.n; ++n)
+      for (uint32_t c0 = 0; c0 < c.out.c; c0 += KILN_NPU_NUM)
+        f(n, c0, std::min<uint32_t>(KILN_NPU_NUM, c.out.c - c0));
+  }
+
+  void conv(const kiln_tiu_cmd &c) {
+    if (!isFloat(c.in0.dtype))
+      return fail("INT8 convolution (sCONV int32 + requant: not yet)");
+    if (c.in0.dtype != KILN_DTYPE_F32)
+      return fail("f16/bf16 convolution (filters in the chip's IC-parallel layout: not yet)");
+    if (c.groups != 1)
+      return fail("grouped convolution");
+    if (c.out.plane_h && c.out.plane_h != c.out.h)
+      return fail("a convolution writing a window of rows");
+    const View in = viewOf(c.in0);
+    const uint64_t inBytes = kiln_dtype_bytes(c.in0.dtype);
+    perImageAndLaneGroup(c, [&](uint32_t n, uint32_t c0, uint32_t count) {
+      kiln_bm_sconv k{};
+      tiuHeader(k, KILN_BM_TSK_CONV, 0);
+      k.opd0_prec = precOf(c.in0.dtype);
+      k.res0_prec = precOf(c.out.dtype);
+      k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
+      window(k, c);
+      const uint64_t g = c0 / KILN_NPU_NUM;
+      k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
+      k.res0_addr = c.out.addr + (uint64_t{n} * groupsOf(c.out.c) + g) * planeBytes(c.out);
+      k.opd0_c = c.in0.c, k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
+      k.opd0_addr = in.addr + n * in.str[0] * inBytes;
+      if (in.window) {
+        k.opd0_str = KILN_BM_LAYOUT_STRIDE;
+        k.opd0_n_str = in.str[0], k.opd0_c_str = in.str[1];
+        k.opd0_h_str = in.str[2], k.opd0_w_str = in.str[3];
+      }
+      k.opd1_addr = c.in1.addr + g * planeBytes(c.in1);
+      if (c.flags & KILN_TIU_FLAG_HAS_BIAS) {
+        k.opd2_addr = c.in2.addr + g * planeBytes(c.in2);
+      } else {
+        k.opd2_const = 1;
+        k.opd2_addr = 0; // +0.0f
+      }
+      k.opd3_const = 1; // zero padding
+      push(tiu, k, KILN_BM_SCONV_BYTES, kiln_bm_sconv_encode);
+    });
+  }
+
+  void depthwise(const kiln_tiu_cmd &c) {
+    if (c.in0.dtype != KILN_DTYPE_F32)
+      return fail("non-f32 depthwise convolution (not yet)");
+    if (viewOf(c.in0).window || (c.out.plane_h && c.out.plane_h != c.out.h))
+      return fail("a depthwise convolution over a window of rows");
+    perImageAndLaneGroup(c, [&](uint32_t n, uint32_t c0, uint32_t count) {
+      kiln_bm_spord k{};
+      tiuHeader(k, KILN_BM_TSK_PORD, 0);
+      const uint64_t g = c0 / KILN_NPU_NUM;
+      k.opd0_prec = k.res0_prec = precOf(c.in0.dtype);
+      k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
+      window(k, c);
+      k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
+      k.res0_addr = c.out.addr + (uint64_t{n} * groupsOf(c.out.c) + g) * planeBytes(c.out);
+      k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
+      k.opd0_addr = c.in0.addr + (uint64_t{n} * groupsOf(c.in0.c) + g) * planeBytes(c.in0);
+      k.opd1_addr = c.in1.addr + g * planeBytes(c.in1);
+      if (c.flags & KILN_TIU_FLAG_HAS_BIAS) {
+        k.opd2_addr = c.in2.addr + g * planeBytes(c.in2);
+      } else {
+        k.opd2_const = 1;
+        k.opd2_addr = 0;
+      }
+      k.opd3_const = 1;
+      push(tiu, k, KILN_BM_SPORD_BYTES, kiln_bm_spord_encode);
+    });
+  }
+
+  void pool(const kiln_tiu_cmd &c) {
+    if (!isFloat(c.in0.dtype))
+      return fail("INT8 pooling (not yet)");
+    if (viewOf(c.in0).window || (c.out.plane_h && c.out.plane_h != c.out.h))
+      return fail("pooling over a window of rows");
+    kiln_bm_spord k{};
+    const bool padded = c.pad_top || c.pad_bottom || c.pad_left || c.pad_right;
+    switch (c.subop) {
+    case KILN_POOL_MAX:
+      tiuHeader(k, KILN_BM_TSK_PORD, 4);
+      k.opd3_addr = floatBits(c.in0.dtype, -INFINITY); // pads never win
+      break;
+    case KILN_POOL_AVG:
+    case KILN_POOL_SUM:
+      // The chip scales by one immediate: the count must not depend on the window.
+      if (c.subop == KILN_POOL_AVG && padded && !(c.flags & KILN_TIU_FLAG_COUNT_INCLUDE_PAD))
+        return fail("average pooling that excludes its padding from the count");
+      tiuHeader(k, KILN_BM_TSK_PORD, 1);
+      k.opd1_const = 1;
+      k.opd1_addr = floatBits(c.in0.dtype, c.subop == KILN_POOL_SUM ? 1.0f
+                                                                    : 1.0f / float(c.kh * c.kw));
+      break;
+    default:
+      return fail("min pooling");
+    }
+    k.opd3_const = 1;
+    k.opd0_prec = k.res0_prec = precOf(c.in0.dtype);
+    k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
+    window(k, c);
+    k.res0_n = c.out.n, k.res0_c = c.out.c, k.res0_h = c.out.h, k.res0_w = c.out.w;
+    k.res0_addr = c.out.addr;
+    k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
+    k.opd0_addr = c.in0.addr;
+    push(tiu, k, KILN_BM_SPORD_BYTES, kiln_bm_spord_encode);
+  }
+
+  /// An eltwise input: a view, or a constant's bits.
+  struct Input {
+    View view;
+    bool isConst;
+    uint64_t bits;
+  };
+  Input input(const kiln_tiu_operand &o) {
+    return {viewOf(o), (o.flags & KILN_OPND_CONST) != 0, o.addr};
+  }
+
+  void eltwise(const kiln_tiu_cmd &c) {
+    static const uint64_t kOps[] = {KILN_BM_AR_ADD, KILN_BM_AR_SUB, KILN_BM_AR_MUL,
+                                    KILN_BM_AR_MAX, KILN_BM_AR_MIN};
+    if (!isFloat(c.out.dtype))
+      return fail("INT8 elementwise ops (not yet)");
+    if (c.subop >= sizeof kOps / sizeof kOps[0])
+      return fail("elementwise div, pow and prelu (not yet)");
+    Input a = input(c.in0), b = input(c.in1);
+    const View out = viewOf(c.out);
+    if (a.isConst && b.isConst)
+      return fail("an elementwise op of two constants");
+    if (a.isConst) { // only b's side of the chip takes an immediate
+      if (c.subop == KILN_ELT_SUB)
+        return fail("a constant minus a tensor (not yet)");
+      std::swap(a, b);
+    }
+    ar(kOps[c.subop], out, c.out.dtype, &a.view, c.in0.dtype, b.isConst ? nullptr : &b.view,
+       c.in1.dtype, b.isConst, b.bits);
+  }
+
+  void active(const kiln_tiu_cmd &c) {
+    if (!isFloat(c.out.dtype))
+      return fail("INT8 activations (table lookups: not yet)");
+    const View in = viewOf(c.in0), out = viewOf(c.out);
+    const uint32_t t = c.out.dtype;
+    switch (c.subop) {
+    case KILN_ACT_RELU:
+      return ar(KILN_BM_AR_MAX, out, t, &in, t, nullptr, t, true, floatBits(t, 0.0f));
+    case KILN_ACT_CLIP:
+      ar(KILN_BM_AR_MAX, out, t, &in, t, nullptr, t, true, floatBits(t, c.param[0]));
+      return ar(KILN_BM_AR_MIN, out, t, &out, t, nullptr, t, true, floatBits(t, c.param[1]));
+    case KILN_ACT_SCALE:
+      ar(KILN_BM_AR_MUL, out, t, &in, t, nullptr, t, true, floatBits(t, c.param[0]));
+      return ar(KILN_BM_AR_ADD, out, t, &out, t, nullptr, t, true, floatBits(t, c.param[1]));
+    case KILN_ACT_NEG:
+      return ar(KILN_BM_AR_MUL, out, t, &in, t, nullptr, t, true, floatBits(t, -1.0f));
+    case KILN_ACT_ABS:
+      return ar(KILN_BM_AR_ABS, out, t, &in, t, nullptr, t, false, 0);
+    case KILN_ACT_SQUARE:
+      return ar(KILN_BM_AR_MUL, out, t, &in, t, &in, t, false, 0);
+    default:
+      return fail("this activation (the SFU: not yet)");
+    }
+  }
+
+  void cast(const kiln_tiu_cmd &c) {
+    if (!isFloat(c.in0.dtype) || !isFloat(c.out.dtype))
+      return fail("casts to or from INT8 (not yet)");
+    if (c.in0.dtype != KILN_DTYPE_F32 && c.out.dtype != KILN_DTYPE_F32 &&
+        c.in0.dtype != c.out.dtype)
+      return fail("f16 <-> bf16 casts (the chip goes through f32: not yet)");
+    const View in = viewOf(c.in0), out = viewOf(c.out);
+    // Rounding mode 0 (half to even) rides in opd2_n_str, zero by default.
+    ar(KILN_BM_AR_DATA_CONVERT, out, c.out.dtype, &in, c.in0.dtype, nullptr, c.in0.dtype, false,
+       0);
+  }
+
+  void lowerTiu(const kiln_tiu_cmd &c) {
+    dep = c.wait_gdma_id ? lastGdma[c.wait_gdma_id] : 0;
+    switch (c.op) {
+    case KILN_TIU_CONV:
+      (c.flags & KILN_TIU_FLAG_DEPTHWISE) ? depthwise(c) : conv(c);
+      break;
+    case KILN_TIU_POOL: pool(c); break;
+    case KILN_TIU_ELTWISE: eltwise(c); break;
+    case KILN_TIU_ACTIVE: active(c); break;
+    case KILN_TIU_CAST: cast(c); break;
+    case KILN_TIU_DECONV: fail("transposed convolution (not yet)"); break;
+    case KILN_TIU_RESIZE: fail("resize (not yet)"); break;
+    default: fail("an unknown TIU record"); break;
+    }
+    if ((c.flags & KILN_TIU_FLAG_RELU) && c.op != KILN_TIU_ACTIVE)
+      relu(c.out);
+    lastTiu[c.cmd_id] = tiuId;
+  }
+
+  // ---- GDMA -------------------------------------------------------------------
+
+  /// One side of a copy: its GDMA address and element strides.
+  void side(bool lmem, uint64_t addr, const uint32_t ddrStride[4], const kiln_gdma_cmd &g,
+            uint64_t *outAddr, uint64_t st[4]) {
+    if (!lmem) {
+      *outAddr = KILN_BM_DDR_BASE + addr;
+      for (int i = 0; i < 4; ++i)
+        st[i] = ddrStride[i];
+      if (st[3] == 0)
+        fail("a DDR side with a W stride of 0 (the simulator divides by it)");
+      return;
+    }
+    const uint32_t bytes = kiln_dtype_bytes(g.dtype);
+    const uint64_t plane =
+        kiln_lmem_plane_stride(g.lmem_plane_h ? g.lmem_plane_h : g.h, g.w, bytes) / bytes;
+    *outAddr = KILN_BM_LMEM_BASE + (uint64_t{g.lmem_lane} << KILN_BM_LANE_SHIFT) + addr;
+    st[0] = groupsOf(uint64_t{g.lmem_lane} + g.c) * plane;
+    st[1] = plane, st[2] = g.w, st[3] = 1;
+  }
+
+  void lowerGdma(const kiln_gdma_cmd &g) {
+    kiln_bm_dma_tensor t{};
+    t.cmd_id = ++gdmaId;
+    t.cmd_id_dep = g.wait_tiu_id ? lastTiu[g.wait_tiu_id] : 0;
+    t.cmd_id_en = 1;
+    t.cmd_type = KILN_BM_GDMA_TENSOR;
+    t.stride_enable = 1;
+    t.nchw_copy = 1;
+    t.src_data_format = precOf(g.dtype);
+    t.src_nsize = g.n, t.src_csize = g.c, t.src_hsize = g.h, t.src_wsize = g.w;
+    t.localmem_mask_l32 = t.localmem_mask_h32 = 0xFFFFFFFFu;
+    uint64_t src = 0, dst = 0, ss[4] = {}, ds[4] = {};
+    const bool srcLmem = kiln_gdma_src_is_lmem(g.dir), dstLmem = kiln_gdma_dst_is_lmem(g.dir);
+    if (g.flags & KILN_GDMA_FLAG_FILL) {
+      t.fill_constant_en = 1;
+      t.constant_value = uint32_t(g.src_addr);
+    } else {
+      side(srcLmem, g.src_addr, g.src_stride, g, &src, ss);
+    }
+    side(dstLmem, g.dst_addr, g.dst_stride, g, &dst, ds);
+    t.src_nstride = ss[0], t.src_cstride = ss[1], t.src_hstride = ss[2], t.src_wstride = ss[3];
+    t.dst_nstride = ds[0], t.dst_cstride = ds[1], t.dst_hstride = ds[2], t.dst_wstride = ds[3];
+    t.src_start_addr_l32 = src & 0xFFFFFFFFu, t.src_start_addr_h8 = src >> 32;
+    t.dst_start_addr_l32 = dst & 0xFFFFFFFFu, t.dst_start_addr_h8 = dst >> 32;
+    push(gdma, t, KILN_BM_DMA_TENSOR_BYTES, kiln_bm_dma_tensor_encode);
+    lastGdma[g.cmd_id] = gdmaId;
+  }
+
+  void end() {
+    kiln_bm_sysid s{};
+    s.cmd_id = ++tiuId;
+    s.cmd_id_en = 1;
+    s.tsk_typ = KILN_BM_TSK_SYS;
+    s.tsk_eu_typ = KILN_BM_SYS_END;
+    push(tiu, s, KILN_BM_SYSID_BYTES, kiln_bm_sysid_encode);
+    kiln_bm_dma_sys d{};
+    d.cmd_short = 1;
+    d.cmd_id = ++gdmaId;
+    d.cmd_id_en = 1;
+    d.cmd_type = KILN_BM_GDMA_SYS;
+    push(gdma, d, KILN_BM_DMA_SYS_BYTES, kiln_bm_dma_sys_encode);
+    tiu.resize((tiu.size() + KILN_BM_STREAM_ALIGN - 1) / KILN_BM_STREAM_ALIGN *
+               KILN_BM_STREAM_ALIGN);
+    gdma.resize((gdma.size() + KILN_BM_STREAM_ALIGN - 1) / KILN_BM_STREAM_ALIGN *
+                KILN_BM_STREAM_ALIGN);
+  }
+};
+
+} // namespace
+
+std::string codegen::lowerToBm1684x(NetCode &net) {
+  for (GroupCode &g : net.groups) {
+    Lowering l;
+    // The queues in an order that respects their sync ids, so that every id
+    // a command waits for has been given a real id: a record waits for an
+    // earlier record of the other queue.
+    size_t ti = 0, gi = 0;
+    while (ti < g.tiu.size() || gi < g.gdma.size()) {
+      bool tiuReady = ti < g.tiu.size() &&
+                      (!g.tiu[ti].wait_gdma_id || l.lastGdma.count(g.tiu[ti].wait_gdma_id));
+      if (tiuReady) {
+        l.lowerTiu(g.tiu[ti]);
+        if (!l.error.empty()) {
+          std::string op = ti < g.tiuOps.size() && g.tiuOps[ti] < g.ops.size()
+                               ? g.ops[g.tiuOps[ti]]
+                               : "?";
+          return "group " + std::to_string(g.id) + ", op '" + op + "': " + l.error;
+        }
+        ++ti;
+        continue;
+      }
+      bool gdmaReady = gi < g.gdma.size() &&
+                       (!g.gdma[gi].wait_tiu_id || l.lastTiu.count(g.gdma[gi].wait_tiu_id));
+      if (!gdmaReady)
+        return "group " + std::to_string(g.id) + ": the sync ids wait for a later command";
+      l.lowerGdma(g.gdma[gi]);
+      if (!l.error.empty())
+        return "group " + std::to_string(g.id) + ", GDMA command " + std::to_string(gi + 1) +
+               ": " + l.error;
+      ++gi;
+    }
+    l.end();
+    g.bmTiu = std::move(l.tiu);
+    g.bmGdma = std::move(l.gdma);
+    g.bmTiuCount = l.tiuId;
+    g.bmGdmaCount = l.gdmaId;
+  }
+  return "";
+}

@@ -1,0 +1,112 @@
+// Sophgo's simulator behind kiln's HAL.
+#include "kiln/sophgo_sim/device.h"
+
+#include <cstring>
+#include <vector>
+
+#include "kiln/abi/bm1684x_stream.h"
+
+namespace kiln::sophgo_sim {
+
+std::unique_ptr<Device> Device::open(uint64_t ddrBytes, std::string *why) {
+  SophgoSim *sim = SophgoSim::get(why, ddrBytes);
+  return sim ? std::unique_ptr<Device>(new Device(sim)) : nullptr;
+}
+
+kiln_status Device::run(const kiln_submit_desc &desc) {
+  fault_.clear();
+  auto fail = [&](std::string why) {
+    fault_ = std::move(why);
+    return last_ = KILN_ERR_DEVICE_FAULT;
+  };
+  if (desc.isa != KILN_ISA_BM1684X)
+    return last_ = KILN_ERR_UNSUPPORTED;
+  const uint64_t lo = KILN_BM_DDR_BASE, hi = KILN_BM_DDR_BASE + sim_->ddrBytes();
+  auto inside = [&](uint64_t addr, uint64_t size) {
+    return addr >= lo && addr <= hi && size <= hi - addr;
+  };
+  if (!inside(desc.ddr_base, desc.ddr_size) || !inside(desc.tiu_queue_addr, desc.tiu_bytes) ||
+      !inside(desc.gdma_queue_addr, desc.gdma_bytes))
+    return fail("streams or DDR window outside the simulator's DDR");
+  const uint8_t *ddr = sim_->ddr();
+  std::vector<uint8_t> tiu(ddr + (desc.tiu_queue_addr - lo),
+                           ddr + (desc.tiu_queue_addr - lo) + desc.tiu_bytes);
+  std::vector<uint8_t> gdma(ddr + (desc.gdma_queue_addr - lo),
+                            ddr + (desc.gdma_queue_addr - lo) + desc.gdma_bytes);
+  kiln_bm_walk walk;
+  kiln_bm_walk_init(&walk, tiu.data(), tiu.size(), gdma.data(), gdma.size());
+  const uint8_t *cmd;
+  uint32_t bytes, index[2] = {0, 0};
+  kiln_bm_class cls;
+  int engine;
+  while ((engine = kiln_bm_walk_next(&walk, &cmd, &bytes, &cls)) >= 0 &&
+         engine != KILN_BM_WALK_END) {
+    if (engine == KILN_BM_ENGINE_GDMA) {
+      kiln_bm_dma_tensor t;
+      kiln_bm_dma_tensor_decode(cmd, &t);
+      if (const char *why = kiln_bm_dma_tensor_check(&t, desc.ddr_base, desc.ddr_base,
+                                                     desc.ddr_base + desc.ddr_size))
+        return fail("gdma[" + std::to_string(index[engine]) + "]: " + why);
+    }
+    // The simulator reads up to its command's size; give it a padded copy.
+    uint8_t padded[KILN_BM_MAX_CMD_BYTES] = {};
+    std::memcpy(padded, cmd, bytes);
+    sim_->execute(padded, engine == KILN_BM_ENGINE_TIU ? SophgoSim::Tiu : SophgoSim::Gdma);
+    ++index[engine];
+    ++(engine == KILN_BM_ENGINE_TIU ? tiuCommands_ : gdmaCommands_);
+  }
+  if (engine != KILN_BM_WALK_END)
+    return fail(engine == KILN_BM_WALK_BAD ? "a malformed stream"
+                                           : "sync ids can never be satisfied");
+  return last_ = KILN_OK;
+}
+
+namespace {
+
+Device &deviceOf(void *ctx) { return *static_cast<Device *>(ctx); }
+
+// Host access to the simulator's DDR: nullptr unless [addr, addr + size) is inside.
+uint8_t *span(SophgoSim &sim, uint64_t addr, uint64_t size) {
+  if (addr < KILN_BM_DDR_BASE || addr - KILN_BM_DDR_BASE > sim.ddrBytes() ||
+      size > sim.ddrBytes() - (addr - KILN_BM_DDR_BASE))
+    return nullptr;
+  return sim.ddr() + (addr - KILN_BM_DDR_BASE);
+}
+
+} // namespace
+
+kiln_hal Device::hal() {
+  kiln_hal h{};
+  h.ctx = this;
+  h.mem_base = KILN_BM_DDR_BASE;
+  h.mem_size = sim_->ddrBytes();
+  h.isa = KILN_ISA_BM1684X;
+  h.write_mem = [](void *ctx, uint64_t addr, const void *src, uint64_t size) {
+    uint8_t *dst = span(*deviceOf(ctx).sim_, addr, size);
+    if (!dst || (size && !src))
+      return KILN_ERR_INVALID_ARGUMENT;
+    if (size)
+      std::memcpy(dst, src, size);
+    return KILN_OK;
+  };
+  h.read_mem = [](void *ctx, uint64_t addr, void *dst, uint64_t size) {
+    const uint8_t *src = span(*deviceOf(ctx).sim_, addr, size);
+    if (!src || (size && !dst))
+      return KILN_ERR_INVALID_ARGUMENT;
+    if (size)
+      std::memcpy(dst, src, size);
+    return KILN_OK;
+  };
+  h.submit = [](void *ctx, const kiln_submit_desc *desc) {
+    if (!desc)
+      return KILN_ERR_INVALID_ARGUMENT;
+    deviceOf(ctx).run(*desc);
+    return KILN_OK;
+  };
+  // Submissions run synchronously: wait reports how the last one ended.
+  h.wait = [](void *ctx, uint32_t) { return deviceOf(ctx).lastStatus(); };
+  h.reset = [](void *) { return KILN_OK; };
+  return h;
+}
+
+} // namespace kiln::sophgo_sim

@@ -193,9 +193,7 @@ void Device::runStreams(const kiln_submit_desc &desc) {
     const char *why = nullptr;
     if (engine == KILN_BM_ENGINE_GDMA) {
       // Copies stay in the submission's window, whatever the verifier saw.
-      kiln_bm_dma_tensor t;
-      kiln_bm_dma_tensor_decode(cmd, &t);
-      why = kiln_bm_dma_tensor_check(&t, desc.ddr_base, desc.ddr_base, desc.ddr_base + desc.ddr_size);
+      why = kiln_bm_dma_tensor_check(cmd, desc.ddr_base, desc.ddr_base, desc.ddr_base + desc.ddr_size);
       if (!why)
         why = chip::bm1684x::runGdma(cmd, bytes, mem);
     } else {

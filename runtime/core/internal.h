@@ -77,10 +77,10 @@ namespace kiln::rt {
 
 // Bytes of a net's queue section: each group's TIU and GDMA queue and, when
 // the group has a warm plan, its warm TIU and GDMA queues, each on a GDMA
-// burst (net.cpp packs them so); with `streams` (a BM1684X HAL) each group's
-// two BM1684X streams instead. False if the size overflows.
-bool queueSectionBytes(const kiln::bmodel::Net &net, const uint8_t *blob, bool streams,
-                       uint64_t *out);
+// burst (net.cpp packs them so); a group's queue takes the room of its
+// records or of its BM1684X stream, whichever is larger, so that one figure
+// serves a HAL of either command set. False if the size overflows.
+bool queueSectionBytes(const kiln::bmodel::Net &net, const uint8_t *blob, uint64_t *out);
 
 // kiln_net_load_ex without its epilogue: on failure *d holds the detail
 // and nobody has been told yet (kiln_bmodel_query_memory_ex loads through it).

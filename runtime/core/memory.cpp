@@ -6,8 +6,7 @@
 // against a HAL that accepts any address and stores nothing, and measures
 // what the plan reserved. board_driver_test and the smoke tests hold the
 // figure against real loads: a window of exactly device_bytes is enough,
-// 4 KiB less is not. A net that also carries BM1684X streams is measured
-// both ways (a HAL may run either) and the larger need is reported.
+// 4 KiB less is not.
 #include <stdint.h>
 
 #include "internal.h"
@@ -31,7 +30,7 @@ extern "C" kiln_status kiln_bmodel_query_memory(const void *bmodel, size_t size,
 
 namespace {
 
-kiln_status queryMemory(const void *bmodel, size_t size, uint32_t net_index, uint32_t isa,
+kiln_status queryMemory(const void *bmodel, size_t size, uint32_t net_index,
                         kiln_memory_requirements *out_req, kiln::rt::Detail *d) {
   if (!out_req)
     KILN_FAIL(d, INVALID_ARGUMENT, ARGUMENT, kiln::rt::kNoIndex, kiln::rt::kNoIndex,
@@ -44,7 +43,6 @@ kiln_status queryMemory(const void *bmodel, size_t size, uint32_t net_index, uin
   probe.submit = refuseSubmit;
   probe.wait = refuseWait;
   probe.reset = refuseReset;
-  probe.isa = isa;
 
   alignas(16) unsigned char rt_storage[sizeof(kiln_runtime)];
   alignas(16) unsigned char net_storage[sizeof(kiln_net)];
@@ -81,15 +79,6 @@ extern "C" kiln_status kiln_bmodel_query_memory_ex(const void *bmodel, size_t si
                                                    kiln_memory_requirements *out_req,
                                                    kiln_error_detail *out_detail) {
   kiln::rt::Detail d{};
-  kiln_status st = queryMemory(bmodel, size, net_index, KILN_ISA_KILN, out_req, &d);
-  if (st != KILN_OK)
-    return kiln::rt::finishFailure(st, &d, out_detail);
-  kiln_memory_requirements streams{};
-  kiln::rt::Detail ignored{};
-  if (queryMemory(bmodel, size, net_index, KILN_ISA_BM1684X, &streams, &ignored) == KILN_OK &&
-      streams.device_bytes > out_req->device_bytes) {
-    out_req->device_bytes = streams.device_bytes;
-    out_req->command_bytes = streams.command_bytes;
-  }
-  return KILN_OK;
+  kiln_status st = queryMemory(bmodel, size, net_index, out_req, &d);
+  return st == KILN_OK ? st : kiln::rt::finishFailure(st, &d, out_detail);
 }

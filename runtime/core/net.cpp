@@ -36,6 +36,7 @@ uint64_t gdmaQueueBytes(const fb::LayerGroup &g) { return g.gdma_count() * sizeo
 // records, always cold (warm queues are kiln records).
 bool runsStreams(const kiln_runtime &rt) { return rt.hal.isa == KILN_ISA_BM1684X; }
 uint64_t rangeBytes(const fb::BlobRange *r) { return r ? r->size() : 0; }
+uint64_t larger(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 // Device addresses of one group's queues (warm ones only with a warm plan).
 struct GroupQueues {
@@ -62,7 +63,7 @@ kiln_status planDeviceMemory(const kiln_runtime &rt, const fb::Net &net, const u
                              kiln_net *n, Detail *d) {
   uint64_t queues, mem_limit = rt.hal.mem_base + rt.hal.mem_size;
   n->window_size = net.coeff_size() + net.neuron_size(); // verified not to overflow
-  if (!queueSectionBytes(net, blob, runsStreams(rt), &queues) ||
+  if (!queueSectionBytes(net, blob, &queues) ||
       !alignUpChecked(rt.top, kSectionAlign, &n->queues_addr) ||
       !addChecked(n->queues_addr, queues, &n->window_addr) ||
       !alignUpChecked(n->window_addr, kSectionAlign, &n->window_addr) ||
@@ -97,12 +98,12 @@ kiln_status uploadGdmaStream(const kiln_net &n, const fb::LayerGroup &g, const u
                              uint64_t addr) {
   const uint8_t *s = blob + g.bm1684x_gdma()->offset();
   const uint64_t size = g.bm1684x_gdma()->size(), delta = n.window_addr - KILN_BM_DDR_BASE;
+  // Verified: every command before the end is a tensor copy.
+  const uint32_t bytes = KILN_BM_DMA_TENSOR_BYTES;
   uint64_t at = 0;
-  uint32_t bytes;
   kiln_status st;
   for (uint32_t i = 0; i + 1 < g.bm1684x_gdma_count(); ++i, at += bytes) {
-    uint8_t cmd[KILN_BM_MAX_CMD_BYTES];
-    kiln_bm_stream_cmd(s, size, at, KILN_BM_ENGINE_GDMA, &bytes);
+    uint8_t cmd[KILN_BM_DMA_TENSOR_BYTES];
     for (uint32_t b = 0; b < bytes; ++b)
       cmd[b] = s[at + b];
     if (!kiln_bm_dma_tensor_relocate(cmd, delta))
@@ -113,14 +114,6 @@ kiln_status uploadGdmaStream(const kiln_net &n, const fb::LayerGroup &g, const u
   return writeDevice(n.rt->hal, addr + at, s + at, size - at); // the end and its padding
 }
 
-kiln_status uploadStreams(const kiln_net &n, const fb::LayerGroup &g, uint32_t i,
-                          const uint8_t *blob, const GroupQueues &q, Detail *d) {
-  kiln_status st = writeDevice(n.rt->hal, q.tiu, blob + g.bm1684x_tiu()->offset(),
-                               g.bm1684x_tiu()->size());
-  if (st == KILN_OK)
-    st = uploadGdmaStream(n, g, blob, q.gdma);
-  return st == KILN_OK ? st : fail(d, st, KILN_OBJ_HAL, i, kNoIndex, "writing the streams failed");
-}
 
 kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob, Detail *d) {
   const kiln_hal &hal = n.rt->hal;
@@ -134,13 +127,16 @@ kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob, D
       planWarm(net, i, blob, &plan);
       GroupQueues q = placeQueues(cursor, g, plan, streams);
       if (streams) {
-        if ((st = uploadStreams(n, g, i, blob, q, d)) != KILN_OK)
-          return st;
-        continue;
+        st = writeDevice(hal, q.tiu, blob + g.bm1684x_tiu()->offset(), g.bm1684x_tiu()->size());
+        if (st == KILN_OK)
+          st = uploadGdmaStream(n, g, blob, q.gdma);
+      } else if ((st = writeDevice(hal, q.tiu, tiuRecords(blob, g), tiuQueueBytes(g))) == KILN_OK) {
+        st = writeDevice(hal, q.gdma, gdmaRecords(blob, g), gdmaQueueBytes(g));
       }
-      if ((st = writeDevice(hal, q.tiu, tiuRecords(blob, g), tiuQueueBytes(g))) != KILN_OK ||
-          (st = writeDevice(hal, q.gdma, gdmaRecords(blob, g), gdmaQueueBytes(g))) != KILN_OK)
+      if (st != KILN_OK)
         return fail(d, st, KILN_OBJ_HAL, i, kNoIndex, "writing the queues failed");
+      if (streams)
+        continue;
       if (plan.count &&
           (st = uploadWarmQueues(hal, g, i, blob, plan, q.warm_tiu, q.warm_gdma, d)) != KILN_OK)
         return st;
@@ -277,8 +273,7 @@ kiln_status loadNet(kiln_runtime *rt, const void *bmodel, size_t size, uint32_t 
       if (!n.net->groups()->Get(i)->bm1684x_tiu_count()) {
         d->net = net_index;
         KILN_FAIL(d, UNSUPPORTED, GROUP, i, kNoIndex,
-                  "the device runs BM1684X's own commands and the group carries none "
-                  "(compile with isa: bm1684x)");
+                  "no BM1684X streams (compile with isa: bm1684x)");
       }
   if ((st = checkResidencyPlan(*n.net, bm.blob, d)) != KILN_OK ||
       (st = planDeviceMemory(*rt, *n.net, bm.blob, &n, d)) != KILN_OK ||
@@ -292,17 +287,17 @@ kiln_status loadNet(kiln_runtime *rt, const void *bmodel, size_t size, uint32_t 
   return KILN_OK;
 }
 
-bool queueSectionBytes(const fb::Net &net, const uint8_t *blob, bool streams, uint64_t *out) {
+bool queueSectionBytes(const fb::Net &net, const uint8_t *blob, uint64_t *out) {
   uint64_t total = 0;
   if (net.groups())
     for (uint32_t i = 0; i < net.groups()->size(); ++i) {
       const fb::LayerGroup &g = *net.groups()->Get(i);
       WarmPlan plan;
       planWarm(net, i, blob, &plan);
-      const uint64_t parts[] = {
-          streams ? rangeBytes(g.bm1684x_tiu()) : tiuQueueBytes(g),
-          streams ? rangeBytes(g.bm1684x_gdma()) : gdmaQueueBytes(g),
-          streams ? 0 : warmTiuBytes(g, plan), streams ? 0 : warmGdmaBytes(g, plan)};
+      // Room for the records or the streams, whichever a HAL takes.
+      const uint64_t parts[] = {larger(tiuQueueBytes(g), rangeBytes(g.bm1684x_tiu())),
+                                larger(gdmaQueueBytes(g), rangeBytes(g.bm1684x_gdma())),
+                                warmTiuBytes(g, plan), warmGdmaBytes(g, plan)};
       for (uint64_t bytes : parts)
         if (!alignUpChecked(bytes, kQueueAlign, &bytes) || !addChecked(total, bytes, &total))
           return false;

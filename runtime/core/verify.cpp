@@ -373,13 +373,12 @@ kiln_status checkStreams(const fb::LayerGroup &g, uint32_t group, const uint8_t 
   const fb::BlobRange *tiu = g.bm1684x_tiu(), *gdma = g.bm1684x_gdma();
   if (!tiu && !gdma && !g.bm1684x_tiu_count() && !g.bm1684x_gdma_count())
     return KILN_OK;
-  if (!tiu || !gdma || !rangeWithin(tiu->offset(), tiu->size(), blob_size) ||
-      !rangeWithin(gdma->offset(), gdma->size(), blob_size))
-    KILN_FAIL(d, OUT_OF_RANGE, GROUP, group, kNoIndex, "BM1684X streams outside the blob");
   kiln_bm_stream_fault fault;
   uint64_t hi;
-  if (!addChecked(KILN_BM_DDR_BASE, r.window, &hi) || hi >> 40)
-    KILN_FAIL(d, OUT_OF_RANGE, NET, kNoIndex, kNoIndex, "DDR window past the GDMA's 40 bits");
+  if (!tiu || !gdma || !rangeWithin(tiu->offset(), tiu->size(), blob_size) ||
+      !rangeWithin(gdma->offset(), gdma->size(), blob_size) ||
+      !addChecked(KILN_BM_DDR_BASE, r.window, &hi))
+    KILN_FAIL(d, OUT_OF_RANGE, GROUP, group, kNoIndex, "BM1684X streams outside the blob");
   if (kiln_bm_check_streams(blob + tiu->offset(), tiu->size(), g.bm1684x_tiu_count(),
                             blob + gdma->offset(), gdma->size(), g.bm1684x_gdma_count(),
                             KILN_BM_DDR_BASE, KILN_BM_DDR_BASE + r.coeff_size, hi, &fault))

@@ -42,9 +42,7 @@ kiln_status Device::run(const kiln_submit_desc &desc) {
   while ((engine = kiln_bm_walk_next(&walk, &cmd, &bytes, &cls)) >= 0 &&
          engine != KILN_BM_WALK_END) {
     if (engine == KILN_BM_ENGINE_GDMA) {
-      kiln_bm_dma_tensor t;
-      kiln_bm_dma_tensor_decode(cmd, &t);
-      if (const char *why = kiln_bm_dma_tensor_check(&t, desc.ddr_base, desc.ddr_base,
+      if (const char *why = kiln_bm_dma_tensor_check(cmd, desc.ddr_base, desc.ddr_base,
                                                      desc.ddr_base + desc.ddr_size))
         return fail("gdma[" + std::to_string(index[engine]) + "]: " + why);
     }

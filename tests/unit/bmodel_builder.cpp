@@ -47,6 +47,8 @@ flatbuffers::Offset<fb::Net> buildNet(flatbuffers::FlatBufferBuilder &b, const N
     const GroupSpec &g = net.groups[i];
     fb::BlobRange tiu = appendBlob(blob, g.tiu.data(), g.tiu.size() * sizeof(kiln_tiu_cmd));
     fb::BlobRange gdma = appendBlob(blob, g.gdma.data(), g.gdma.size() * sizeof(kiln_gdma_cmd));
+    fb::BlobRange bm_tiu = appendBlob(blob, g.bm_tiu.data(), g.bm_tiu.size());
+    fb::BlobRange bm_gdma = appendBlob(blob, g.bm_gdma.data(), g.bm_gdma.size());
     std::vector<flatbuffers::Offset<fb::Timestep>> steps;
     for (const TimestepSpec &t : g.timesteps)
       steps.push_back(fb::CreateTimestep(b, t.slice, t.tiu_begin, t.tiu_end, t.gdma_begin,
@@ -88,6 +90,12 @@ flatbuffers::Offset<fb::Net> buildNet(flatbuffers::FlatBufferBuilder &b, const N
     group.add_tiu_count(uint32_t(g.tiu.size()));
     group.add_gdma_cmds(&gdma);
     group.add_gdma_count(uint32_t(g.gdma.size()));
+    if (g.bm_tiu_count) {
+      group.add_bm1684x_tiu(&bm_tiu);
+      group.add_bm1684x_tiu_count(g.bm_tiu_count);
+      group.add_bm1684x_gdma(&bm_gdma);
+      group.add_bm1684x_gdma_count(g.bm_gdma_count);
+    }
     groups.push_back(group.Finish());
   }
   auto name = b.CreateString(net.name);

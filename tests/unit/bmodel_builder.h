@@ -53,6 +53,9 @@ struct GroupSpec {
   std::vector<uint16_t> gdma_tensors;  // per GDMA command, its tensor (format 1.2)
   std::vector<TimestepSpec> timesteps;
   std::optional<std::vector<LmemSpec>> lmem; // nullopt: no LmemAlloc table at all
+  // BM1684X streams (format 1.5): written when bm_tiu_count is not 0.
+  std::vector<uint8_t> bm_tiu, bm_gdma;
+  uint32_t bm_tiu_count = 0, bm_gdma_count = 0;
 };
 
 struct ResidencySpec {

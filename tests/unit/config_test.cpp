@@ -52,6 +52,7 @@ TEST_F(ConfigTest, LoadsFullConfig) {
 model: models/net.onnx
 name: draggan_g64
 chip: bm1684x
+isa: bm1684x
 inputs:
   ws: {shape: [1, 10, 512]}
   noise:
@@ -73,6 +74,7 @@ output: out/g.bmodel
   EXPECT_EQ(c.model, path("models/net.onnx"));
   EXPECT_EQ(c.name, "draggan_g64");
   EXPECT_EQ(c.chip, "bm1684x");
+  EXPECT_EQ(c.isa, Isa::Bm1684x);
   ASSERT_EQ(c.inputs.size(), 2u);
   EXPECT_EQ(c.inputs[0].name, "ws");
   EXPECT_EQ(c.inputs[0].shape, (std::vector<int64_t>{1, 10, 512}));
@@ -101,6 +103,7 @@ TEST_F(ConfigTest, AppliesDefaults) {
   ASSERT_EQ(load("model: models/net.onnx\n", c), "");
   EXPECT_EQ(c.name, "net");
   EXPECT_EQ(c.chip, "bm1684x");
+  EXPECT_EQ(c.isa, Isa::Kiln);
   EXPECT_TRUE(c.inputs.empty());
   EXPECT_EQ(c.quantize, DType::F32);
   EXPECT_TRUE(c.qtable.empty());
@@ -155,7 +158,7 @@ TEST_F(ConfigTest, UnknownKeys) {
   EXPECT_EQ(loadError("model: models/net.onnx\nbatch: 4\n"),
             at(2, 1,
                "unknown key 'batch' (expected one of: model, name, chip, "
-               "inputs, quantize, "
+               "isa, inputs, quantize, "
                "qtable, qtable_file, calibration, random_ops, random_seed, "
                "layer_group, optimize, "
                "debug, verify, output)"));
@@ -257,6 +260,8 @@ TEST_F(ConfigTest, BadEnumValues) {
             at(2, 13,
                "invalid value 'freeze' for 'random_ops' (allowed: reject, "
                "const, input)"));
+  EXPECT_EQ(loadError("model: models/net.onnx\nisa: bm1686\n"),
+            at(2, 6, "invalid value 'bm1686' for 'isa' (allowed: kiln, bm1684x)"));
   EXPECT_EQ(
       loadError("model: models/net.onnx\ncalibration: {method: entropy}\n"),
       at(2, 23,
@@ -364,7 +369,7 @@ TEST_F(ConfigTest, ErrorsEscapeControlCharacters) {
   EXPECT_EQ(loadError("\"bad\\nkey\\x1b[31m\": 1\nmodel: models/net.onnx\n"),
             at(1, 1,
                "unknown key 'bad\\nkey\\x1b[31m' (expected one of: model, name, "
-               "chip, inputs, quantize, qtable, qtable_file, calibration, "
+               "chip, isa, inputs, quantize, qtable, qtable_file, calibration, "
                "random_ops, random_seed, layer_group, optimize, debug, verify, "
                "output)"));
   // A long value is cut at 60 bytes.

@@ -154,45 +154,65 @@ static inline uint64_t kiln_bm_prec_bytes(uint64_t prec) {
   }
 }
 
-/* NULL if the tensor copy t reads only LMEM and DDR [ddr_lo, ddr_hi) and
- * writes only LMEM and DDR [ddr_write_lo, ddr_hi); else why not. */
-static inline const char *kiln_bm_dma_tensor_check(const kiln_bm_dma_tensor *t, uint64_t ddr_lo,
+/* A tensor copy's fields by name, as bit | width << 16, from its table:
+ * what a runtime reads without decoding every field (code size). */
+#define KILN_BM_DT_POS_(name, bit, width) KILN_BM_DT_##name = (bit) | (width) << 16,
+enum kiln_bm_dma_tensor_pos { KILN_BM_DMA_TENSOR_FIELDS(KILN_BM_DT_POS_) KILN_BM_DT_END_ };
+#undef KILN_BM_DT_POS_
+
+static inline uint64_t kiln_bm_dt_get(const uint8_t *cmd, uint32_t pos) {
+  return kiln_bm_get(cmd, pos & 0xFFFFu, pos >> 16);
+}
+
+/* NULL if the tensor copy at cmd reads only LMEM and DDR [ddr_lo, ddr_hi)
+ * and writes only LMEM and DDR [ddr_write_lo, ddr_hi); else why not. */
+static inline const char *kiln_bm_dma_tensor_check(const uint8_t *cmd, uint64_t ddr_lo,
                                                    uint64_t ddr_write_lo, uint64_t ddr_hi) {
-  uint64_t bytes = kiln_bm_prec_bytes(t->src_data_format);
-  const uint64_t ss[4] = {t->src_nstride, t->src_cstride, t->src_hstride, t->src_wstride};
-  const uint64_t ds[4] = {t->dst_nstride, t->dst_cstride, t->dst_hstride, t->dst_wstride};
-  uint64_t src = kiln_bm_gdma_addr(t->src_start_addr_l32, t->src_start_addr_h8);
-  uint64_t dst = kiln_bm_gdma_addr(t->dst_start_addr_l32, t->dst_start_addr_h8);
-  int same = t->nchw_copy != 0u;
-  if (!bytes || !t->stride_enable || t->decompress_enable || t->cmd_special_function)
-    return "a tensor copy form kiln does not run";
-  if (!same && t->src_nsize * t->src_csize * t->src_hsize * t->src_wsize !=
-                   t->dst_nsize * t->dst_csize * t->dst_hsize * t->dst_wsize)
-    return "a reshaping copy whose sides differ in size";
-  if (!t->fill_constant_en &&
-      !kiln_bm_dma_side_ok(src, t->src_nsize, t->src_csize, t->src_hsize, t->src_wsize, ss, bytes,
-                           ddr_lo, ddr_hi))
-    return "a source outside LMEM and the net's DDR";
-  if (!kiln_bm_dma_side_ok(dst, same ? t->src_nsize : t->dst_nsize, same ? t->src_csize : t->dst_csize,
-                           same ? t->src_hsize : t->dst_hsize, same ? t->src_wsize : t->dst_wsize, ds,
-                           bytes, ddr_write_lo, ddr_hi))
-    return "a destination outside LMEM and the net's writable DDR";
+  /* src n c h w, dst n c h w sizes, then src and dst strides. */
+  static const uint32_t pos[16] = {
+      KILN_BM_DT_src_nsize,   KILN_BM_DT_src_csize,   KILN_BM_DT_src_hsize,   KILN_BM_DT_src_wsize,
+      KILN_BM_DT_dst_nsize,   KILN_BM_DT_dst_csize,   KILN_BM_DT_dst_hsize,   KILN_BM_DT_dst_wsize,
+      KILN_BM_DT_src_nstride, KILN_BM_DT_src_cstride, KILN_BM_DT_src_hstride, KILN_BM_DT_src_wstride,
+      KILN_BM_DT_dst_nstride, KILN_BM_DT_dst_cstride, KILN_BM_DT_dst_hstride, KILN_BM_DT_dst_wstride};
+  uint64_t f[16], side, bytes = kiln_bm_prec_bytes(kiln_bm_dt_get(cmd, KILN_BM_DT_src_data_format));
+  uint32_t i;
+  for (i = 0; i < 16u; ++i) f[i] = kiln_bm_dt_get(cmd, pos[i]);
+  if (!bytes || !kiln_bm_dt_get(cmd, KILN_BM_DT_stride_enable) ||
+      kiln_bm_dt_get(cmd, KILN_BM_DT_decompress_enable) || kiln_bm_dt_get(cmd, KILN_BM_DT_cmd_special_function) ||
+      !kiln_bm_dt_get(cmd, KILN_BM_DT_nchw_copy))
+    return "copy form kiln does not run"; /* kiln's copies keep their shape */
+  for (i = 0; i < 4u; ++i) f[4 + i] = f[i]; /* the destination has the source's shape */
+  for (side = 0; side < 2u; ++side) {
+    const uint32_t l32 = side ? KILN_BM_DT_dst_start_addr_l32 : KILN_BM_DT_src_start_addr_l32;
+    const uint32_t h8 = side ? KILN_BM_DT_dst_start_addr_h8 : KILN_BM_DT_src_start_addr_h8;
+    const uint64_t *d = f + 4u * side, *st = f + 8u + 4u * side;
+    if (!side && kiln_bm_dt_get(cmd, KILN_BM_DT_fill_constant_en)) continue; /* a fill reads nothing */
+    if (!kiln_bm_dma_side_ok(kiln_bm_gdma_addr(kiln_bm_dt_get(cmd, l32), kiln_bm_dt_get(cmd, h8)), d[0],
+                             d[1], d[2], d[3], st, bytes, side ? ddr_write_lo : ddr_lo, ddr_hi))
+      return side ? "writes outside LMEM and writable net DDR" : "reads outside LMEM and net DDR";
+  }
   return NULL;
 }
 
-/* Adds delta to the DDR addresses (>= KILN_BM_DDR_BASE) of a tensor copy
- * in place; 0 if a relocated address would not fit 40 bits. */
+/* Adds delta to the DDR addresses (>= KILN_BM_DDR_BASE) of the tensor copy
+ * at cmd in place; 0 (and cmd unchanged) if one would not fit 40 bits. */
 static inline int kiln_bm_dma_tensor_relocate(uint8_t *cmd, uint64_t delta) {
-  kiln_bm_dma_tensor t;
-  uint64_t src, dst;
-  kiln_bm_dma_tensor_decode(cmd, &t);
-  src = kiln_bm_gdma_addr(t.src_start_addr_l32, t.src_start_addr_h8);
-  dst = kiln_bm_gdma_addr(t.dst_start_addr_l32, t.dst_start_addr_h8);
-  if (!t.fill_constant_en && src >= KILN_BM_DDR_BASE) /* a fill reads nothing */
-    src += delta, t.src_start_addr_l32 = src & 0xFFFFFFFFu, t.src_start_addr_h8 = src >> 32;
-  if (dst >= KILN_BM_DDR_BASE)
-    dst += delta, t.dst_start_addr_l32 = dst & 0xFFFFFFFFu, t.dst_start_addr_h8 = dst >> 32;
-  return kiln_bm_dma_tensor_encode(&t, cmd) == NULL; /* an address past 40 bits */
+  static const uint32_t l32[2] = {KILN_BM_DT_src_start_addr_l32, KILN_BM_DT_dst_start_addr_l32};
+  static const uint32_t h8[2] = {KILN_BM_DT_src_start_addr_h8, KILN_BM_DT_dst_start_addr_h8};
+  uint64_t a[2];
+  uint32_t i;
+  for (i = 0; i < 2u; ++i) {
+    a[i] = kiln_bm_gdma_addr(kiln_bm_dt_get(cmd, l32[i]), kiln_bm_dt_get(cmd, h8[i]));
+    /* A fill reads nothing; LMEM and static memory stay where they are. */
+    if ((i == 0u && kiln_bm_dt_get(cmd, KILN_BM_DT_fill_constant_en)) || a[i] < KILN_BM_DDR_BASE) continue;
+    a[i] += delta;
+    if (a[i] >> 40) return 0;
+  }
+  for (i = 0; i < 2u; ++i) {
+    kiln_bm_set(cmd, l32[i] & 0xFFFFu, l32[i] >> 16, a[i] & 0xFFFFFFFFu);
+    kiln_bm_set(cmd, h8[i] & 0xFFFFu, h8[i] >> 16, a[i] >> 32);
+  }
+  return 1;
 }
 
 /* ---- Checking a group's streams ------------------------------------------------ */
@@ -215,25 +235,22 @@ static inline const char *kiln_bm_check_stream(const uint8_t *s, uint64_t size, 
   uint64_t at = 0u;
   uint32_t bytes;
   *index = 0u;
-  if (size % KILN_BM_STREAM_ALIGN != 0u || count == 0u) return "stream not padded to 128 bytes or empty";
+  if (size % KILN_BM_STREAM_ALIGN != 0u || count == 0u) return "stream empty or not padded";
   for (*index = 0u; *index < count; ++*index) {
     kiln_bm_class c = kiln_bm_stream_cmd(s, size, at, engine, &bytes);
     const uint8_t *cmd = s + at;
-    if (c == KILN_BM_CLASS_NONE) return "not a command of a form kiln runs";
-    if (kiln_bm_cmd_id(cmd, engine) != *index + 1u) return "command id is not its stream position";
-    if (kiln_bm_cmd_dep(cmd, engine) > other_count) return "waits for an id past the other stream";
-    if (kiln_bm_is_end(cmd, c) != (*index + 1u == count)) return "the end command is not last";
+    if (c == KILN_BM_CLASS_NONE) return "command form kiln does not run";
+    if (kiln_bm_cmd_id(cmd, engine) != *index + 1u) return "id is not its stream position";
+    if (kiln_bm_cmd_dep(cmd, engine) > other_count) return "waits past the other stream";
+    if (kiln_bm_is_end(cmd, c) != (*index + 1u == count)) return "end command not last";
     if (c == KILN_BM_CLASS_DMA_TENSOR) {
-      kiln_bm_dma_tensor t;
-      const char *why;
-      kiln_bm_dma_tensor_decode(cmd, &t);
-      if ((why = kiln_bm_dma_tensor_check(&t, ddr_lo, ddr_write_lo, ddr_hi)) != NULL) return why;
+      const char *why = kiln_bm_dma_tensor_check(cmd, ddr_lo, ddr_write_lo, ddr_hi);
+      if (why) return why;
     }
     at += bytes;
   }
-  if (size - at >= KILN_BM_STREAM_ALIGN) return "more than padding after the end command";
   for (; at < size; ++at)
-    if (s[at]) return "padding after the end command is not zero";
+    if (s[at] || size - at > KILN_BM_STREAM_ALIGN) return "more than zero padding after the end";
   return NULL;
 }
 
@@ -263,7 +280,7 @@ static inline int kiln_bm_check_streams(const uint8_t *tiu, uint64_t tiu_size, u
   if (e == KILN_BM_WALK_END) return 1;
   fault->engine = w.ended[0] ? KILN_BM_ENGINE_GDMA : KILN_BM_ENGINE_TIU;
   fault->index = w.done[fault->engine];
-  fault->why = "waits in a cycle: the streams deadlock";
+  fault->why = "waits in a cycle: deadlock";
   return 0;
 }
 

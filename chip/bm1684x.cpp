@@ -11,12 +11,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "kiln/abi/bm1684x.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/quant.h"
+#include "parallel.h"
 
 namespace kiln::chip::bm1684x {
 namespace {
@@ -48,7 +50,11 @@ struct Shape {
 // sign (x86's DAZ and FTZ, which the simulator sets). kiln computes so
 // explicitly, whatever the host's modes.
 float flushSubnormal(float x) {
-  return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x;
+  uint32_t b;
+  std::memcpy(&b, &x, 4);
+  if ((b & 0x7F800000u) == 0) b &= 0x80000000u; // zero exponent: a zero of its sign
+  std::memcpy(&x, &b, 4);
+  return x;
 }
 float chipAdd(float a, float b) { return flushSubnormal(flushSubnormal(a) + flushSubnormal(b)); }
 float chipSub(float a, float b) { return flushSubnormal(flushSubnormal(a) - flushSubnormal(b)); }
@@ -698,29 +704,47 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
   // The filter per output channel and one output pixel's input window,
   // both in the order the chip takes them: input channel, kernel row, column.
   const uint32_t taps = kh * kw, window = is.c * taps;
-  std::vector<float> filter(size_t{os.c} * window), col(window);
+  std::vector<float> filter(size_t{os.c} * window);
   for (uint32_t o = 0; o < os.c; ++o)
     for (uint32_t i = 0; i < is.c; ++i)
       for (uint32_t t = 0; t < taps; ++t)
         filter[size_t{o} * window + i * taps + t] = weight(o, i, t / kw, t % kw);
   std::vector<float> biases(os.c);
   for (uint32_t o = 0; o < os.c; ++o) biases[o] = bias(o);
+  // Operands are read flushed once here rather than per product (chipMul's
+  // own flushing of them is then a no-op).
+  for (float &v : filter) v = flushSubnormal(v);
+  // Output channels are independent: the cmodel's threads share them.
+  const uint64_t pixels = uint64_t{os.n} * os.h * os.w;
+  std::vector<float> cols(pixels * window);
   for (uint32_t n = 0; n < os.n; ++n)
     for (uint32_t oy = 0; oy < os.h; ++oy)
       for (uint32_t ox = 0; ox < os.w; ++ox) {
+        float *c = &cols[((uint64_t{n} * os.h + oy) * os.w + ox) * window];
         for (uint32_t i = 0; i < is.c; ++i)
           for (uint32_t t = 0; t < taps; ++t)
-            col[i * taps + t] = input(n, i, int64_t{oy} * sh + int64_t{t / kw} * dilY,
-                                      int64_t{ox} * sw + int64_t{t % kw} * dilX);
-        for (uint32_t o = 0; o < os.c; ++o) {
-          const float *f = &filter[size_t{o} * window];
+            c[i * taps + t] = flushSubnormal(input(n, i, int64_t{oy} * sh + int64_t{t / kw} * dilY,
+                                                   int64_t{ox} * sw + int64_t{t % kw} * dilX));
+      }
+  parallelFor(os.c, [&](size_t job) {
+    const uint32_t o = static_cast<uint32_t>(job);
+    const float *f = &filter[size_t{o} * window];
+    for (uint64_t p = 0; p < pixels; ++p) {
+      const float *col = &cols[p * window];
+      const uint32_t n = static_cast<uint32_t>(p / (uint64_t{os.h} * os.w));
+      const uint32_t oy = static_cast<uint32_t>(p / os.w % os.h), ox = static_cast<uint32_t>(p % os.w);
+      {
           float result;
           if (in.prec == KILN_BM_PREC_FP32) {
             // f32: two accumulators take the bias and the products in turn;
             // their sum is the result.
-            float acc[2] = {biases[o], 0.0f};
-            for (uint32_t e = 0; e < window; ++e)
-              acc[(e + 1) & 1u] = chipAdd(acc[(e + 1) & 1u], chipMul(col[e], f[e]));
+            float acc[2] = {flushSubnormal(biases[o]), 0.0f};
+            uint32_t e = 0;
+            for (; e + 1 < window; e += 2) {
+              acc[1] = flushSubnormal(acc[1] + flushSubnormal(col[e] * f[e]));
+              acc[0] = flushSubnormal(acc[0] + flushSubnormal(col[e + 1] * f[e + 1]));
+            }
+            if (e < window) acc[1] = flushSubnormal(acc[1] + flushSubnormal(col[e] * f[e]));
             result = chipAdd(acc[0], acc[1]);
           } else {
             // f16/bf16: per block of `cube` input channels and kernel tap,
@@ -758,8 +782,9 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
             result = acc;
           }
           storeFloat(y.at(mem.lmem, n, o, oy, ox), out, result);
-        }
       }
+    }
+  });
   return nullptr;
 }
 

@@ -329,8 +329,16 @@ struct Lowering {
       return ar(KILN_BM_AR_ABS, out, t, &in, t, nullptr, t, false, 0);
     case KILN_ACT_SQUARE:
       return ar(KILN_BM_AR_MUL, out, t, &in, t, &in, t, false, 0);
-    default:
-      return fail("this activation (the SFU: not yet)");
+    default: {
+      static const char *const kNames[] = {
+          "relu", "leaky_relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt",
+          "reciprocal", "abs", "neg", "erf", "elu", "selu", "softplus", "hard_sigmoid",
+          "hard_swish", "clip", "square", "gelu", "scale", "silu", "mish"};
+      static_assert(sizeof kNames / sizeof kNames[0] == KILN_ACT_END, "a name per kind");
+      return fail(std::string("activation ") +
+                  (c.subop < KILN_ACT_END ? kNames[c.subop] : "?") +
+                  " (special functions on the SFU: not yet)");
+    }
     }
   }
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# bm1684x_isa.sh MODEL MIN_COS DEVICE: a model compiled with `isa: bm1684x`
+# (configs/examples/MODEL_bm1684x.yaml): its layer groups as BM1684X's own
+# TIU/GDMA streams.
+#   DEVICE=cmodel: compile with verify (its cmodel level runs the streams on
+#     kiln's model of the chip's commands), run the streams and the kiln
+#     records of the same file on the cmodel, each against PyTorch at MIN_COS.
+#   DEVICE=sophgo-sim: run the streams on Sophgo's own simulator, against
+#     PyTorch at MIN_COS, and require kiln's cmodel to give the very same
+#     bytes for every output. Without the simulator: SKIPPED, with the reason.
+set -euo pipefail
+model=$1 min_cos=$2 device=$3
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${KILN_BUILD_DIR:-$root/build}
+py=${KILN_PYTHON:-/usr/bin/python3}
+kiln=$build/tools/kiln/kiln
+dir=$build/models/$model
+out=$build/out/${model}_bm1684x.$device
+bash "$root/tests/models/generate.sh" "$model" "$dir" "$py"
+cfg=$root/configs/examples/${model}_bm1684x.yaml
+if [ "$device" = cmodel ]; then
+  "$kiln" compile "$cfg" -o "$out.bmodel" | tee "$out.compile.txt"
+  grep -q "verify: PASS" "$out.compile.txt"
+  "$kiln" run "$out.bmodel" --input "$dir/input.npz" --output "$out.streams.npz" | tee "$out.run.txt"
+  grep -q "BM1684X commands" "$out.run.txt"
+  "$kiln" compare "$out.streams.npz" "$dir/reference.npz" --tolerance "$min_cos,0.5"
+  "$kiln" run "$out.bmodel" --input "$dir/input.npz" --output "$out.records.npz" --isa kiln \
+    | grep "kiln records"
+  "$kiln" compare "$out.records.npz" "$dir/reference.npz" --tolerance "$min_cos,0.5"
+  exit 0
+fi
+"$kiln" compile "$cfg" -o "$out.bmodel" --no-verify > /dev/null
+if ! "$kiln" run "$out.bmodel" --input "$dir/input.npz" --output "$out.sim.npz" \
+    --device sophgo-sim > "$out.sim.txt" 2>&1; then
+  cat "$out.sim.txt"
+  if grep -q "simulator is not available" "$out.sim.txt"; then
+    echo "SKIPPED: $(grep -o "simulator is not available.*" "$out.sim.txt")"
+    exit 0
+  fi
+  exit 1
+fi
+grep "Sophgo's simulator" "$out.sim.txt"
+"$kiln" compare "$out.sim.npz" "$dir/reference.npz" --tolerance "$min_cos,0.5"
+"$kiln" run "$out.bmodel" --input "$dir/input.npz" --output "$out.cmodel.npz"
+"$py" - "$out.sim.npz" "$out.cmodel.npz" <<'PY'
+import sys
+import numpy as np
+sim, ours = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert sorted(sim.files) == sorted(ours.files), (sim.files, ours.files)
+bad = 0
+for k in sim.files:
+    a, b = sim[k], ours[k]
+    same = a.shape == b.shape and a.tobytes() == b.tobytes()
+    diff = float(np.max(np.abs(a.astype(np.float64) - b))) if a.shape == b.shape else float("inf")
+    print(f"{k}: {a.size} values, kiln's cmodel vs Sophgo's simulator: "
+          f"{'byte-identical' if same else f'DIFFERENT (max |diff| {diff:.3g})'}")
+    bad += not same
+sys.exit(1 if bad else 0)
+PY

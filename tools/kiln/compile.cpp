@@ -15,6 +15,7 @@
 #include "kiln/Dialect/Top/Transforms/Passes.h"
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
 #include "kiln/Frontend/Onnx/OnnxImporter.h"
+#include "kiln/LayerGroup/Slicing.h"
 #include "kiln/Support/IRChecks.h"
 #include "kiln/Support/Pipeline.h"
 #include "kiln/Target/Bmodel/BmodelWriter.h"
@@ -105,6 +106,12 @@ int kiln::cli::compileMain() {
   OwningOpRef<ModuleOp> module = importConfigModel(ctx, cfg);
   if (!module)
     return 1;
+  // Lowering and layer groups lay out what the chip's own commands read.
+  if (cfg.isa == config::Isa::Bm1684x) {
+    auto isaAttr = StringAttr::get(&ctx, config::toString(cfg.isa));
+    (*module)->setAttr(lg::kIsaAttr, isaAttr);
+    module->walk([&](func::FuncOp f) { f->setAttr(lg::kIsaAttr, isaAttr); });
+  }
   if (emitTop) {
     module->print(llvm::outs());
     llvm::outs() << "\n";

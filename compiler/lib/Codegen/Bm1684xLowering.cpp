@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <string>
 
 using namespace kiln;
@@ -73,13 +74,25 @@ View viewOf(const kiln_tiu_operand &o) {
   return v;
 }
 
+/// Bytes per lane group of a conv filter [oc, ic, taps] in the chip's
+/// IC-parallel layout (ic padded to the f16 block): lg::chipFilterIcAlign's.
+uint64_t chipFilterPlane(uint32_t ic, uint32_t taps, uint32_t bytes) {
+  const uint32_t cube = KILN_CONV_ICP_F16;
+  return kiln_lmem_plane_stride((ic + cube - 1) / cube * cube, taps, bytes);
+}
+
 /// Bytes of one channel group of an operand in a lane.
 uint64_t planeBytes(const kiln_tiu_operand &o) {
   return kiln_lmem_plane_stride(o.plane_h ? o.plane_h : o.h, o.w, kiln_dtype_bytes(o.dtype));
 }
 
 struct Lowering {
+  explicit Lowering(std::set<uint32_t> &chipFilters) : chipFilters(chipFilters) {}
   std::vector<uint8_t> tiu, gdma;
+  // LMEM addresses (lane 0) that hold a conv filter in the chip's IC-parallel
+  // layout, loaded so by an earlier copy of this group or a prefetch of an
+  // earlier one.
+  std::set<uint32_t> &chipFilters;
   uint32_t tiuId = 0, gdmaId = 0;
   // Per kiln record id, the id of the last real command it became.
   std::map<uint32_t, uint32_t> lastTiu, lastGdma;
@@ -178,10 +191,18 @@ struct Lowering {
   void conv(const kiln_tiu_cmd &c) {
     if (!isFloat(c.in0.dtype))
       return fail("INT8 convolution (sCONV int32 + requant: not yet)");
-    if (c.in0.dtype != KILN_DTYPE_F32)
-      return fail("f16/bf16 convolution (filters in the chip's IC-parallel layout: not yet)");
     if (c.groups != 1)
       return fail("grouped convolution");
+    // f16/bf16 filters: the chip reads blocks of 32 input channels per tap.
+    uint64_t filterPlane = planeBytes(c.in1);
+    if (c.in0.dtype != KILN_DTYPE_F32) {
+      if (!chipFilters.count(c.in1.addr))
+        return fail("an f16/bf16 convolution whose filter is not loaded from the coefficients "
+                    "(formed on chip: not yet)");
+      if ((c.flags & KILN_TIU_FLAG_HAS_BIAS) && c.in2.dtype != KILN_DTYPE_F32)
+        return fail("an f16/bf16 convolution with a 16-bit bias (the chip's is f32)");
+      filterPlane = chipFilterPlane(c.in1.h, c.in1.w, kiln_dtype_bytes(c.in1.dtype));
+    }
     if (c.out.plane_h && c.out.plane_h != c.out.h)
       return fail("a convolution writing a window of rows");
     const View in = viewOf(c.in0);
@@ -203,7 +224,7 @@ struct Lowering {
         k.opd0_n_str = in.str[0], k.opd0_c_str = in.str[1];
         k.opd0_h_str = in.str[2], k.opd0_w_str = in.str[3];
       }
-      k.opd1_addr = c.in1.addr + g * planeBytes(c.in1);
+      k.opd1_addr = c.in1.addr + g * filterPlane;
       if (c.flags & KILN_TIU_FLAG_HAS_BIAS) {
         k.opd2_addr = c.in2.addr + g * planeBytes(c.in2);
       } else {
@@ -216,8 +237,11 @@ struct Lowering {
   }
 
   void depthwise(const kiln_tiu_cmd &c) {
-    if (c.in0.dtype != KILN_DTYPE_F32)
-      return fail("non-f32 depthwise convolution (not yet)");
+    if (!isFloat(c.in0.dtype))
+      return fail("INT8 depthwise convolution (not yet)");
+    // The depthwise datapath sums in the input's format, from a bias of it.
+    if ((c.flags & KILN_TIU_FLAG_HAS_BIAS) && c.in2.dtype != c.in0.dtype)
+      return fail("a depthwise convolution whose bias is not of its input's format");
     if (viewOf(c.in0).window || (c.out.plane_h && c.out.plane_h != c.out.h))
       return fail("a depthwise convolution over a window of rows");
     perImageAndLaneGroup(c, [&](uint32_t n, uint32_t c0, uint32_t count) {
@@ -394,8 +418,50 @@ struct Lowering {
     st[1] = plane, st[2] = g.w, st[3] = 1;
   }
 
-  void lowerGdma(const kiln_gdma_cmd &g) {
-    kiln_bm_dma_tensor t{};
+  /// A conv filter [1, oc, ic, taps] from DDR into the chip's IC-parallel
+  /// layout: per output channel (lane), blocks of `cube` input channels,
+  /// each block's taps in turn with its channels innermost; the channels
+  /// past ic zero. One copy for the whole blocks, one for the last partial
+  /// block and a fill of its padding.
+  void filterLoad(const kiln_gdma_cmd &g, uint32_t cube) {
+    if (g.dir != KILN_GDMA_DDR_TO_LMEM || (g.flags & KILN_GDMA_FLAG_FILL) || g.lmem_lane || g.n != 1)
+      return fail("a conv filter load of an unexpected form");
+    const uint32_t bytes = kiln_dtype_bytes(g.dtype), ic = g.h, taps = g.w, oc = g.c;
+    const uint64_t plane = chipFilterPlane(ic, taps, bytes) / bytes;
+    const uint64_t ddrStride[4] = {uint64_t{cube} * g.src_stride[2], g.src_stride[1],
+                                   g.src_stride[3], g.src_stride[2]};
+    const uint64_t lmemStride[4] = {uint64_t{cube} * taps, plane, cube, 1};
+    auto copy = [&](uint32_t blocks, uint32_t channels, uint32_t firstChannel, bool fill) {
+      kiln_bm_dma_tensor t{};
+      header(t, g);
+      t.src_nsize = blocks, t.src_csize = oc, t.src_hsize = taps, t.src_wsize = channels;
+      const uint64_t dst = KILN_BM_LMEM_BASE + g.dst_addr +
+                           (uint64_t{firstChannel} / cube * cube * taps + firstChannel % cube) * bytes;
+      t.dst_start_addr_l32 = dst & 0xFFFFFFFFu, t.dst_start_addr_h8 = dst >> 32;
+      t.dst_nstride = lmemStride[0], t.dst_cstride = lmemStride[1];
+      t.dst_hstride = lmemStride[2], t.dst_wstride = lmemStride[3];
+      if (fill) {
+        t.fill_constant_en = 1; // zeros of any format
+      } else {
+        const uint64_t src = KILN_BM_DDR_BASE + g.src_addr +
+                             uint64_t{firstChannel} * g.src_stride[2] * bytes;
+        t.src_start_addr_l32 = src & 0xFFFFFFFFu, t.src_start_addr_h8 = src >> 32;
+        t.src_nstride = ddrStride[0], t.src_cstride = ddrStride[1];
+        t.src_hstride = ddrStride[2], t.src_wstride = ddrStride[3];
+      }
+      push(gdma, t, KILN_BM_DMA_TENSOR_BYTES, kiln_bm_dma_tensor_encode);
+    };
+    if (ic / cube)
+      copy(ic / cube, cube, 0, false);
+    if (const uint32_t rest = ic % cube) {
+      copy(1, rest, ic - rest, false);
+      copy(1, cube - rest, ic, true);
+    }
+    chipFilters.insert(g.dst_addr);
+  }
+
+  /// What every copy of record g shares: id, wait, format, lane mask.
+  void header(kiln_bm_dma_tensor &t, const kiln_gdma_cmd &g) {
     t.cmd_id = ++gdmaId;
     t.cmd_id_dep = g.wait_tiu_id ? lastTiu[g.wait_tiu_id] : 0;
     t.cmd_id_en = 1;
@@ -403,8 +469,20 @@ struct Lowering {
     t.stride_enable = 1;
     t.nchw_copy = 1;
     t.src_data_format = precOf(g.dtype);
-    t.src_nsize = g.n, t.src_csize = g.c, t.src_hsize = g.h, t.src_wsize = g.w;
     t.localmem_mask_l32 = t.localmem_mask_h32 = 0xFFFFFFFFu;
+  }
+
+  void lowerGdma(const kiln_gdma_cmd &g, uint32_t icAlign) {
+    if (icAlign > 1) {
+      filterLoad(g, icAlign);
+      lastGdma[g.cmd_id] = gdmaId;
+      return;
+    }
+    if (kiln_gdma_dst_is_lmem(g.dir))
+      chipFilters.erase(g.dst_addr); // whatever it held is gone
+    kiln_bm_dma_tensor t{};
+    header(t, g);
+    t.src_nsize = g.n, t.src_csize = g.c, t.src_hsize = g.h, t.src_wsize = g.w;
     uint64_t src = 0, dst = 0, ss[4] = {}, ds[4] = {};
     const bool srcLmem = kiln_gdma_src_is_lmem(g.dir), dstLmem = kiln_gdma_dst_is_lmem(g.dir);
     if (g.flags & KILN_GDMA_FLAG_FILL) {
@@ -445,8 +523,9 @@ struct Lowering {
 } // namespace
 
 std::string codegen::lowerToBm1684x(NetCode &net) {
+  std::set<uint32_t> chipFilters;
   for (GroupCode &g : net.groups) {
-    Lowering l;
+    Lowering l(chipFilters);
     // The queues in an order that respects their sync ids, so that every id
     // a command waits for has been given a real id: a record waits for an
     // earlier record of the other queue.
@@ -469,7 +548,7 @@ std::string codegen::lowerToBm1684x(NetCode &net) {
                        (!g.gdma[gi].wait_tiu_id || l.lastTiu.count(g.gdma[gi].wait_tiu_id));
       if (!gdmaReady)
         return "group " + std::to_string(g.id) + ": the sync ids wait for a later command";
-      l.lowerGdma(g.gdma[gi]);
+      l.lowerGdma(g.gdma[gi], gi < g.gdmaIcAlign.size() ? g.gdmaIcAlign[gi] : 1);
       if (!l.error.empty())
         return "group " + std::to_string(g.id) + ", GDMA command " + std::to_string(gi + 1) +
                ": " + l.error;

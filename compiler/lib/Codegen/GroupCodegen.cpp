@@ -74,8 +74,12 @@ struct GroupEmitter {
     // Slice tables list the values in order, so a value is its table's index.
     for (int n : q->tiuNode)
       code.tiuOps.push_back(n);
-    for (int v : q->gdmaValue)
+    size_t prefetched = 0;
+    for (int v : q->gdmaValue) {
       code.gdmaTensors.push_back(v < 0 ? GroupCode::kNoTensor : v);
+      // Prefetch loads follow the group's own, in the order given.
+      code.gdmaIcAlign.push_back(v >= 0 ? g.vals[v].icAlign : prefetch[prefetched++].icAlign);
+    }
     for (const lg::Step &step : q->steps)
       code.timesteps.push_back(
           {step.slice, step.tiuBegin, step.tiuEnd, step.gdmaBegin, step.gdmaEnd});
@@ -274,7 +278,7 @@ std::vector<std::vector<Prefetched>> codegen::prefetchesByHost(ArrayRef<tpu::Gro
       size_t host = j - *load.getPrefetchGroups();
       hosted[host].push_back({nameOf(load.getInput()),
                               lg::wholeLoad(m.g, m.s, v, m.place.lmem[v][0], m.place.ddr[v]),
-                              (uint32_t)m.s.laneBytes(m.g, v)});
+                              (uint32_t)m.s.laneBytes(m.g, v), m.g.vals[v].icAlign});
     }
   }
   return hosted;

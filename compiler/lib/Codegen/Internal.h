@@ -19,6 +19,7 @@ struct Prefetched {
   std::string tensor;
   kiln_gdma_cmd load;
   uint32_t laneBytes = 0;
+  uint32_t icAlign = 1; ///< a conv filter in the chip's IC-parallel layout
 };
 
 /// Per layer group (in order), the prefetches it issues; generateNet has

@@ -7,6 +7,7 @@
 #include "kiln/Dialect/Tpu/IR/TpuOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
 #include "kiln/abi/chip.h"
+#include "mlir/IR/BuiltinOps.h"
 
 #include <cmath>
 
@@ -83,6 +84,21 @@ std::array<int64_t, 4> lg::lmemShapeOf(Operation *op, int operandNumber) {
   return nchwOf(v);
 }
 
+uint32_t lg::chipFilterIcAlign(Operation *op, int operandNumber) {
+  auto conv = dyn_cast_or_null<tpu::Conv2DOp>(op);
+  if (!conv || operandNumber != 1 || conv.getGroup() != 1)
+    return 1;
+  // The attribute sits on the module and its functions (a function cloned
+  // to try a rewrite out keeps it).
+  StringAttr chip;
+  for (Operation *p = op->getParentOp(); p && !chip; p = p->getParentOp())
+    chip = p->getAttrOfType<StringAttr>(kIsaAttr);
+  if (!chip || chip.getValue() != "bm1684x")
+    return 1;
+  const uint32_t dtype = tpu::dtypeOrF32(conv.getInput());
+  return dtype == KILN_DTYPE_F16 || dtype == KILN_DTYPE_BF16 ? KILN_CONV_ICP_F16 : 1;
+}
+
 bool lg::isFilterView(Operation *op) {
   auto reshape = dyn_cast_or_null<tpu::ReshapeOp>(op);
   if (!reshape || reshape->use_empty() || !reshape.getInput().getDefiningOp())
@@ -154,6 +170,10 @@ GroupGraph GroupGraph::fromOps(ArrayRef<Operation *> ops) {
     val.value = v;
     val.external = external;
     val.lmemShape = lmemShapeFor(v, members, val.wholeOnly);
+    for (OpOperand &use : v.getUses())
+      if (members.contains(use.getOwner()))
+        val.icAlign = std::max(val.icAlign,
+                               chipFilterIcAlign(use.getOwner(), use.getOperandNumber()));
     val.dsize = tpu::elementBytes(v.getType());
     if (external) {
       // Inside a materialized group, what its load reads.
@@ -495,8 +515,9 @@ uint64_t GroupSlicing::laneBytes(const GroupGraph &g, int val) const {
   uint64_t most = 0;
   for (const Slice &s : hold[val])
     if (!s.empty())
-      most = std::max(most, kiln_lmem_lane_bytes(s.n.len, s.c.len, s.h.len, s.w.len,
-                                                 g.vals[val].dsize));
+      most = std::max(most, kiln_lmem_lane_bytes(s.n.len, s.c.len,
+                                                 llvm::alignTo(s.h.len, g.vals[val].icAlign),
+                                                 s.w.len, g.vals[val].dsize));
   return alignLmem(most);
 }
 

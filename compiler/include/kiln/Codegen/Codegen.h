@@ -81,6 +81,10 @@ struct GroupCode {
   std::vector<kiln_gdma_cmd> gdma;
   std::vector<uint16_t> tiuOps;      // per TIU command: index into ops
   std::vector<uint16_t> gdmaTensors; // per GDMA command: index into slices, or kNoTensor
+  /// Per GDMA command: for the load of a conv filter the chip reads in its
+  /// IC-parallel layout (lg::chipFilterIcAlign), that block; else 1. Not in
+  /// the bmodel: lowerToBm1684x reorders such loads. Empty: all 1.
+  std::vector<uint32_t> gdmaIcAlign;
   static constexpr uint16_t kNoTensor = 0xffff;
   uint64_t cycles = 0; // modelled by the shared cost model
   /// isa: bm1684x: the group as BM1684X's own command streams (lowerToBm1684x),

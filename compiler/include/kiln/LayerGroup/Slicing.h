@@ -76,6 +76,9 @@ struct GroupGraph {
     bool external = false;            ///< loaded from DDR
     bool escaping = false;            ///< stored to DDR
     bool wholeOnly = false;           ///< filter/bias/table: always loaded whole
+    /// A conv filter the chip reads in its IC-parallel layout (isa:
+    /// bm1684x): its LMEM holds ic padded to a multiple of this (1: none).
+    uint32_t icAlign = 1;
     uint32_t dsize = 4;               ///< bytes per element (its dtype)
     /// A tpu.fold_rows result: loaded from its input, a lane block per kernel row.
     mlir::Operation *foldRows = nullptr;
@@ -194,6 +197,17 @@ bool isFilterView(mlir::Operation *op);
 /// INT8 requant tables [1, oc, 1, 3], anything else its shape right-aligned
 /// to 4 dimensions (a tpu.active table [1, 1, 1, 256]).
 std::array<int64_t, 4> lmemShapeOf(mlir::Operation *op, int operandNumber);
+
+/// The attribute that says the bmodel carries BM1684X's own commands (`isa:
+/// bm1684x`), set by `kiln compile` before lowering on the module and each
+/// of its functions.
+constexpr llvm::StringLiteral kIsaAttr = "kiln.isa";
+/// For a filter operand (operand 1) of a tpu.conv2d: the input-channel block
+/// the chip reads it in when the module carries BM1684X's commands (f16 and
+/// bf16 convs that are not depthwise: 32, the "alignIC" layout of
+/// kiln/abi/bm1684x.h), else 1. Its LMEM then holds ic padded to a
+/// multiple of it, per output channel.
+uint32_t chipFilterIcAlign(mlir::Operation *op, int operandNumber);
 /// The shape right-aligned to [n, c, h, w]; above 4-D the leading
 /// dimensions fold into n.
 std::array<int64_t, 4> nchwOf(mlir::Value v);

@@ -12,6 +12,7 @@
 
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
+#include "kiln/LayerGroup/Slicing.h"
 #include "kiln/Support/Precision.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/commands.h"
@@ -307,13 +308,21 @@ private:
   }
 
   /// Every operand in `element` (conv and deconv biases stay F32: the
-  /// accumulator is F32), the result likewise.
+  /// accumulator is F32; but BM1684X's depthwise datapath sums in the 16-bit
+  /// format and takes a bias of it, so with `isa: bm1684x` a depthwise
+  /// conv's bias is `element` too), the result likewise.
   void applyFloat(Operation *op, Type element) {
+    auto conv = dyn_cast<tpu::Conv2DOp>(op);
+    auto func = op->getParentOfType<func::FuncOp>();
+    const bool chipDepthwise =
+        conv && func && func->hasAttr(lg::kIsaAttr) && conv.getGroup() > 1 &&
+        int64_t(conv.getGroup()) == cast<RankedTensorType>(conv.getInput().getType()).getShape()[1];
     for (OpOperand &operand : op->getOpOperands()) {
       Value v = operand.get();
       if (isa<NoneType>(v.getType()))
         continue;
-      bool bias = op->hasTrait<tpu::HasFilter>() && operand.getOperandNumber() == 2;
+      bool bias = op->hasTrait<tpu::HasFilter>() && operand.getOperandNumber() == 2 &&
+                  !chipDepthwise;
       operand.set(convert(v, bias ? f32 : element));
     }
     for (Value r : op->getResults())

@@ -46,7 +46,8 @@ for sub in compile run inspect compare calibrate cut batch version; do
 done
 # Each subcommand with one option its --help must list.
 for sub_option in compile:--emit-top compile:--no-verify compile:-o run:--input run:--stats \
-    run:--trace inspect:--json inspect:--profile compare:--tolerance calibrate:--samples \
+    run:--trace run:--device run:--isa inspect:--json inspect:--profile inspect:--commands \
+    compare:--tolerance calibrate:--samples \
     calibrate:--search cut:--from cut:--values batch:--help version:--help; do
   sub=${sub_option%%:*} option=${sub_option#*:}
   check "$sub --help lists $option" 0 "  $option" "$kiln" "$sub" --help

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# bm1684x_isa.sh MODEL MIN_COS DEVICE: a model compiled with `isa: bm1684x`
-# (configs/examples/MODEL_bm1684x.yaml): its layer groups as BM1684X's own
-# TIU/GDMA streams.
+# bm1684x_isa.sh MODEL DTYPE MIN_COS DEVICE: a model compiled with `isa:
+# bm1684x` (configs/examples/MODEL_bm1684x.yaml for f32, else
+# MODEL_DTYPE_bm1684x.yaml): its layer groups as BM1684X's own TIU/GDMA
+# streams.
 #   DEVICE=cmodel: compile with verify (its cmodel level runs the streams on
 #     kiln's model of the chip's commands), run the streams and the kiln
 #     records of the same file on the cmodel, each against PyTorch at MIN_COS.
@@ -9,15 +10,17 @@
 #     PyTorch at MIN_COS, and require kiln's cmodel to give the very same
 #     bytes for every output. Without the simulator: SKIPPED, with the reason.
 set -euo pipefail
-model=$1 min_cos=$2 device=$3
+model=$1 dtype=$2 min_cos=$3 device=$4
+config=$model
+[ "$dtype" = f32 ] || config=${model}_$dtype
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${KILN_BUILD_DIR:-$root/build}
 py=${KILN_PYTHON:-/usr/bin/python3}
 kiln=$build/tools/kiln/kiln
 dir=$build/models/$model
-out=$build/out/${model}_bm1684x.$device
+out=$build/out/${config}_bm1684x.$device
 bash "$root/tests/models/generate.sh" "$model" "$dir" "$py"
-cfg=$root/configs/examples/${model}_bm1684x.yaml
+cfg=$root/configs/examples/${config}_bm1684x.yaml
 if [ "$device" = cmodel ]; then
   "$kiln" compile "$cfg" -o "$out.bmodel" | tee "$out.compile.txt"
   grep -q "verify: PASS" "$out.compile.txt"
@@ -27,6 +30,21 @@ if [ "$device" = cmodel ]; then
   "$kiln" run "$out.bmodel" --input "$dir/input.npz" --output "$out.records.npz" --isa kiln \
     | grep "kiln records"
   "$kiln" compare "$out.records.npz" "$dir/reference.npz" --tolerance "$min_cos,0.5"
+  # The disassembly lists every command of every stream, each ending with its end.
+  "$kiln" inspect "$out.bmodel" --commands > "$out.commands.txt"
+  "$py" - "$out.commands.txt" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+groups = re.findall(r"BM1684X streams: (\d+) TIU commands .*?, (\d+) GDMA commands", text)
+tiu = len(re.findall(r"^\s+tiu\[\d+\] ", text, re.M))
+gdma = len(re.findall(r"^\s+gdma\[\d+\] ", text, re.M))
+want_tiu, want_gdma = (sum(int(g[i]) for g in groups) for i in (0, 1))
+ends = len(re.findall(r"\] sysid ", text)), len(re.findall(r"\] dma_sys ", text))
+print(f"{len(groups)} groups: {tiu} TIU and {gdma} GDMA commands listed, ends {ends}")
+assert groups and (tiu, gdma) == (want_tiu, want_gdma), (tiu, gdma, want_tiu, want_gdma)
+assert ends == (len(groups), len(groups)), ends
+assert "sconv" in text and "dma_tensor" in text
+PY
   exit 0
 fi
 "$kiln" compile "$cfg" -o "$out.bmodel" --no-verify > /dev/null

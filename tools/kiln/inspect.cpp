@@ -3,9 +3,11 @@
 // their slice tables and LMEM allocations, dynamic weights and residency.
 // --profile prints instead where the modelled time goes, group by group.
 #include "Commands.h"
+#include "Disasm.h"
 #include "GroupRecords.h"
 #include "Json.h"
 
+#include "kiln/abi/bm1684x_stream.h"
 #include "kiln/abi/bmodel.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cost.h"
@@ -316,7 +318,7 @@ void printJson(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
 }
 
 void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
-               const fb::Model *m) {
+               const fb::Model *m, bool listCommands) {
   std::printf("bmodel format %u.%u, compiler %s, chip %s (%u lanes x %u KiB LMEM, ABI %u.%u)\n",
               h.format_major, h.format_minor, m->compiler_version()->c_str(),
               m->chip()->name()->c_str(), m->chip()->lanes(),
@@ -353,6 +355,26 @@ void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
       for (const fb::LmemAlloc *a : *g->lmem())
         std::printf("    lmem  %-28s addr %6u size %6u buffer %u%s\n", a->tensor()->c_str(),
                     a->addr(), a->size(), a->buffer(), a->held() ? " held" : "");
+      if (g->bm1684x_tiu_count())
+        std::printf("    BM1684X streams: %u TIU commands (%llu bytes), %u GDMA commands (%llu "
+                    "bytes)\n",
+                    g->bm1684x_tiu_count(),
+                    (unsigned long long)(g->bm1684x_tiu() ? g->bm1684x_tiu()->size() : 0),
+                    g->bm1684x_gdma_count(),
+                    (unsigned long long)(g->bm1684x_gdma() ? g->bm1684x_gdma()->size() : 0));
+      if (listCommands && g->bm1684x_tiu_count())
+        for (auto [range, engine] : {std::pair{g->bm1684x_gdma(), KILN_BM_ENGINE_GDMA},
+                                     std::pair{g->bm1684x_tiu(), KILN_BM_ENGINE_TIU}}) {
+          if (!range || h.blob_offset > file.size() || range->offset() > h.blob_size ||
+              range->size() > h.blob_size - range->offset() ||
+              h.blob_size > file.size() - h.blob_offset) {
+            std::printf("      (stream outside the file)\n");
+            continue;
+          }
+          std::printf("%s", cli::disassembleStream(file.data() + h.blob_offset + range->offset(),
+                                                   range->size(), engine, "      ")
+                                .c_str());
+        }
     }
     if (net->dynamic_weights())
       for (const fb::DynamicWeight *d : *net->dynamic_weights())
@@ -431,6 +453,10 @@ cl::opt<std::string> bmodelPath(cl::Positional, cl::Required, cl::desc("<MODEL.b
                                 cl::sub(cli::inspectCommand), cl::cat(cli::options()));
 cl::opt<bool> asJson("json", cl::desc("Print it as one JSON document"),
                      cl::sub(cli::inspectCommand), cl::cat(cli::options()));
+cl::opt<bool> commands("commands",
+                        cl::desc("Also list each group's BM1684X command streams "
+                                 "(a bmodel compiled with isa: bm1684x)"),
+                        cl::sub(cli::inspectCommand), cl::cat(cli::options()));
 cl::opt<bool> profile("profile",
                       cl::desc("Print where the modelled time goes instead, group by group"),
                       cl::sub(cli::inspectCommand), cl::cat(cli::options()));
@@ -462,6 +488,6 @@ int kiln::cli::inspectMain() {
   if (asJson)
     printJson(file, h, m);
   else
-    printText(file, h, m);
+    printText(file, h, m, commands);
   return 0;
 }

@@ -806,8 +806,9 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
     return "an sPorD kind the model does not cover (depthwise-relu, ROI forms)";
   const Type in{static_cast<uint32_t>(p.opd0_prec), p.opd0_sign != 0};
   const Type out{static_cast<uint32_t>(p.res0_prec), in.isSigned};
-  if (!in.isFloat() || out.prec != in.prec)
-    return "an integer or mixed-format sPorD is not modelled yet";
+  const bool int8Max = isMax && in.prec == KILN_BM_PREC_INT8 && out.prec == in.prec;
+  if ((!in.isFloat() && !int8Max) || out.prec != in.prec)
+    return "an integer or mixed-format sPorD other than 8-bit max pooling is not modelled yet";
   if (p.kernel_rotate || p.pad_mode || !p.opd3_const)
     return "an sPorD form the model does not cover yet (rotate, padding from LMEM or by "
            "reflection)";
@@ -847,6 +848,33 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
     for (uint32_t i = 0; i < 4; ++i) raw[i] = static_cast<uint8_t>(bits >> (8u * i));
     return loadFloat(raw, t);
   };
+  if (int8Max) {
+    // The window's maximum, pads being the opd3 value, inserted zeros 0.
+    uint8_t padRaw[4];
+    for (uint32_t i = 0; i < 4; ++i) padRaw[i] = static_cast<uint8_t>(p.opd3_addr >> (8u * i));
+    const int64_t padValue = loadInt(padRaw, in);
+    const uint32_t dy = static_cast<uint32_t>(p.opd1_y_ins0) + 1, dx = static_cast<uint32_t>(p.opd1_x_ins0) + 1;
+    const Window iwin = windowOf(p, is.h, is.w);
+    for (uint32_t n = 0; n < os.n; ++n)
+      for (uint32_t c = 0; c < os.c; ++c)
+        for (uint32_t oy = 0; oy < os.h; ++oy)
+          for (uint32_t ox = 0; ox < os.w; ++ox) {
+            int64_t best = 0;
+            bool first = true;
+            for (uint32_t ky = 0; ky < kh; ++ky)
+              for (uint32_t kx = 0; kx < kw; ++kx) {
+                uint32_t iy, ix;
+                const Window::Kind kind = iwin.at(int64_t{oy} * sh + int64_t{ky} * dy,
+                                                  int64_t{ox} * sw + int64_t{kx} * dx, &iy, &ix);
+                const int64_t v = kind == Window::Pixel ? loadInt(x.at(mem.lmem, n, c, iy, ix), in)
+                                  : kind == Window::Pad ? padValue : 0;
+                if (first || v > best) best = v;
+                first = false;
+              }
+            storeInt(y.at(mem.lmem, n, c, oy, ox), out, best);
+          }
+    return nullptr;
+  }
   const float pad = immediate(p.opd3_addr, in);
   const uint32_t dilY = static_cast<uint32_t>(p.opd1_y_ins0) + 1, dilX = static_cast<uint32_t>(p.opd1_x_ins0) + 1;
   const Window win = windowOf(p, is.h, is.w);

@@ -17,10 +17,11 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${KILN_BUILD_DIR:-$root/build}
 py=${KILN_PYTHON:-/usr/bin/python3}
 kiln=$build/tools/kiln/kiln
-dir=$build/models/$model
 out=$build/out/${config}_bm1684x.$device
-bash "$root/tests/models/generate.sh" "$model" "$dir" "$py"
 cfg=$root/configs/examples/${config}_bm1684x.yaml
+# The model directory the config reads (INT8 models have calibration samples).
+dir=$build/models/$(sed -n 's|^model: .*/models/\([^/]*\)/model.onnx|\1|p' "$cfg")
+bash "$root/tests/models/generate.sh" "$(basename "$dir")" "$dir" "$py"
 if [ "$device" = cmodel ]; then
   "$kiln" compile "$cfg" -o "$out.bmodel" | tee "$out.compile.txt"
   grep -q "verify: PASS" "$out.compile.txt"

@@ -664,6 +664,28 @@ TEST(Bm1684xDiff, FloatPoolingAndDepthwiseMatchTheSimulator) {
     }
 }
 
+TEST(Bm1684xDiff, IntegerMaxPoolingMatchesTheSimulator) {
+  KILN_SIM_OR_SKIP(sim);
+  Machines m(sim);
+  auto &g = m.rng();
+  int done = 0, unsignedCount = 0;
+  while (done < commandsPerClass()) {
+    kiln_bm_spord p;
+    if (!randomPord(g, 4, KILN_BM_PREC_INT8, &p)) continue;
+    p.opd0_sign = rnd(g, 0, 1); // int8 or uint8; the result takes the input's
+    p.opd3_addr = rnd(g, 0, 255); // the padding value's byte
+    unsignedCount += p.opd0_sign == 0;
+    uint8_t cmd[KILN_BM_SPORD_BYTES];
+    ASSERT_EQ(kiln_bm_spord_encode(&p, cmd), nullptr);
+    m.randomize(KILN_BM_PREC_INT8, true);
+    std::string diff = m.run(cmd, sizeof cmd, SophgoSim::Tiu);
+    ASSERT_EQ(diff, "") << describe(KILN_BM_CLASS_SPORD, cmd);
+    ++done;
+  }
+  printf("sPorD max i8/u8: %d random commands (%d unsigned), all byte-identical\n", done,
+         unsignedCount);
+}
+
 // ---- sRQ (integer requant) -------------------------------------------------------
 
 TEST(Bm1684xDiff, IntegerRequantMatchesTheSimulator) {

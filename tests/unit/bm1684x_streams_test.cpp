@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <random>
 
 #include "bmodel_builder.h"
 #include "cmodel_harness.h"
@@ -87,8 +88,9 @@ ModelSpec convNet() {
   return model;
 }
 
-// The spec's groups lowered to BM1684X streams, as `isa: bm1684x` does.
-void lower(ModelSpec &spec) {
+// The spec's groups lowered to BM1684X streams, as `isa: bm1684x` does;
+// icAlign: per GDMA command of group 0, the IC block of a filter it loads.
+void lower(ModelSpec &spec, std::vector<uint32_t> icAlign = {}) {
   codegen::NetCode code;
   for (const GroupSpec &g : spec.nets[0].groups) {
     codegen::GroupCode gc;
@@ -96,6 +98,7 @@ void lower(ModelSpec &spec) {
     gc.gdma = g.gdma;
     gc.ops = g.ops;
     gc.tiuOps = g.tiu_ops;
+    gc.gdmaIcAlign = code.groups.empty() ? icAlign : std::vector<uint32_t>{};
     code.groups.push_back(gc);
   }
   ASSERT_EQ(codegen::lowerToBm1684x(code), "");
@@ -173,6 +176,112 @@ TEST(Bm1684xStreams, ABm1684xHalRefusesAFileWithoutStreams) {
   EXPECT_EQ(net.load(runtime, file.data(), file.size(), 0, &d), KILN_ERR_UNSUPPORTED);
   EXPECT_EQ(d.object_kind, uint32_t(KILN_OBJ_GROUP));
   EXPECT_NE(std::string(d.reason).find("isa: bm1684x"), std::string::npos) << d.reason;
+}
+
+// ---- INT8 ------------------------------------------------------------------------------
+
+// q [1, 8, 6, 6] int8 -> INT8 conv 3x3 pad 1 (80 filters, requant table) +
+// relu -> y int8 [1, 80, 6, 6] -> + q2 (int8 add, its own requant) -> z.
+ModelSpec int8Net() {
+  const Shape q{1, 8, 6, 6}, w{1, 80, 8, 9}, t{1, 80, 1, 3}, y{1, 80, 6, 6};
+  NetSpec net;
+  net.name = "int8_conv_add";
+  net.coeff_size = 16384;
+  net.neuron_size = 16384;
+  net.coeff.resize(16384);
+  std::mt19937 rng(5);
+  auto byte = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (size_t i = 0; i < w.count(); ++i)
+    net.coeff[i] = uint8_t(int8_t(byte(-127, 127)));
+  std::vector<int32_t> table(t.count());
+  for (uint32_t o = 0; o < 80; ++o) {
+    table[o * 3 + 0] = byte(-20000, 20000);     // bias
+    table[o * 3 + 1] = byte(1 << 14, 1 << 15);  // multiplier
+    table[o * 3 + 2] = byte(21, 24);            // rshift
+  }
+  std::memcpy(net.coeff.data() + 8192, table.data(), table.size() * 4);
+  auto tensorOf = [](const char *name, std::vector<int64_t> shape, uint64_t at) {
+    TensorSpec s;
+    s.name = name, s.shape = shape, s.ddr_offset = at, s.dtype = KILN_DTYPE_INT8;
+    return s;
+  };
+  const uint64_t kQ = 16384, kQ2 = 16384 + 4096, kZ = 16384 + 8192;
+  net.inputs = {tensorOf("q", {1, 8, 6, 6}, kQ), tensorOf("q2", {1, 80, 6, 6}, kQ2)};
+  net.outputs = {tensorOf("z", {1, 80, 6, 6}, kZ)};
+  net.tensors = {net.inputs[0], net.inputs[1], net.outputs[0]};
+  auto i8 = [](kiln_gdma_cmd g) { g.dtype = KILN_DTYPE_INT8; return g; };
+  // LMEM: each result followed by room for its int32 intermediates.
+  const uint32_t lq = 0, lw = 1024, lt = 4096, ly = 8192, lq2 = 24576, lz = 28672;
+  GroupSpec g;
+  kiln_gdma_cmd table_load = gdmaCmd(3, 0, KILN_GDMA_DDR_TO_LMEM, t, 8192, lt);
+  table_load.dtype = KILN_DTYPE_INT32;
+  g.gdma = {i8(gdmaCmd(1, 0, KILN_GDMA_DDR_TO_LMEM, q, kQ, lq)),
+            i8(gdmaCmd(2, 0, KILN_GDMA_DDR_TO_LMEM, w, 0, lw)), table_load,
+            i8(gdmaCmd(4, 0, KILN_GDMA_DDR_TO_LMEM, y, kQ2, lq2)),
+            i8(gdmaCmd(5, 2, KILN_GDMA_LMEM_TO_DDR, y, lz, kZ))};
+  kiln_tiu_cmd conv = tiuCmd(1, 3, KILN_TIU_CONV);
+  conv.flags = KILN_TIU_FLAG_HAS_BIAS | KILN_TIU_FLAG_RELU;
+  conv.out = lmemOperand(ly, y, KILN_DTYPE_INT8);
+  conv.in0 = lmemOperand(lq, q, KILN_DTYPE_INT8);
+  conv.in1 = lmemOperand(lw, w, KILN_DTYPE_INT8);
+  conv.in2 = lmemOperand(lt, t, KILN_DTYPE_INT32);
+  conv.kh = conv.kw = 3;
+  conv.stride_h = conv.stride_w = conv.dil_h = conv.dil_w = 1;
+  conv.pad_top = conv.pad_bottom = conv.pad_left = conv.pad_right = 1;
+  conv.groups = 1;
+  conv.aux[2] = kiln_pack_zero_points(0, 0, -3);
+  kiln_tiu_cmd add = tiuCmd(2, 4, KILN_TIU_ELTWISE, KILN_ELT_ADD);
+  add.flags = KILN_TIU_FLAG_RELU;
+  add.out = lmemOperand(lz, y, KILN_DTYPE_INT8);
+  add.in0 = lmemOperand(ly, y, KILN_DTYPE_INT8);
+  add.in1 = lmemOperand(lq2, y, KILN_DTYPE_INT8);
+  add.aux[0] = 9000, add.aux[1] = 7000, add.aux[3] = 13;
+  add.aux[2] = kiln_pack_zero_points(-3, 2, 1);
+  g.tiu = {conv, add};
+  g.ops = {"conv", "add"};
+  g.tiu_ops = {0, 1};
+  net.groups = {g};
+  ModelSpec model;
+  model.nets = {net};
+  lower(model, {1, KILN_CONV_ICP_INT8, 1, 1, 1});
+  return model;
+}
+
+std::vector<int8_t> runInt8(kiln_isa isa, const ModelSpec &spec) {
+  Device dev(16u << 20, isa);
+  Runtime runtime;
+  EXPECT_EQ(runtime.init(dev.hal()), KILN_OK);
+  const auto file = buildBmodel(spec);
+  Net net;
+  kiln_error_detail d{};
+  EXPECT_EQ(net.load(runtime, file.data(), file.size(), 0, &d), KILN_OK) << d.reason;
+  std::mt19937 rng(11);
+  for (uint32_t i = 0; i < 2; ++i) {
+    kiln_tensor_info info;
+    EXPECT_EQ(net.inputInfo(i, &info), KILN_OK);
+    std::vector<int8_t> in(info.bytes);
+    for (int8_t &v : in) v = int8_t(std::uniform_int_distribution<int>(-128, 127)(rng));
+    EXPECT_EQ(net.setInput(i, in.data(), in.size()), KILN_OK);
+  }
+  EXPECT_EQ(net.run(kTimeout), KILN_OK) << dev.faultReason();
+  std::vector<int8_t> z(80 * 36);
+  EXPECT_EQ(net.getOutput(0, z.data(), z.size()), KILN_OK);
+  return z;
+}
+
+TEST(Bm1684xStreams, Int8ConvAndAddComputeWhatTheRecordsComputeBitForBit) {
+  const ModelSpec spec = int8Net();
+  const std::vector<int8_t> records = runInt8(KILN_ISA_KILN, spec);
+  const std::vector<int8_t> streams = runInt8(KILN_ISA_BM1684X, spec);
+  size_t same = 0, saturated = 0, varied = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    same += records[i] == streams[i];
+    saturated += records[i] == 127;
+    varied += records[i] != records[0];
+  }
+  EXPECT_EQ(same, records.size());
+  EXPECT_LT(saturated, records.size() / 4); // the test's scales keep most values in range
+  EXPECT_GT(varied, records.size() / 2);
 }
 
 // ---- hostile streams ---------------------------------------------------------------

@@ -77,8 +77,26 @@ View viewOf(const kiln_tiu_operand &o) {
 /// Bytes per lane group of a conv filter [oc, ic, taps] in the chip's
 /// IC-parallel layout (ic padded to the f16 block): lg::chipFilterIcAlign's.
 uint64_t chipFilterPlane(uint32_t ic, uint32_t taps, uint32_t bytes) {
-  const uint32_t cube = KILN_CONV_ICP_F16;
+  const uint32_t cube = bytes == 1 ? KILN_CONV_ICP_INT8 : KILN_CONV_ICP_F16;
   return kiln_lmem_plane_stride((ic + cube - 1) / cube * cube, taps, bytes);
+}
+
+/// An int8 immediate's bits, and an int32's.
+uint64_t int8Bits(int32_t v) { return uint8_t(v); }
+uint64_t int32Bits(int64_t v) { return uint32_t(v); }
+
+/// Where the chip's INT8 intermediates of an op go: right after its
+/// result's own bytes (lg::chipScratchBytes reserved them).
+uint64_t scratchOf(const kiln_tiu_operand &out) {
+  return out.addr + kiln_lmem_lane_bytes(out.n, out.c, out.h, out.w, 1);
+}
+
+/// An alignEU view of an [n, c, h, w] tensor of `dtype` at a lane-0 address.
+View alignedView(uint64_t addr, uint64_t n, uint64_t c, uint64_t h, uint64_t w, uint32_t dtype) {
+  kiln_tiu_operand o{};
+  o.addr = uint32_t(addr), o.n = uint16_t(n), o.c = uint16_t(c), o.h = uint16_t(h), o.w = uint16_t(w);
+  o.dtype = uint8_t(dtype);
+  return viewOf(o);
 }
 
 /// Bytes of one channel group of an operand in a lane.
@@ -127,8 +145,10 @@ struct Lowering {
   // ---- TIU -----------------------------------------------------------------
 
   /// out = a (op) b over out's shape; b may be a constant (bits) or absent.
+  /// An integer add/sub/mul's exact result may be shifted right by rshift,
+  /// rounded half away from zero, before it is stored.
   void ar(uint64_t op, const View &out, uint32_t outType, const View *a, uint32_t aType,
-          const View *b, uint32_t bType, bool bConst, uint64_t bBits) {
+          const View *b, uint32_t bType, bool bConst, uint64_t bBits, uint32_t rshift = 0) {
     kiln_bm_sar k{};
     tiuHeader(k, KILN_BM_TSK_AR, op);
     k.tsk_opd_num = b || bConst ? 2 : 1;
@@ -163,15 +183,191 @@ struct Lowering {
       strides(*b, s);
       k.opd1_n_str = s[0], k.opd1_c_str = s[1], k.opd1_h_str = s[2], k.opd1_w_str = s[3];
     }
+    if (rshift) {
+      k.tsk_opd_num = 3;
+      k.opd2_const = 1;
+      k.opd2_addr = uint8_t(-int32_t(rshift));
+      k.opd2_n_str = KILN_BM_ROUND_HALF_AWAY;
+    }
     push(tiu, k, KILN_BM_SAR_BYTES, kiln_bm_sar_encode);
   }
 
-  /// out = max(out, 0) in place.
-  void relu(const kiln_tiu_operand &out) {
-    View v = viewOf(out);
-    ar(KILN_BM_AR_MAX, v, out.dtype, &v, out.dtype, nullptr, out.dtype, true,
-       floatBits(out.dtype, 0.0f));
+  /// out = max(out, 0) in place (INT8: max(out, zp_out)).
+  void relu(const kiln_tiu_cmd &c) {
+    View v = viewOf(c.out);
+    const uint64_t zero = isFloat(c.out.dtype) ? floatBits(c.out.dtype, 0.0f)
+                                                : int8Bits(kiln_zero_point(c.aux[2], 2));
+    ar(KILN_BM_AR_MAX, v, c.out.dtype, &v, c.out.dtype, nullptr, c.out.dtype, true, zero);
   }
+
+  /// out (INT8) = sat8(round_half_away(in * mult >> shift) + zp), in an
+  /// int32 [n, c, h, w] alignEU tensor; the parameters immediates, or per
+  /// channel from `table` (compact (mult, -shift, zp) int32 triples on the
+  /// channels' lanes, at most 64 channels).
+  void requant(uint64_t outAddr, uint64_t inAddr, uint64_t n, uint64_t c, uint64_t h, uint64_t w,
+               const uint64_t *table, int64_t mult, int32_t shift, int32_t zp) {
+    kiln_bm_srqdq k{};
+    tiuHeader(k, KILN_BM_TSK_RQDQ, 1);
+    k.opd0_prec = KILN_BM_PREC_INT32, k.opd0_sign = 1;
+    k.res0_prec = KILN_BM_PREC_INT8, k.opd2_sign = 1;
+    k.opd2_n_str = KILN_BM_ROUND_HALF_AWAY;
+    k.res0_n = n, k.res0_c = c, k.res0_h = h, k.res0_w = w;
+    k.res0_addr = outAddr, k.opd0_addr = inAddr;
+    if (table) {
+      k.opd1_addr = *table;
+    } else {
+      k.opd1_const = 1;
+      k.opd1_addr = int32Bits(mult);
+      k.opd2_addr = uint64_t(uint8_t(-shift)) | uint64_t(uint16_t(zp)) << 16;
+    }
+    push(tiu, k, KILN_BM_SRQDQ_BYTES, kiln_bm_srqdq_encode);
+  }
+
+  // ---- INT8 ------------------------------------------------------------------------
+
+  /// An INT8 conv: per image and 64 output channels, sCONV into int32
+  /// accumulators, the bias added, the per-channel requant table rebuilt in
+  /// the chip's order from kiln's (bias, multiplier, rshift), then sRQ.
+  void convInt8(const kiln_tiu_cmd &c, uint64_t filterPlane) {
+    const int32_t zpIn = kiln_zero_point(c.aux[2], 0), zpOut = kiln_zero_point(c.aux[2], 2);
+    if (zpIn != 0)
+      return fail("an INT8 convolution with an input zero point (asymmetric: not yet)");
+    if (c.out.plane_h && c.out.plane_h != c.out.h)
+      return fail("a convolution writing a window of rows");
+    const uint64_t acc = scratchOf(c.out);
+    const uint64_t table = acc + kiln_lmem_lane_bytes(1, 1, c.out.h, c.out.w, 4);
+    const View in = viewOf(c.in0);
+    perImageAndLaneGroup(c, [&](uint32_t n, uint32_t c0, uint32_t count) {
+      const uint64_t g = c0 / KILN_NPU_NUM;
+      kiln_bm_sconv k{};
+      tiuHeader(k, KILN_BM_TSK_CONV, 0);
+      k.opd0_prec = KILN_BM_PREC_INT8, k.res0_prec = KILN_BM_PREC_INT32;
+      k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
+      window(k, c);
+      k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
+      k.res0_addr = acc;
+      k.opd0_c = c.in0.c, k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
+      k.opd0_addr = in.addr + n * in.str[0];
+      if (in.window) {
+        k.opd0_str = KILN_BM_LAYOUT_STRIDE;
+        k.opd0_n_str = in.str[0], k.opd0_c_str = in.str[1];
+        k.opd0_h_str = in.str[2], k.opd0_w_str = in.str[3];
+      }
+      k.opd1_addr = c.in1.addr + g * filterPlane;
+      k.opd2_const = 1, k.opd2_addr = 0; // no kernel zero point
+      k.opd3_const = 1, k.opd3_addr = 0; // padding adds nothing
+      push(tiu, k, KILN_BM_SCONV_BYTES, kiln_bm_sconv_encode);
+      // kiln's table: (bias, multiplier, rshift) per channel, a 64-byte
+      // plane per channel group.
+      const uint64_t kilnTable = c.in2.addr + g * planeBytes(c.in2);
+      const View accView = alignedView(acc, 1, count, c.out.h, c.out.w, KILN_DTYPE_INT32);
+      auto column = [&](uint64_t addr, uint64_t stride) {
+        return View{addr, 1, count, 1, 1, {stride, stride, 1, 1}, false};
+      };
+      const View bias = column(kilnTable, 16), mult = column(kilnTable + 4, 16),
+                 rshift = column(kilnTable + 8, 16);
+      ar(KILN_BM_AR_ADD, accView, KILN_DTYPE_INT32, &accView, KILN_DTYPE_INT32, &bias,
+         KILN_DTYPE_INT32, false, 0);
+      const View t0 = column(table, 3), t1 = column(table + 4, 3), t2 = column(table + 8, 3);
+      ar(KILN_BM_AR_COPY, t0, KILN_DTYPE_INT32, &mult, KILN_DTYPE_INT32, nullptr, 0, false, 0);
+      ar(KILN_BM_AR_MUL, t1, KILN_DTYPE_INT32, &rshift, KILN_DTYPE_INT32, nullptr,
+         KILN_DTYPE_INT32, true, int32Bits(-1));
+      ar(KILN_BM_AR_MUL, t2, KILN_DTYPE_INT32, &rshift, KILN_DTYPE_INT32, nullptr,
+         KILN_DTYPE_INT32, true, 0);
+      ar(KILN_BM_AR_ADD, t2, KILN_DTYPE_INT32, &t2, KILN_DTYPE_INT32, nullptr, KILN_DTYPE_INT32,
+         true, int32Bits(zpOut));
+      const uint64_t outAddr =
+          c.out.addr + (uint64_t{n} * groupsOf(c.out.c) + g) * planeBytes(c.out);
+      requant(outAddr, acc, 1, count, c.out.h, c.out.w, &table, 0, 0, 0);
+    });
+  }
+
+  /// INT8 add/sub: requant((a - zp_a) * m0 +- (b - zp_b) * m1, 1, rshift,
+  /// zp_out), the scaled operands as int32 beside the result.
+  void eltwiseInt8(const kiln_tiu_cmd &c) {
+    if (c.subop != KILN_ELT_ADD && c.subop != KILN_ELT_SUB)
+      return fail("INT8 elementwise mul/max/min (not yet)");
+    if ((c.in0.flags | c.in1.flags) & KILN_OPND_CONST)
+      return fail("an INT8 elementwise op with a constant (not yet)");
+    const View out = viewOf(c.out);
+    if (out.window)
+      return fail("an INT8 elementwise op writing a window of rows");
+    const uint64_t a = scratchOf(c.out), b = a + kiln_lmem_lane_bytes(out.n, out.c, out.h, out.w, 4);
+    const uint32_t i32 = KILN_DTYPE_INT32;
+    const int64_t m[2] = {int32_t(c.aux[0]), int32_t(c.aux[1])};
+    // The scaled operands are exact in 64 bits on the chip but kept in 32:
+    // shift them right by as many bits as their sum would need beyond 31
+    // (then kiln's one rounding of the sum becomes three; 0 when they fit).
+    uint32_t pre = 0;
+    while ((uint64_t(std::llabs(m[0])) + uint64_t(std::llabs(m[1]))) * 256u >>
+               pre >= (uint64_t(1) << 31) && pre < uint32_t(c.aux[3]))
+      ++pre;
+    const kiln_tiu_operand *ins[2] = {&c.in0, &c.in1};
+    for (int i = 0; i < 2; ++i) {
+      const View x = viewOf(*ins[i]);
+      const View s = alignedView(i ? b : a, out.n, out.c, out.h, out.w, i32);
+      ar(KILN_BM_AR_DATA_CONVERT, s, i32, &x, KILN_DTYPE_INT8, nullptr, 0, false, 0);
+      if (const int32_t zp = kiln_zero_point(c.aux[2], i))
+        ar(KILN_BM_AR_SUB, s, i32, &s, i32, nullptr, i32, true, int32Bits(zp));
+      ar(KILN_BM_AR_MUL, s, i32, &s, i32, nullptr, i32, true, int32Bits(m[i]), pre);
+    }
+    const View sa = alignedView(a, out.n, out.c, out.h, out.w, i32);
+    const View sb = alignedView(b, out.n, out.c, out.h, out.w, i32);
+    ar(c.subop == KILN_ELT_ADD ? KILN_BM_AR_ADD : KILN_BM_AR_SUB, sa, i32, &sa, i32, &sb, i32,
+       false, 0);
+    requant(c.out.addr, a, out.n, out.c, out.h, out.w, nullptr, 1, int32_t(c.aux[3] - pre),
+            kiln_zero_point(c.aux[2], 2));
+  }
+
+  /// INT8 average (and sum) pooling over whole planes: the sums as int32
+  /// by halving additions, then one requant. kiln divides the scaled sum by
+  /// the count exactly; the chip's requant takes multiplier / 2^shift, so
+  /// average pooling folds 1 / count into them (off by one at most, near
+  /// rounding ties).
+  void poolInt8(const kiln_tiu_cmd &c) {
+    const bool avg = c.subop == KILN_POOL_AVG;
+    const bool global = c.out.h == 1 && c.out.w == 1 && c.kh == c.in0.h && c.kw == c.in0.w &&
+                        !(c.pad_top | c.pad_bottom | c.pad_left | c.pad_right);
+    if (!global)
+      return fail("INT8 average pooling other than over whole planes (not yet)");
+    if (viewOf(c.in0).window || viewOf(c.out).window)
+      return fail("pooling over a window of rows");
+    const uint64_t n = c.out.n, ch = c.out.c, len = uint64_t{c.in0.h} * c.in0.w;
+    const uint32_t i32 = KILN_DTYPE_INT32;
+    const uint64_t sums = scratchOf(c.out), packed = sums + kiln_lmem_lane_bytes(n, ch, 1, len, 4);
+    View in = viewOf(c.in0);
+    in.h = 1, in.w = len, in.str[2] = 0; // a plane as one row
+    const View all = alignedView(sums, n, ch, 1, len, i32);
+    ar(KILN_BM_AR_DATA_CONVERT, all, i32, &in, KILN_DTYPE_INT8, nullptr, 0, false, 0);
+    for (uint64_t left = len; left > 1;) {
+      const uint64_t half = left / 2;
+      View lo = all, hi = all;
+      lo.w = hi.w = half;
+      hi.addr += (left - half) * 4;
+      ar(KILN_BM_AR_ADD, lo, i32, &lo, i32, &hi, i32, false, 0);
+      left -= half;
+    }
+    View first = all;
+    first.w = 1;
+    const View one = alignedView(packed, n, ch, 1, 1, i32);
+    ar(KILN_BM_AR_COPY, one, i32, &first, i32, nullptr, 0, false, 0);
+    const int32_t zpIn = kiln_zero_point(c.aux[2], 0);
+    if (zpIn)
+      ar(KILN_BM_AR_SUB, one, i32, &one, i32, nullptr, i32, true, int32Bits(int64_t{zpIn} * len));
+    int64_t mult = int32_t(c.aux[0]);
+    int32_t shift = int32_t(c.aux[3]);
+    if (avg) { // m0 / count as mult / 2^k, mult within int32
+      const double exact = double(mult) / double(len);
+      int k = 0;
+      while (k < 40 && std::fabs(exact) * std::ldexp(1.0, k + 1) < 2147483647.0 && shift + k < 60)
+        ++k;
+      mult = std::llround(exact * std::ldexp(1.0, k));
+      shift += k;
+    }
+    requant(c.out.addr, packed, n, ch, 1, 1, nullptr, mult, shift, kiln_zero_point(c.aux[2], 2));
+  }
+
+
 
   template <typename Cmd> void window(Cmd &k, const kiln_tiu_cmd &c) {
     k.opd1_h = c.kh, k.opd1_w = c.kw;
@@ -189,20 +385,22 @@ struct Lowering {
   }
 
   void conv(const kiln_tiu_cmd &c) {
-    if (!isFloat(c.in0.dtype))
-      return fail("INT8 convolution (sCONV int32 + requant: not yet)");
     if (c.groups != 1)
       return fail("grouped convolution");
-    // f16/bf16 filters: the chip reads blocks of 32 input channels per tap.
+    // f16/bf16 and INT8 filters: the chip reads blocks of 32 or 64 input
+    // channels per tap.
     uint64_t filterPlane = planeBytes(c.in1);
     if (c.in0.dtype != KILN_DTYPE_F32) {
       if (!chipFilters.count(c.in1.addr))
-        return fail("an f16/bf16 convolution whose filter is not loaded from the coefficients "
-                    "(formed on chip: not yet)");
-      if ((c.flags & KILN_TIU_FLAG_HAS_BIAS) && c.in2.dtype != KILN_DTYPE_F32)
-        return fail("an f16/bf16 convolution with a 16-bit bias (the chip's is f32)");
+        return fail("an f16/bf16/INT8 convolution whose filter is not loaded from the "
+                    "coefficients (formed on chip: not yet)");
       filterPlane = chipFilterPlane(c.in1.h, c.in1.w, kiln_dtype_bytes(c.in1.dtype));
     }
+    if (!isFloat(c.in0.dtype))
+      return convInt8(c, filterPlane);
+    if (c.in0.dtype != KILN_DTYPE_F32 && (c.flags & KILN_TIU_FLAG_HAS_BIAS) &&
+        c.in2.dtype != KILN_DTYPE_F32)
+      return fail("an f16/bf16 convolution with a 16-bit bias (the chip's is f32)");
     if (c.out.plane_h && c.out.plane_h != c.out.h)
       return fail("a convolution writing a window of rows");
     const View in = viewOf(c.in0);
@@ -268,8 +466,9 @@ struct Lowering {
   }
 
   void pool(const kiln_tiu_cmd &c) {
-    if (!isFloat(c.in0.dtype))
-      return fail("INT8 pooling (not yet)");
+    const bool int8 = !isFloat(c.in0.dtype);
+    if (int8 && c.subop != KILN_POOL_MAX)
+      return c.subop == KILN_POOL_MIN ? fail("min pooling") : poolInt8(c);
     if (viewOf(c.in0).window || (c.out.plane_h && c.out.plane_h != c.out.h))
       return fail("pooling over a window of rows");
     kiln_bm_spord k{};
@@ -277,7 +476,8 @@ struct Lowering {
     switch (c.subop) {
     case KILN_POOL_MAX:
       tiuHeader(k, KILN_BM_TSK_PORD, 4);
-      k.opd3_addr = floatBits(c.in0.dtype, -INFINITY); // pads never win
+      // Pads never win.
+      k.opd3_addr = int8 ? int8Bits(-128) : floatBits(c.in0.dtype, -INFINITY);
       break;
     case KILN_POOL_AVG:
     case KILN_POOL_SUM:
@@ -317,7 +517,7 @@ struct Lowering {
     static const uint64_t kOps[] = {KILN_BM_AR_ADD, KILN_BM_AR_SUB, KILN_BM_AR_MUL,
                                     KILN_BM_AR_MAX, KILN_BM_AR_MIN};
     if (!isFloat(c.out.dtype))
-      return fail("INT8 elementwise ops (not yet)");
+      return eltwiseInt8(c);
     if (c.subop >= sizeof kOps / sizeof kOps[0])
       return fail("elementwise div, pow and prelu (not yet)");
     Input a = input(c.in0), b = input(c.in1);
@@ -367,12 +567,37 @@ struct Lowering {
   }
 
   void cast(const kiln_tiu_cmd &c) {
-    if (!isFloat(c.in0.dtype) || !isFloat(c.out.dtype))
-      return fail("casts to or from INT8 (not yet)");
+    const View in = viewOf(c.in0), out = viewOf(c.out);
+    if (!isFloat(c.in0.dtype) && !isFloat(c.out.dtype))
+      return fail("INT8 requantizing casts (not yet)");
+    if (!isFloat(c.out.dtype)) {
+      // Quantize: x / scale (as x * (1 / scale), in f32 beside the result),
+      // rounded half to even and saturated, + zp.
+      if (c.in0.dtype != KILN_DTYPE_F32)
+        return fail("quantizing a 16-bit float (not yet)");
+      const View scaled = alignedView(scratchOf(c.out), out.n, out.c, out.h, out.w, KILN_DTYPE_F32);
+      ar(KILN_BM_AR_MUL, scaled, KILN_DTYPE_F32, &in, KILN_DTYPE_F32, nullptr, KILN_DTYPE_F32, true,
+         floatBits(KILN_DTYPE_F32, 1.0f / c.param[0]));
+      ar(KILN_BM_AR_DATA_CONVERT, out, KILN_DTYPE_INT8, &scaled, KILN_DTYPE_F32, nullptr, 0,
+         false, 0);
+      if (const int32_t zp = kiln_zero_point(c.aux[2], 2))
+        ar(KILN_BM_AR_ADD_SATU, out, KILN_DTYPE_INT8, &out, KILN_DTYPE_INT8, nullptr,
+           KILN_DTYPE_INT8, true, int8Bits(zp));
+      return;
+    }
+    if (!isFloat(c.in0.dtype)) {
+      // Dequantize: (q - zp) * scale, in the result's format.
+      ar(KILN_BM_AR_DATA_CONVERT, out, c.out.dtype, &in, KILN_DTYPE_INT8, nullptr, 0, false, 0);
+      if (const int32_t zp = kiln_zero_point(c.aux[2], 0))
+        ar(KILN_BM_AR_SUB, out, c.out.dtype, &out, c.out.dtype, nullptr, c.out.dtype, true,
+           floatBits(c.out.dtype, float(zp)));
+      ar(KILN_BM_AR_MUL, out, c.out.dtype, &out, c.out.dtype, nullptr, c.out.dtype, true,
+         floatBits(c.out.dtype, c.param[0]));
+      return;
+    }
     if (c.in0.dtype != KILN_DTYPE_F32 && c.out.dtype != KILN_DTYPE_F32 &&
         c.in0.dtype != c.out.dtype)
       return fail("f16 <-> bf16 casts (the chip goes through f32: not yet)");
-    const View in = viewOf(c.in0), out = viewOf(c.out);
     // Rounding mode 0 (half to even) rides in opd2_n_str, zero by default.
     ar(KILN_BM_AR_DATA_CONVERT, out, c.out.dtype, &in, c.in0.dtype, nullptr, c.in0.dtype, false,
        0);
@@ -393,7 +618,7 @@ struct Lowering {
     default: fail("an unknown TIU record"); break;
     }
     if ((c.flags & KILN_TIU_FLAG_RELU) && c.op != KILN_TIU_ACTIVE)
-      relu(c.out);
+      relu(c);
     lastTiu[c.cmd_id] = tiuId;
   }
 

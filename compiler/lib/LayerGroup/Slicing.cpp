@@ -84,19 +84,48 @@ std::array<int64_t, 4> lg::lmemShapeOf(Operation *op, int operandNumber) {
   return nchwOf(v);
 }
 
-uint32_t lg::chipFilterIcAlign(Operation *op, int operandNumber) {
-  auto conv = dyn_cast_or_null<tpu::Conv2DOp>(op);
-  if (!conv || operandNumber != 1 || conv.getGroup() != 1)
-    return 1;
+bool lg::emitsChipCommands(Operation *op) {
   // The attribute sits on the module and its functions (a function cloned
   // to try a rewrite out keeps it).
   StringAttr chip;
-  for (Operation *p = op->getParentOp(); p && !chip; p = p->getParentOp())
+  for (Operation *p = op ? op->getParentOp() : nullptr; p && !chip; p = p->getParentOp())
     chip = p->getAttrOfType<StringAttr>(kIsaAttr);
-  if (!chip || chip.getValue() != "bm1684x")
+  return chip && chip.getValue() == "bm1684x";
+}
+
+uint32_t lg::chipFilterIcAlign(Operation *op, int operandNumber) {
+  auto conv = dyn_cast_or_null<tpu::Conv2DOp>(op);
+  if (!conv || operandNumber != 1 || conv.getGroup() != 1 || !emitsChipCommands(op))
     return 1;
-  const uint32_t dtype = tpu::dtypeOrF32(conv.getInput());
-  return dtype == KILN_DTYPE_F16 || dtype == KILN_DTYPE_BF16 ? KILN_CONV_ICP_F16 : 1;
+  switch (tpu::dtypeOrF32(conv.getInput())) {
+  case KILN_DTYPE_F16: case KILN_DTYPE_BF16: return KILN_CONV_ICP_F16;
+  case KILN_DTYPE_INT8: return KILN_CONV_ICP_INT8;
+  default: return 1;
+  }
+}
+
+uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t h, int64_t w) {
+  if (!producer || producer->getNumResults() != 1 ||
+      !tpu::isInt8Type(producer->getResult(0).getType()) || !emitsChipCommands(producer))
+    return 0;
+  auto int32 = [](int64_t n, int64_t c, int64_t h, int64_t w) {
+    return kiln_lmem_lane_bytes(n, c, h, w, 4);
+  };
+  if (auto conv = dyn_cast<tpu::Conv2DOp>(producer))
+    // One image's 64 output channels at a time, and their requant table.
+    return conv.getGroup() == 1 ? int32(1, 1, h, w) + KILN_EU_BYTES : 0;
+  if (isa<tpu::EltwiseOp>(producer))
+    return 2 * int32(n, c, h, w);
+  if (auto cast = dyn_cast<tpu::CastOp>(producer)) // a float quantized: x / scale
+    return tpu::isInt8Type(cast.getInput().getType()) ? 0 : int32(n, c, h, w);
+  if (auto pool = dyn_cast<tpu::Pool2DOp>(producer)) {
+    if (pool.getKind() != tpu::PoolKind::Avg && pool.getKind() != tpu::PoolKind::Sum)
+      return 0;
+    // The sums of whole input planes, then one per channel.
+    auto in = cast<RankedTensorType>(pool.getInput().getType()).getShape();
+    return int32(n, c, 1, in[in.size() - 2] * in.back()) + int32(n, c, 1, 1);
+  }
+  return 0;
 }
 
 bool lg::isFilterView(Operation *op) {
@@ -517,7 +546,11 @@ uint64_t GroupSlicing::laneBytes(const GroupGraph &g, int val) const {
     if (!s.empty())
       most = std::max(most, kiln_lmem_lane_bytes(s.n.len, s.c.len,
                                                  llvm::alignTo(s.h.len, g.vals[val].icAlign),
-                                                 s.w.len, g.vals[val].dsize));
+                                                 s.w.len, g.vals[val].dsize) +
+                                (g.vals[val].external
+                                     ? 0
+                                     : chipScratchBytes(g.vals[val].value.getDefiningOp(),
+                                                        s.n.len, s.c.len, s.h.len, s.w.len)));
   return alignLmem(most);
 }
 

@@ -202,12 +202,21 @@ std::array<int64_t, 4> lmemShapeOf(mlir::Operation *op, int operandNumber);
 /// bm1684x`), set by `kiln compile` before lowering on the module and each
 /// of its functions.
 constexpr llvm::StringLiteral kIsaAttr = "kiln.isa";
+/// Whether op sits in a module that carries BM1684X's own commands.
+bool emitsChipCommands(mlir::Operation *op);
 /// For a filter operand (operand 1) of a tpu.conv2d: the input-channel block
-/// the chip reads it in when the module carries BM1684X's commands (f16 and
-/// bf16 convs that are not depthwise: 32, the "alignIC" layout of
-/// kiln/abi/bm1684x.h), else 1. Its LMEM then holds ic padded to a
-/// multiple of it, per output channel.
+/// the chip reads it in when the module carries BM1684X's commands (convs
+/// that are not grouped: 32 for f16 and bf16, 64 for INT8, the "alignIC"
+/// layout of kiln/abi/bm1684x.h), else 1. Its LMEM then holds ic padded to
+/// a multiple of it, per output channel.
 uint32_t chipFilterIcAlign(mlir::Operation *op, int operandNumber);
+/// Per-lane LMEM that BM1684X's commands for `producer` need beside a slice
+/// [n, c, h, w] of its result, when the module carries them: the int32
+/// intermediates of INT8 ops (a conv's accumulators and requant table, an
+/// eltwise op's two scaled operands, an average pool's sums, a quantizing
+/// cast's scaled floats). The lowering
+/// puts them right after the slice's own bytes; 0 for other ops.
+uint64_t chipScratchBytes(mlir::Operation *producer, int64_t n, int64_t c, int64_t h, int64_t w);
 /// The shape right-aligned to [n, c, h, w]; above 4-D the leading
 /// dimensions fold into n.
 std::array<int64_t, 4> nchwOf(mlir::Value v);

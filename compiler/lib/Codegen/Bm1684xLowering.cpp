@@ -104,13 +104,23 @@ uint64_t planeBytes(const kiln_tiu_operand &o) {
   return kiln_lmem_plane_stride(o.plane_h ? o.plane_h : o.h, o.w, kiln_dtype_bytes(o.dtype));
 }
 
-struct Lowering {
-  explicit Lowering(std::set<uint32_t> &chipFilters) : chipFilters(chipFilters) {}
-  std::vector<uint8_t> tiu, gdma;
+/// What LMEM holds across groups, as far as the lowering needs it.
+struct LmemKnowledge {
   // LMEM addresses (lane 0) that hold a conv filter in the chip's IC-parallel
   // layout, loaded so by an earlier copy of this group or a prefetch of an
   // earlier one.
+  std::set<uint32_t> chipFilters;
+  // LMEM address -> the coefficient offset last loaded there whole.
+  std::map<uint32_t, uint64_t> loadedFrom;
+};
+
+struct Lowering {
+  Lowering(LmemKnowledge &known, const std::vector<uint8_t> &coeff)
+      : chipFilters(known.chipFilters), loadedFrom(known.loadedFrom), coeff(coeff) {}
+  std::vector<uint8_t> tiu, gdma;
   std::set<uint32_t> &chipFilters;
+  std::map<uint32_t, uint64_t> &loadedFrom;
+  const std::vector<uint8_t> &coeff;
   uint32_t tiuId = 0, gdmaId = 0;
   // Per kiln record id, the id of the last real command it became.
   std::map<uint32_t, uint32_t> lastTiu, lastGdma;
@@ -205,12 +215,13 @@ struct Lowering {
   /// channel from `table` (compact (mult, -shift, zp) int32 triples on the
   /// channels' lanes, at most 64 channels).
   void requant(uint64_t outAddr, uint64_t inAddr, uint64_t n, uint64_t c, uint64_t h, uint64_t w,
-               const uint64_t *table, int64_t mult, int32_t shift, int32_t zp) {
+               const uint64_t *table, int64_t mult, int32_t shift, int32_t zp,
+               uint64_t round = KILN_BM_ROUND_HALF_AWAY) {
     kiln_bm_srqdq k{};
     tiuHeader(k, KILN_BM_TSK_RQDQ, 1);
     k.opd0_prec = KILN_BM_PREC_INT32, k.opd0_sign = 1;
     k.res0_prec = KILN_BM_PREC_INT8, k.opd2_sign = 1;
-    k.opd2_n_str = KILN_BM_ROUND_HALF_AWAY;
+    k.opd2_n_str = round;
     k.res0_n = n, k.res0_c = c, k.res0_h = h, k.res0_w = w;
     k.res0_addr = outAddr, k.opd0_addr = inAddr;
     if (table) {
@@ -226,9 +237,10 @@ struct Lowering {
   // ---- INT8 ------------------------------------------------------------------------
 
   /// An INT8 conv: per image and 64 output channels, sCONV into int32
-  /// accumulators, the bias added, the per-channel requant table rebuilt in
-  /// the chip's order from kiln's (bias, multiplier, rshift), then sRQ.
-  void convInt8(const kiln_tiu_cmd &c, uint64_t filterPlane) {
+  /// accumulators and the bias added (a depthwise conv: sPorD, which adds
+  /// it), the per-channel requant table rebuilt in the chip's order from
+  /// kiln's (bias, multiplier, rshift), then sRQ.
+  void convInt8(const kiln_tiu_cmd &c, uint64_t filterPlane, bool depthwise = false) {
     const int32_t zpIn = kiln_zero_point(c.aux[2], 0), zpOut = kiln_zero_point(c.aux[2], 2);
     if (zpIn != 0)
       return fail("an INT8 convolution with an input zero point (asymmetric: not yet)");
@@ -237,8 +249,28 @@ struct Lowering {
     const uint64_t acc = scratchOf(c.out);
     const uint64_t table = acc + kiln_lmem_lane_bytes(1, 1, c.out.h, c.out.w, 4);
     const View in = viewOf(c.in0);
+    if (depthwise && in.window)
+      return fail("a depthwise convolution over a window of rows");
     perImageAndLaneGroup(c, [&](uint32_t n, uint32_t c0, uint32_t count) {
       const uint64_t g = c0 / KILN_NPU_NUM;
+      // kiln's table: (bias, multiplier, rshift) per channel, a 64-byte
+      // plane per channel group.
+      const uint64_t kilnTable = c.in2.addr + g * planeBytes(c.in2);
+      if (depthwise) {
+        kiln_bm_spord k{};
+        tiuHeader(k, KILN_BM_TSK_PORD, 0);
+        k.opd0_prec = KILN_BM_PREC_INT8, k.res0_prec = KILN_BM_PREC_INT32;
+        k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
+        window(k, c);
+        k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
+        k.res0_addr = acc;
+        k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
+        k.opd0_addr = c.in0.addr + (uint64_t{n} * groupsOf(c.in0.c) + g) * planeBytes(c.in0);
+        k.opd1_addr = c.in1.addr + g * planeBytes(c.in1);
+        k.opd2_addr = kilnTable; // the bias, first of each channel's triple
+        k.opd3_const = 1;
+        push(tiu, k, KILN_BM_SPORD_BYTES, kiln_bm_spord_encode);
+      } else {
       kiln_bm_sconv k{};
       tiuHeader(k, KILN_BM_TSK_CONV, 0);
       k.opd0_prec = KILN_BM_PREC_INT8, k.res0_prec = KILN_BM_PREC_INT32;
@@ -257,17 +289,16 @@ struct Lowering {
       k.opd2_const = 1, k.opd2_addr = 0; // no kernel zero point
       k.opd3_const = 1, k.opd3_addr = 0; // padding adds nothing
       push(tiu, k, KILN_BM_SCONV_BYTES, kiln_bm_sconv_encode);
-      // kiln's table: (bias, multiplier, rshift) per channel, a 64-byte
-      // plane per channel group.
-      const uint64_t kilnTable = c.in2.addr + g * planeBytes(c.in2);
+      }
       const View accView = alignedView(acc, 1, count, c.out.h, c.out.w, KILN_DTYPE_INT32);
       auto column = [&](uint64_t addr, uint64_t stride) {
         return View{addr, 1, count, 1, 1, {stride, stride, 1, 1}, false};
       };
       const View bias = column(kilnTable, 16), mult = column(kilnTable + 4, 16),
                  rshift = column(kilnTable + 8, 16);
-      ar(KILN_BM_AR_ADD, accView, KILN_DTYPE_INT32, &accView, KILN_DTYPE_INT32, &bias,
-         KILN_DTYPE_INT32, false, 0);
+      if (!depthwise)
+        ar(KILN_BM_AR_ADD, accView, KILN_DTYPE_INT32, &accView, KILN_DTYPE_INT32, &bias,
+           KILN_DTYPE_INT32, false, 0);
       const View t0 = column(table, 3), t1 = column(table + 4, 3), t2 = column(table + 8, 3);
       ar(KILN_BM_AR_COPY, t0, KILN_DTYPE_INT32, &mult, KILN_DTYPE_INT32, nullptr, 0, false, 0);
       ar(KILN_BM_AR_MUL, t1, KILN_DTYPE_INT32, &rshift, KILN_DTYPE_INT32, nullptr,
@@ -436,7 +467,7 @@ struct Lowering {
 
   void depthwise(const kiln_tiu_cmd &c) {
     if (!isFloat(c.in0.dtype))
-      return fail("INT8 depthwise convolution (not yet)");
+      return convInt8(c, planeBytes(c.in1), true);
     // The depthwise datapath sums in the input's format, from a bias of it.
     if ((c.flags & KILN_TIU_FLAG_HAS_BIAS) && c.in2.dtype != c.in0.dtype)
       return fail("a depthwise convolution whose bias is not of its input's format");
@@ -533,9 +564,69 @@ struct Lowering {
        c.in1.dtype, b.isConst, b.bits);
   }
 
+  /// An INT8 activation is a 256-entry table (out = table[(uint8)q]); one
+  /// that clamps q to [lo, hi] (ReLU, ReLU6 in their input's quantization)
+  /// is a max and a min.
+  void activeInt8(const kiln_tiu_cmd &c) {
+    auto from = loadedFrom.find(c.in1.addr);
+    if (from == loadedFrom.end() || from->second + 256 > coeff.size())
+      return fail("an INT8 activation whose table is not loaded from the coefficients");
+    const uint8_t *table = coeff.data() + from->second;
+    auto entry = [&](int q) { return int(int8_t(table[uint8_t(q)])); };
+    int lo = 127, hi = -128;
+    for (int q = -128; q < 128; ++q)
+      lo = std::min(lo, entry(q)), hi = std::max(hi, entry(q));
+    // table[q] = clamp(q * mult / 2^shift rounded half to even, lo, hi):
+    // a clip in other scales. Found from the table, then checked on all of it.
+    auto scaled = [](int q, int64_t mult, int shift) {
+      const int64_t p = int64_t(q) * mult, half = int64_t(1) << (shift - 1);
+      int64_t r = (p + half) >> shift; // floor((p + half) / 2^shift)
+      if (((p + half) & ((int64_t(1) << shift) - 1)) == 0 && (r & 1))
+        --r; // an exact tie goes to even
+      return int(std::clamp<int64_t>(r, -128, 127));
+    };
+    const int shift = 24;
+    // Each entry strictly inside (lo, hi) bounds the scale: q * r within
+    // half a step of it.
+    double rLo = 0, rHi = 1e9;
+    for (int q = -128; q < 128; ++q)
+      if (q != 0 && entry(q) > lo && entry(q) < hi) {
+        const double a = (entry(q) - 0.5) / q, b = (entry(q) + 0.5) / q;
+        rLo = std::max(rLo, std::min(a, b)), rHi = std::min(rHi, std::max(a, b));
+      }
+    int64_t found = -1;
+    const double unit = double(int64_t(1) << shift);
+    const int64_t first = int64_t(rLo * unit) - 1, last = int64_t(std::min(rHi, 64.0) * unit) + 1;
+    for (int64_t m = std::max<int64_t>(first, 1); m <= last && last - first < (1 << 22) && found < 0;
+         ++m) {
+      bool all = true;
+      for (int q = -128; q < 128 && all; ++q)
+        all = entry(q) == std::clamp(scaled(q, m, shift), lo, hi);
+      if (all)
+        found = m;
+    }
+    if (found < 0)
+      return fail("an INT8 activation other than a clip (table lookups: not yet)");
+    const View in = viewOf(c.in0), out = viewOf(c.out);
+    if (in.window || out.window)
+      return fail("an INT8 activation over a window of rows");
+    const uint32_t t = KILN_DTYPE_INT8;
+    if (found == int64_t(1) << shift) { // the input's own scale: a clamp
+      ar(KILN_BM_AR_MAX, out, t, &in, t, nullptr, t, true, int8Bits(lo));
+    } else { // q as int32 beside the result, rescaled into it
+      const uint64_t wide = scratchOf(c.out);
+      const View w = alignedView(wide, out.n, out.c, out.h, out.w, KILN_DTYPE_INT32);
+      ar(KILN_BM_AR_DATA_CONVERT, w, KILN_DTYPE_INT32, &in, t, nullptr, 0, false, 0);
+      requant(c.out.addr, wide, out.n, out.c, out.h, out.w, nullptr, found, shift, 0,
+              KILN_BM_ROUND_HALF_EVEN);
+      ar(KILN_BM_AR_MAX, out, t, &out, t, nullptr, t, true, int8Bits(lo));
+    }
+    ar(KILN_BM_AR_MIN, out, t, &out, t, nullptr, t, true, int8Bits(hi));
+  }
+
   void active(const kiln_tiu_cmd &c) {
     if (!isFloat(c.out.dtype))
-      return fail("INT8 activations (table lookups: not yet)");
+      return activeInt8(c);
     const View in = viewOf(c.in0), out = viewOf(c.out);
     const uint32_t t = c.out.dtype;
     switch (c.subop) {
@@ -703,8 +794,12 @@ struct Lowering {
       lastGdma[g.cmd_id] = gdmaId;
       return;
     }
-    if (kiln_gdma_dst_is_lmem(g.dir))
-      chipFilters.erase(g.dst_addr); // whatever it held is gone
+    if (kiln_gdma_dst_is_lmem(g.dir)) { // whatever it held is gone
+      chipFilters.erase(g.dst_addr);
+      loadedFrom.erase(g.dst_addr);
+      if (g.dir == KILN_GDMA_DDR_TO_LMEM && !(g.flags & KILN_GDMA_FLAG_FILL) && !g.lmem_lane)
+        loadedFrom[g.dst_addr] = g.src_addr;
+    }
     kiln_bm_dma_tensor t{};
     header(t, g);
     t.src_nsize = g.n, t.src_csize = g.c, t.src_hsize = g.h, t.src_wsize = g.w;
@@ -748,9 +843,9 @@ struct Lowering {
 } // namespace
 
 std::string codegen::lowerToBm1684x(NetCode &net) {
-  std::set<uint32_t> chipFilters;
+  LmemKnowledge known;
   for (GroupCode &g : net.groups) {
-    Lowering l(chipFilters);
+    Lowering l(known, net.coeff);
     // The queues in an order that respects their sync ids, so that every id
     // a command waits for has been given a real id: a record waits for an
     // earlier record of the other queue.

@@ -111,11 +111,13 @@ uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t
   auto int32 = [](int64_t n, int64_t c, int64_t h, int64_t w) {
     return kiln_lmem_lane_bytes(n, c, h, w, 4);
   };
-  if (auto conv = dyn_cast<tpu::Conv2DOp>(producer))
+  if (isa<tpu::Conv2DOp>(producer))
     // One image's 64 output channels at a time, and their requant table.
-    return conv.getGroup() == 1 ? int32(1, 1, h, w) + KILN_EU_BYTES : 0;
+    return int32(1, 1, h, w) + KILN_EU_BYTES;
   if (isa<tpu::EltwiseOp>(producer))
     return 2 * int32(n, c, h, w);
+  if (isa<tpu::ActiveOp>(producer)) // a table that rescales: q as int32
+    return int32(n, c, h, w);
   if (auto cast = dyn_cast<tpu::CastOp>(producer)) // a float quantized: x / scale
     return tpu::isInt8Type(cast.getInput().getType()) ? 0 : int32(n, c, h, w);
   if (auto pool = dyn_cast<tpu::Pool2DOp>(producer)) {

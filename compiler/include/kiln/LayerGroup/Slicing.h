@@ -214,7 +214,7 @@ uint32_t chipFilterIcAlign(mlir::Operation *op, int operandNumber);
 /// [n, c, h, w] of its result, when the module carries them: the int32
 /// intermediates of INT8 ops (a conv's accumulators and requant table, an
 /// eltwise op's two scaled operands, an average pool's sums, a quantizing
-/// cast's scaled floats). The lowering
+/// cast's scaled floats, an activation's widened input). The lowering
 /// puts them right after the slice's own bytes; 0 for other ops.
 uint64_t chipScratchBytes(mlir::Operation *producer, int64_t n, int64_t c, int64_t h, int64_t w);
 /// The shape right-aligned to [n, c, h, w]; above 4-D the leading

@@ -686,19 +686,38 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
                    (ky * kw + kx) * cube + i % cube;
       return loadInt(mem.lmem + (lc % KILN_NPU_NUM) * kLaneBytes + wOff + e, wt);
     };
-    for (uint32_t n = 0; n < os.n; ++n)
-      for (uint32_t o = 0; o < os.c; ++o)
-        for (uint32_t oy = 0; oy < os.h; ++oy)
-          for (uint32_t ox = 0; ox < os.w; ++ox) {
-            int64_t acc = 0;
-            for (uint32_t i = 0; i < is.c; ++i)
-              for (uint32_t ky = 0; ky < kh; ++ky)
-                for (uint32_t kx = 0; kx < kw; ++kx)
-                  acc += inputInt(n, i, int64_t{oy} * sh + int64_t{ky} * dilY,
-                                  int64_t{ox} * sw + int64_t{kx} * dilX) *
-                         (weightInt(o, i, ky, kx) - kzp);
-            storeInt(y.at(mem.lmem, n, o, oy, ox), out, acc); // the low 32 bits
-          }
+    // The windows and the filters gathered once (input channel, kernel row,
+    // column); output channels shared among the cmodel's threads.
+    const uint32_t taps = kh * kw, window = is.c * taps;
+    const uint64_t pixels = uint64_t{os.n} * os.h * os.w;
+    std::vector<int32_t> filterInt(size_t{os.c} * window), colsInt(pixels * window);
+    for (uint32_t o = 0; o < os.c; ++o)
+      for (uint32_t i = 0; i < is.c; ++i)
+        for (uint32_t t = 0; t < taps; ++t)
+          filterInt[size_t{o} * window + i * taps + t] =
+              static_cast<int32_t>(weightInt(o, i, t / kw, t % kw) - kzp);
+    for (uint64_t p = 0; p < pixels; ++p) {
+      const uint32_t n = static_cast<uint32_t>(p / (uint64_t{os.h} * os.w));
+      const uint32_t oy = static_cast<uint32_t>(p / os.w % os.h), ox = static_cast<uint32_t>(p % os.w);
+      for (uint32_t i = 0; i < is.c; ++i)
+        for (uint32_t t = 0; t < taps; ++t)
+          colsInt[p * window + i * taps + t] = static_cast<int32_t>(
+              inputInt(n, i, int64_t{oy} * sh + int64_t{t / kw} * dilY,
+                       int64_t{ox} * sw + int64_t{t % kw} * dilX));
+    }
+    parallelFor(os.c, [&](size_t job) {
+      const uint32_t o = static_cast<uint32_t>(job);
+      const int32_t *f = &filterInt[size_t{o} * window];
+      for (uint64_t p = 0; p < pixels; ++p) {
+        const int32_t *col = &colsInt[p * window];
+        int64_t acc = 0;
+        for (uint32_t e = 0; e < window; ++e)
+          acc += int64_t{col[e]} * f[e];
+        const uint32_t n = static_cast<uint32_t>(p / (uint64_t{os.h} * os.w));
+        const uint32_t oy = static_cast<uint32_t>(p / os.w % os.h), ox = static_cast<uint32_t>(p % os.w);
+        storeInt(y.at(mem.lmem, n, o, oy, ox), out, acc); // the low 32 bits
+      }
+    });
     return nullptr;
   }
   // The filter per output channel and one output pixel's input window,

@@ -831,58 +831,7 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
   const Type i32{KILN_BM_PREC_INT32, true};
   const bool int8Depthwise = eu == 0 && in.prec == KILN_BM_PREC_INT8 &&
                              p.res0_prec == KILN_BM_PREC_INT32;
-  if (int8Depthwise) {
-    if (p.kernel_rotate || p.pad_mode || !p.opd3_const)
-      return "an sPorD form the model does not cover yet (rotate, padding from LMEM or by "
-             "reflection)";
-    const Type wt{KILN_BM_PREC_INT8, p.opd1_sign != 0};
-    const Shape is{static_cast<uint32_t>(p.res0_n), static_cast<uint32_t>(p.res0_c),
-                   static_cast<uint32_t>(p.opd0_h), static_cast<uint32_t>(p.opd0_w)};
-    const Shape os{static_cast<uint32_t>(p.res0_n), static_cast<uint32_t>(p.res0_c),
-                   static_cast<uint32_t>(p.res0_h), static_cast<uint32_t>(p.res0_w)};
-    const uint32_t kh = static_cast<uint32_t>(p.opd1_h), kw = static_cast<uint32_t>(p.opd1_w);
-    const uint32_t sh = static_cast<uint32_t>(p.res_op_y_str), sw = static_cast<uint32_t>(p.res_op_x_str);
-    if (is.count() == 0 || os.count() == 0 || kh == 0 || kw == 0 || sh == 0 || sw == 0)
-      return "an sPorD with an empty shape or a stride of 0";
-    const uint64_t none[4] = {0, 0, 0, 0};
-    LmemView x, y, w, b;
-    if (const char *e = tiuView(p.opd0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, in, is, &x)) return e;
-    if (const char *e = tiuView(p.res0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, i32, os, &y)) return e;
-    if (!p.opd1_const)
-      if (const char *e = tiuView(p.opd1_addr, KILN_BM_LAYOUT_COMPACT, none, wt, Shape{1, os.c, kh, kw}, &w))
-        return e;
-    if (!p.opd2_const)
-      if (const char *e = tiuView(p.opd2_addr, KILN_BM_LAYOUT_COMPACT, none, i32, Shape{1, os.c, 1, 1}, &b))
-        return e;
-    auto immediate = [](uint64_t bits, Type t) {
-      uint8_t raw[4];
-      for (uint32_t i = 0; i < 4; ++i) raw[i] = static_cast<uint8_t>(bits >> (8u * i));
-      return loadInt(raw, t);
-    };
-    const int64_t padValue = immediate(p.opd3_addr, in);
-    const uint32_t dy = static_cast<uint32_t>(p.opd1_y_ins0) + 1, dx = static_cast<uint32_t>(p.opd1_x_ins0) + 1;
-    const Window iwin = windowOf(p, is.h, is.w);
-    for (uint32_t n = 0; n < os.n; ++n)
-      for (uint32_t c = 0; c < os.c; ++c)
-        for (uint32_t oy = 0; oy < os.h; ++oy)
-          for (uint32_t ox = 0; ox < os.w; ++ox) {
-            int64_t acc = p.opd2_const ? immediate(p.opd2_addr, i32) : loadInt(b.at(mem.lmem, 0, c, 0, 0), i32);
-            for (uint32_t ky = 0; ky < kh; ++ky)
-              for (uint32_t kx = 0; kx < kw; ++kx) {
-                uint32_t iy, ix;
-                const Window::Kind kind = iwin.at(int64_t{oy} * sh + int64_t{ky} * dy,
-                                                  int64_t{ox} * sw + int64_t{kx} * dx, &iy, &ix);
-                const int64_t v = kind == Window::Pixel ? loadInt(x.at(mem.lmem, n, c, iy, ix), in)
-                                  : kind == Window::Pad ? padValue : 0;
-                const int64_t k = p.opd1_const ? immediate(p.opd1_addr, wt)
-                                               : loadInt(w.at(mem.lmem, 0, c, ky, kx), wt);
-                acc += v * k;
-              }
-            storeInt(y.at(mem.lmem, n, c, oy, ox), i32, acc); // the low 32 bits
-          }
-    return nullptr;
-  }
-  if ((!in.isFloat() && !int8Max) || out.prec != in.prec)
+  if (!int8Depthwise && ((!in.isFloat() && !int8Max) || out.prec != in.prec))
     return "an integer or mixed-format sPorD other than 8-bit max pooling and depthwise "
            "convs to int32 is not modelled yet";
   if (p.kernel_rotate || p.pad_mode || !p.opd3_const)
@@ -900,7 +849,46 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
   const uint64_t none[4] = {0, 0, 0, 0};
   LmemView x, y;
   if (const char *e = tiuView(p.opd0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, in, is, &x)) return e;
-  if (const char *e = tiuView(p.res0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, out, os, &y)) return e;
+  if (const char *e = tiuView(p.res0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, int8Depthwise ? i32 : out,
+                              os, &y))
+    return e;
+  if (int8Depthwise) {
+    const Type wt{KILN_BM_PREC_INT8, p.opd1_sign != 0};
+    LmemView w8, b32;
+    if (!p.opd1_const)
+      if (const char *e = tiuView(p.opd1_addr, KILN_BM_LAYOUT_COMPACT, none, wt, Shape{1, os.c, kh, kw}, &w8))
+        return e;
+    if (!p.opd2_const)
+      if (const char *e = tiuView(p.opd2_addr, KILN_BM_LAYOUT_COMPACT, none, i32, Shape{1, os.c, 1, 1}, &b32))
+        return e;
+    auto intImmediate = [](uint64_t bits, Type t) {
+      uint8_t raw[4];
+      for (uint32_t i = 0; i < 4; ++i) raw[i] = static_cast<uint8_t>(bits >> (8u * i));
+      return loadInt(raw, t);
+    };
+    const int64_t padValue = intImmediate(p.opd3_addr, in);
+    const uint32_t dy = static_cast<uint32_t>(p.opd1_y_ins0) + 1, dx = static_cast<uint32_t>(p.opd1_x_ins0) + 1;
+    const Window iwin = windowOf(p, is.h, is.w);
+    for (uint32_t n = 0; n < os.n; ++n)
+      for (uint32_t c = 0; c < os.c; ++c)
+        for (uint32_t oy = 0; oy < os.h; ++oy)
+          for (uint32_t ox = 0; ox < os.w; ++ox) {
+            int64_t acc = p.opd2_const ? intImmediate(p.opd2_addr, i32) : loadInt(b32.at(mem.lmem, 0, c, 0, 0), i32);
+            for (uint32_t ky = 0; ky < kh; ++ky)
+              for (uint32_t kx = 0; kx < kw; ++kx) {
+                uint32_t iy, ix;
+                const Window::Kind kind = iwin.at(int64_t{oy} * sh + int64_t{ky} * dy,
+                                                  int64_t{ox} * sw + int64_t{kx} * dx, &iy, &ix);
+                const int64_t v = kind == Window::Pixel ? loadInt(x.at(mem.lmem, n, c, iy, ix), in)
+                                  : kind == Window::Pad ? padValue : 0;
+                const int64_t k = p.opd1_const ? intImmediate(p.opd1_addr, wt)
+                                               : loadInt(w8.at(mem.lmem, 0, c, ky, kx), wt);
+                acc += v * k;
+              }
+            storeInt(y.at(mem.lmem, n, c, oy, ox), i32, acc); // the low 32 bits
+          }
+    return nullptr;
+  }
   LmemView w, b;
   const bool useKernel = !isMax, useBias = eu == 0;
   if (useKernel && !p.opd1_const)

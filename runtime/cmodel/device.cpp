@@ -178,42 +178,35 @@ void Device::runStreams(const kiln_submit_desc &desc) {
   std::vector<uint8_t> tiu(ddrAt(desc.tiu_queue_addr), ddrAt(desc.tiu_queue_addr) + desc.tiu_bytes);
   std::vector<uint8_t> gdma(ddrAt(desc.gdma_queue_addr),
                             ddrAt(desc.gdma_queue_addr) + desc.gdma_bytes);
-  chip::bm1684x::Memories mem;
-  mem.lmem = lmem_.data();
-  mem.ddr = ddr_.data();
-  mem.ddrBytes = ddr_.size();
-  kiln_bm_walk walk;
-  kiln_bm_walk_init(&walk, tiu.data(), tiu.size(), gdma.data(), gdma.size());
-  const uint8_t *cmd;
-  uint32_t bytes, index[2] = {0, 0};
-  kiln_bm_class cls;
-  int engine;
-  while ((engine = kiln_bm_walk_next(&walk, &cmd, &bytes, &cls)) >= 0 &&
-         engine != KILN_BM_WALK_END) {
-    const char *why = nullptr;
-    if (engine == KILN_BM_ENGINE_GDMA) {
-      // Copies stay in the submission's window, whatever the verifier saw.
-      why = kiln_bm_dma_tensor_check(cmd, desc.ddr_base, desc.ddr_base, desc.ddr_base + desc.ddr_size);
-      if (!why)
-        why = chip::bm1684x::runGdma(cmd, bytes, mem);
-    } else {
-      why = chip::bm1684x::runTiu(cmd, bytes, mem);
-    }
-    if (why)
-      return finish(fault(recordName(engine == KILN_BM_ENGINE_TIU ? KILN_ENGINE_TIU : KILN_ENGINE_GDMA,
-                                     index[engine]) + ": " + why));
-    ++index[engine];
-    if (engine == KILN_BM_ENGINE_TIU) {
-      reg(KILN_REG_TIU_DONE_ID) = walk.done[engine];
-      stats_.tiu_commands++;
-    } else {
-      reg(KILN_REG_GDMA_DONE_ID) = walk.done[engine];
-      stats_.gdma_commands++;
-    }
-  }
-  if (engine != KILN_BM_WALK_END)
-    return finish(fault(engine == KILN_BM_WALK_BAD ? "a malformed stream"
-                                                   : "sync ids can never be satisfied"));
+  struct Run {
+    Device *dev;
+    chip::bm1684x::Memories mem;
+  } run{this, {}};
+  run.mem.lmem = lmem_.data();
+  run.mem.ddr = ddr_.data();
+  run.mem.ddrBytes = ddr_.size();
+  uint32_t engine, index;
+  const char *why = kiln_bm_run_streams(
+      tiu.data(), tiu.size(), gdma.data(), gdma.size(), desc.ddr_base, desc.ddr_base + desc.ddr_size,
+      [](void *user, uint32_t e, const uint8_t *cmd, uint32_t bytes) -> const char * {
+        Run &r = *static_cast<Run *>(user);
+        const char *fault = e == KILN_BM_ENGINE_TIU ? chip::bm1684x::runTiu(cmd, bytes, r.mem)
+                                                    : chip::bm1684x::runGdma(cmd, bytes, r.mem);
+        if (fault)
+          return fault;
+        if (e == KILN_BM_ENGINE_TIU) {
+          r.dev->reg(KILN_REG_TIU_DONE_ID) = kiln_bm_cmd_id(cmd, e);
+          r.dev->stats_.tiu_commands++;
+        } else {
+          r.dev->reg(KILN_REG_GDMA_DONE_ID) = kiln_bm_cmd_id(cmd, e);
+          r.dev->stats_.gdma_commands++;
+        }
+        return nullptr;
+      },
+      &run, &engine, &index);
+  if (why)
+    return finish(fault(recordName(engine == KILN_BM_ENGINE_TIU ? KILN_ENGINE_TIU : KILN_ENGINE_GDMA,
+                                   index) + ": " + why));
   finish(KILN_OK);
 }
 

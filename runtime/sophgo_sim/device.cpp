@@ -33,29 +33,22 @@ kiln_status Device::run(const kiln_submit_desc &desc) {
                            ddr + (desc.tiu_queue_addr - lo) + desc.tiu_bytes);
   std::vector<uint8_t> gdma(ddr + (desc.gdma_queue_addr - lo),
                             ddr + (desc.gdma_queue_addr - lo) + desc.gdma_bytes);
-  kiln_bm_walk walk;
-  kiln_bm_walk_init(&walk, tiu.data(), tiu.size(), gdma.data(), gdma.size());
-  const uint8_t *cmd;
-  uint32_t bytes, index[2] = {0, 0};
-  kiln_bm_class cls;
-  int engine;
-  while ((engine = kiln_bm_walk_next(&walk, &cmd, &bytes, &cls)) >= 0 &&
-         engine != KILN_BM_WALK_END) {
-    if (engine == KILN_BM_ENGINE_GDMA) {
-      if (const char *why = kiln_bm_dma_tensor_check(cmd, desc.ddr_base, desc.ddr_base,
-                                                     desc.ddr_base + desc.ddr_size))
-        return fail("gdma[" + std::to_string(index[engine]) + "]: " + why);
-    }
-    // The simulator reads up to its command's size; give it a padded copy.
-    uint8_t padded[KILN_BM_MAX_CMD_BYTES] = {};
-    std::memcpy(padded, cmd, bytes);
-    sim_->execute(padded, engine == KILN_BM_ENGINE_TIU ? SophgoSim::Tiu : SophgoSim::Gdma);
-    ++index[engine];
-    ++(engine == KILN_BM_ENGINE_TIU ? tiuCommands_ : gdmaCommands_);
-  }
-  if (engine != KILN_BM_WALK_END)
-    return fail(engine == KILN_BM_WALK_BAD ? "a malformed stream"
-                                           : "sync ids can never be satisfied");
+  uint32_t engine, index;
+  const char *why = kiln_bm_run_streams(
+      tiu.data(), tiu.size(), gdma.data(), gdma.size(), desc.ddr_base, desc.ddr_base + desc.ddr_size,
+      [](void *user, uint32_t e, const uint8_t *cmd, uint32_t bytes) -> const char * {
+        Device &d = *static_cast<Device *>(user);
+        // The simulator reads up to its command's size; give it a padded copy.
+        uint8_t padded[KILN_BM_MAX_CMD_BYTES] = {};
+        std::memcpy(padded, cmd, bytes);
+        d.sim_->execute(padded, e == KILN_BM_ENGINE_TIU ? SophgoSim::Tiu : SophgoSim::Gdma);
+        ++(e == KILN_BM_ENGINE_TIU ? d.tiuCommands_ : d.gdmaCommands_);
+        return nullptr;
+      },
+      this, &engine, &index);
+  if (why)
+    return fail(std::string(engine == KILN_BM_ENGINE_TIU ? "tiu[" : "gdma[") +
+                std::to_string(index) + "]: " + why);
   return last_ = KILN_OK;
 }
 

@@ -111,6 +111,10 @@ static inline int kiln_bm_walk_next(kiln_bm_walk *w, const uint8_t **cmd, uint32
 
 /* ---- GDMA accesses ----------------------------------------------------------- */
 
+/* Forward declaration: kiln_bm_run_streams checks each copy before it runs. */
+static inline const char *kiln_bm_dma_tensor_check(const uint8_t *cmd, uint64_t ddr_lo,
+                                                   uint64_t ddr_write_lo, uint64_t ddr_hi);
+
 /* Bytes from a side's first element to one past its last, or 0 on overflow. */
 static inline uint64_t kiln_bm_dma_extent(uint64_t n, uint64_t c, uint64_t h, uint64_t w,
                                           const uint64_t stride[4], uint64_t elem_bytes) {
@@ -213,6 +217,39 @@ static inline int kiln_bm_dma_tensor_relocate(uint8_t *cmd, uint64_t delta) {
     kiln_bm_set(cmd, h8[i] & 0xFFFFu, h8[i] >> 16, a[i] >> 32);
   }
   return 1;
+}
+
+/* ---- Running a group's streams ------------------------------------------------- */
+
+/* Runs one command: NULL, or why it faulted. */
+typedef const char *(*kiln_bm_exec_fn)(void *user, uint32_t engine, const uint8_t *cmd, uint32_t bytes);
+
+/* Runs both streams in an order their sync ids allow, each copy first held
+ * to LMEM and DDR [ddr_lo, ddr_hi) (whatever a verifier saw: what a device
+ * model does before it lets a command touch memory). NULL when both streams
+ * ended; else why not, with *engine and *index naming the command. */
+static inline const char *kiln_bm_run_streams(const uint8_t *tiu, uint64_t tiu_size, const uint8_t *gdma,
+                                              uint64_t gdma_size, uint64_t ddr_lo, uint64_t ddr_hi,
+                                              kiln_bm_exec_fn exec, void *user, uint32_t *engine,
+                                              uint32_t *index) {
+  kiln_bm_walk w;
+  const uint8_t *cmd;
+  uint32_t bytes, count[2] = {0u, 0u};
+  kiln_bm_class cls;
+  int e;
+  kiln_bm_walk_init(&w, tiu, tiu_size, gdma, gdma_size);
+  while ((e = kiln_bm_walk_next(&w, &cmd, &bytes, &cls)) == (int)KILN_BM_ENGINE_TIU ||
+         e == (int)KILN_BM_ENGINE_GDMA) {
+    const char *why = e == (int)KILN_BM_ENGINE_GDMA ? kiln_bm_dma_tensor_check(cmd, ddr_lo, ddr_lo, ddr_hi) : NULL;
+    if (!why) why = exec(user, (uint32_t)e, cmd, bytes);
+    *engine = (uint32_t)e, *index = count[e];
+    if (why) return why;
+    ++count[e];
+  }
+  *engine = w.ended[0] ? KILN_BM_ENGINE_GDMA : KILN_BM_ENGINE_TIU;
+  *index = count[*engine];
+  return e == KILN_BM_WALK_END ? NULL
+         : e == KILN_BM_WALK_BAD ? "a malformed stream" : "sync ids can never be satisfied";
 }
 
 /* ---- Checking a group's streams ------------------------------------------------ */

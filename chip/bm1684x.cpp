@@ -1056,6 +1056,44 @@ const char *runRqdq(const uint8_t *cmd, const Memories &mem) {
 
 } // namespace
 
+// ---- sTRANS&sBC ------------------------------------------------------------------------
+
+// Lane copy (eu 2): a tensor copied to other lanes; lane broadcast (eu 3):
+// an [n, 1, h, w] tensor replicated to c channels. Both alignEU, one format
+// for both operands; bytes move unchanged.
+const char *runTransBc(const uint8_t *cmd, const Memories &mem) {
+  kiln_bm_strans_bc t;
+  kiln_bm_strans_bc_decode(cmd, &t);
+  if (t.tsk_eu_typ != 2 && t.tsk_eu_typ != 3)
+    return "an sTRANS/sBC kind the model does not cover yet (transposes, static memory)";
+  const Type type{static_cast<uint32_t>(t.res0_prec), true};
+  if (!type.bytes()) return "an sBC of INT4 or FP8";
+  const Shape os{static_cast<uint32_t>(t.res0_n), static_cast<uint32_t>(t.res0_c),
+                 static_cast<uint32_t>(t.res0_h), static_cast<uint32_t>(t.res0_w)};
+  if (os.count() == 0) return "an sBC with an empty shape";
+  const bool broadcast = t.tsk_eu_typ == 3;
+  const Shape is{os.n, broadcast ? 1u : os.c, os.h, os.w};
+  const uint64_t none[4] = {0, 0, 0, 0};
+  LmemView x, y;
+  if (const char *e = tiuView(t.opd0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, type, is, &x)) return e;
+  if (const char *e = tiuView(t.res0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, type, os, &y)) return e;
+  // Read everything first: a copy onto overlapping bytes still moves the old values.
+  std::vector<uint8_t> src(os.count() * type.bytes());
+  size_t at = 0;
+  for (uint32_t n = 0; n < os.n; ++n)
+    for (uint32_t c = 0; c < os.c; ++c)
+      for (uint32_t h = 0; h < os.h; ++h)
+        for (uint32_t w = 0; w < os.w; ++w, at += type.bytes())
+          memcpy(&src[at], x.at(mem.lmem, n, broadcast ? 0 : c, h, w), type.bytes());
+  at = 0;
+  for (uint32_t n = 0; n < os.n; ++n)
+    for (uint32_t c = 0; c < os.c; ++c)
+      for (uint32_t h = 0; h < os.h; ++h)
+        for (uint32_t w = 0; w < os.w; ++w, at += type.bytes())
+          memcpy(y.at(mem.lmem, n, c, h, w), &src[at], type.bytes());
+  return nullptr;
+}
+
 const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
   if (bytes < 16) return "a TIU command shorter than 16 bytes";
   kiln_bm_class cls = kiln_bm_tiu_class(cmd);
@@ -1066,6 +1104,7 @@ const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
   case KILN_BM_CLASS_SCONV: return runConv(cmd, mem);
   case KILN_BM_CLASS_SPORD: return runPord(cmd, mem);
   case KILN_BM_CLASS_SRQDQ: return runRqdq(cmd, mem);
+  case KILN_BM_CLASS_STRANS_BC: return runTransBc(cmd, mem);
   case KILN_BM_CLASS_SYSID: return nullptr;
   default: return "a TIU class the model does not cover yet";
   }

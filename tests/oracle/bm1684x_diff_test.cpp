@@ -729,6 +729,40 @@ TEST(Bm1684xDiff, IntegerDepthwiseMatchesTheSimulator) {
   printf("sPorD depthwise i8/u8 -> i32: %d random commands, all byte-identical\n", done);
 }
 
+// ---- sTRANS&sBC (lane copy, lane broadcast) -----------------------------------------
+
+TEST(Bm1684xDiff, LaneCopyAndBroadcastMatchTheSimulator) {
+  KILN_SIM_OR_SKIP(sim);
+  Machines m(sim);
+  auto &g = m.rng();
+  int done = 0, broadcasts = 0;
+  while (done < commandsPerClass()) {
+    kiln_bm_strans_bc t{};
+    t.cmd_short = 1, t.cmd_id = 1, t.cmd_id_en = 1, t.tsk_typ = KILN_BM_TSK_TRANS_BC;
+    t.tsk_eu_typ = rnd(g, 2, 3);
+    const uint32_t prec = pick(g, kAllPrecs);
+    t.res0_prec = prec;
+    const Dims out{rnd(g, 1, 3), rnd(g, 1, 100), rnd(g, 1, 8), rnd(g, 1, 24)};
+    t.res0_n = out.n, t.res0_c = out.c, t.res0_h = out.h, t.res0_w = out.w;
+    const Dims in{out.n, t.tsk_eu_typ == 3 ? 1u : out.c, out.h, out.w};
+    t.opd0_c = in.c, t.opd0_w = in.w;
+    uint32_t next = 0;
+    uint64_t st[4];
+    t.res0_addr = placeLmem(g, out, prec, KILN_BM_LAYOUT_ALIGN_EU, rnd(g, 0, 63), &next, st);
+    t.opd0_addr = placeLmem(g, in, prec, KILN_BM_LAYOUT_ALIGN_EU, rnd(g, 0, 63), &next, st);
+    if (t.res0_addr == UINT32_MAX || t.opd0_addr == UINT32_MAX) continue;
+    broadcasts += t.tsk_eu_typ == 3;
+    uint8_t cmd[KILN_BM_STRANS_BC_BYTES];
+    ASSERT_EQ(kiln_bm_strans_bc_encode(&t, cmd), nullptr);
+    m.randomize(prec, true);
+    std::string diff = m.run(cmd, sizeof cmd, SophgoSim::Tiu);
+    ASSERT_EQ(diff, "") << describe(KILN_BM_CLASS_STRANS_BC, cmd);
+    ++done;
+  }
+  printf("sTRANS&sBC: %d random lane copies and broadcasts (%d broadcasts), all byte-identical\n",
+         done, broadcasts);
+}
+
 // ---- sRQ (integer requant) -------------------------------------------------------
 
 TEST(Bm1684xDiff, IntegerRequantMatchesTheSimulator) {

@@ -284,6 +284,57 @@ TEST(Bm1684xStreams, Int8ConvAndAddComputeWhatTheRecordsComputeBitForBit) {
   EXPECT_GT(varied, records.size() / 2);
 }
 
+// x [1, 80, 3, 3] * s [1, 1, 3, 3]: one channel against 80, which the chip
+// first broadcasts to every lane (sBC) beside the result.
+TEST(Bm1684xStreams, AChannelBroadcastComputesWhatTheRecordComputes) {
+  const Shape x{1, 80, 3, 3}, one{1, 1, 3, 3};
+  NetSpec net;
+  net.name = "channel_broadcast";
+  net.coeff_size = 4096;
+  net.neuron_size = 8192;
+  const std::vector<float> k = randomFloats(one.count(), 4);
+  net.coeff.resize(4096);
+  std::memcpy(net.coeff.data(), k.data(), k.size() * 4);
+  TensorSpec in, out;
+  in.name = "x", in.shape = {1, 80, 3, 3}, in.ddr_offset = 4096;
+  out.name = "z", out.shape = {1, 80, 3, 3}, out.ddr_offset = 8192;
+  net.inputs = {in};
+  net.outputs = {out};
+  net.tensors = {in, out};
+  GroupSpec g;
+  g.gdma = {gdmaCmd(1, 0, KILN_GDMA_DDR_TO_LMEM, x, 4096, 0),
+            gdmaCmd(2, 0, KILN_GDMA_DDR_TO_LMEM, one, 0, 1024),
+            gdmaCmd(3, 1, KILN_GDMA_LMEM_TO_DDR, x, 2048, 8192)};
+  kiln_tiu_cmd mul = tiuCmd(1, 2, KILN_TIU_ELTWISE, KILN_ELT_MUL);
+  mul.out = lmemOperand(2048, x); // the broadcast channel goes after its 128 bytes
+  mul.in0 = lmemOperand(0, x);
+  mul.in1 = lmemOperand(1024, one);
+  g.tiu = {mul};
+  g.ops = {"mul"};
+  g.tiu_ops = {0};
+  net.groups = {g};
+  ModelSpec spec;
+  spec.nets = {net};
+  lower(spec);
+  auto run = [&](kiln_isa isa) {
+    Device dev(16u << 20, isa);
+    Runtime runtime;
+    EXPECT_EQ(runtime.init(dev.hal()), KILN_OK);
+    const auto file = buildBmodel(spec);
+    Net n;
+    EXPECT_EQ(n.load(runtime, file.data(), file.size()), KILN_OK);
+    const auto v = randomFloats(x.count(), 12);
+    EXPECT_EQ(n.setInput(0, v.data(), v.size() * 4), KILN_OK);
+    EXPECT_EQ(n.run(kTimeout), KILN_OK) << dev.faultReason();
+    std::vector<float> z(x.count());
+    EXPECT_EQ(n.getOutput(0, z.data(), z.size() * 4), KILN_OK);
+    return z;
+  };
+  const std::vector<float> records = run(KILN_ISA_KILN), streams = run(KILN_ISA_BM1684X);
+  EXPECT_EQ(records, streams);
+  EXPECT_NE(records[0], records[9]); // channel 0 and 1 differ in x, share s
+}
+
 // ---- hostile streams ---------------------------------------------------------------
 
 struct Refusal {

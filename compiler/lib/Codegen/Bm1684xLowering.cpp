@@ -560,6 +560,26 @@ struct Lowering {
         return fail("a constant minus a tensor (not yet)");
       std::swap(a, b);
     }
+    // An operand of one channel against many: each lane reads only its
+    // own, so the channel is first broadcast to every lane (sBC), beside
+    // the result (lg::chipScratchBytes).
+    uint64_t scratch = scratchOf(c.out);
+    for (Input *x : {&a, &b})
+      if (!x->isConst && x->view.c == 1 && out.c > 1) {
+        if (x->view.window || out.window)
+          return fail("a channel broadcast over a window of rows");
+        const View spread = alignedView(scratch, x->view.n, out.c, x->view.h, x->view.w, c.out.dtype);
+        kiln_bm_strans_bc t{};
+        tiuHeader(t, KILN_BM_TSK_TRANS_BC, 3);
+        t.res0_prec = precOf(c.out.dtype);
+        t.res0_n = spread.n, t.res0_c = spread.c, t.res0_h = spread.h, t.res0_w = spread.w;
+        t.opd0_c = 1, t.opd0_w = spread.w;
+        t.res0_addr = spread.addr, t.opd0_addr = x->view.addr;
+        push(tiu, t, KILN_BM_STRANS_BC_BYTES, kiln_bm_strans_bc_encode);
+        x->view = spread;
+        scratch += kiln_lmem_lane_bytes(spread.n, spread.c, spread.h, spread.w,
+                                        kiln_dtype_bytes(c.out.dtype));
+      }
     ar(kOps[c.subop], out, c.out.dtype, &a.view, c.in0.dtype, b.isConst ? nullptr : &b.view,
        c.in1.dtype, b.isConst, b.bits);
   }

@@ -105,12 +105,21 @@ uint32_t lg::chipFilterIcAlign(Operation *op, int operandNumber) {
 }
 
 uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t h, int64_t w) {
-  if (!producer || producer->getNumResults() != 1 ||
-      !tpu::isInt8Type(producer->getResult(0).getType()) || !emitsChipCommands(producer))
+  if (!producer || producer->getNumResults() != 1 || !emitsChipCommands(producer))
     return 0;
   auto int32 = [](int64_t n, int64_t c, int64_t h, int64_t w) {
     return kiln_lmem_lane_bytes(n, c, h, w, 4);
   };
+  if (!tpu::isInt8Type(producer->getResult(0).getType())) {
+    // A float eltwise operand of one channel, broadcast to every lane.
+    uint64_t bytes = 0;
+    if (isa<tpu::EltwiseOp>(producer))
+      for (Value in : producer->getOperands())
+        if (auto t = dyn_cast<RankedTensorType>(in.getType());
+            t && t.getRank() >= 3 && t.getShape()[t.getRank() - 3] == 1 && c > 1)
+          bytes += kiln_lmem_lane_bytes(n, c, h, w, tpu::elementBytes(in.getType()));
+    return bytes;
+  }
   if (isa<tpu::Conv2DOp>(producer))
     // One image's 64 output channels at a time, and their requant table.
     return int32(1, 1, h, w) + KILN_EU_BYTES;

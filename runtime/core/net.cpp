@@ -114,7 +114,6 @@ kiln_status uploadGdmaStream(const kiln_net &n, const fb::LayerGroup &g, const u
   return writeDevice(n.rt->hal, addr + at, s + at, size - at); // the end and its padding
 }
 
-
 kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob, Detail *d) {
   const kiln_hal &hal = n.rt->hal;
   const bool streams = runsStreams(*n.rt);

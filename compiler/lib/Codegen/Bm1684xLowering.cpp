@@ -25,7 +25,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 #include <string>
 
 using namespace kiln;
@@ -75,9 +74,8 @@ View viewOf(const kiln_tiu_operand &o) {
 }
 
 /// Bytes per lane group of a conv filter [oc, ic, taps] in the chip's
-/// IC-parallel layout (ic padded to the f16 block): lg::chipFilterIcAlign's.
-uint64_t chipFilterPlane(uint32_t ic, uint32_t taps, uint32_t bytes) {
-  const uint32_t cube = bytes == 1 ? KILN_CONV_ICP_INT8 : KILN_CONV_ICP_F16;
+/// IC-parallel layout, ic padded to blocks of `cube` (lg::chipFilterIcAlign).
+uint64_t chipFilterPlane(uint32_t ic, uint32_t taps, uint32_t bytes, uint32_t cube) {
   return kiln_lmem_plane_stride((ic + cube - 1) / cube * cube, taps, bytes);
 }
 
@@ -108,8 +106,8 @@ uint64_t planeBytes(const kiln_tiu_operand &o) {
 struct LmemKnowledge {
   // LMEM addresses (lane 0) that hold a conv filter in the chip's IC-parallel
   // layout, loaded so by an earlier copy of this group or a prefetch of an
-  // earlier one.
-  std::set<uint32_t> chipFilters;
+  // earlier one, with the block of input channels it was laid out in.
+  std::map<uint32_t, uint32_t> chipFilters;
   // LMEM address -> the coefficient offset last loaded there whole.
   std::map<uint32_t, uint64_t> loadedFrom;
 };
@@ -118,7 +116,7 @@ struct Lowering {
   Lowering(LmemKnowledge &known, const std::vector<uint8_t> &coeff)
       : chipFilters(known.chipFilters), loadedFrom(known.loadedFrom), coeff(coeff) {}
   std::vector<uint8_t> tiu, gdma;
-  std::set<uint32_t> &chipFilters;
+  std::map<uint32_t, uint32_t> &chipFilters;
   std::map<uint32_t, uint64_t> &loadedFrom;
   const std::vector<uint8_t> &coeff;
   uint32_t tiuId = 0, gdmaId = 0;
@@ -422,10 +420,11 @@ struct Lowering {
     // channels per tap.
     uint64_t filterPlane = planeBytes(c.in1);
     if (c.in0.dtype != KILN_DTYPE_F32) {
-      if (!chipFilters.count(c.in1.addr))
+      auto laid = chipFilters.find(c.in1.addr);
+      if (laid == chipFilters.end())
         return fail("an f16/bf16/INT8 convolution whose filter is not loaded from the "
                     "coefficients (formed on chip: not yet)");
-      filterPlane = chipFilterPlane(c.in1.h, c.in1.w, kiln_dtype_bytes(c.in1.dtype));
+      filterPlane = chipFilterPlane(c.in1.h, c.in1.w, kiln_dtype_bytes(c.in1.dtype), laid->second);
     }
     if (!isFloat(c.in0.dtype))
       return convInt8(c, filterPlane);
@@ -763,7 +762,7 @@ struct Lowering {
     if (g.dir != KILN_GDMA_DDR_TO_LMEM || (g.flags & KILN_GDMA_FLAG_FILL) || g.lmem_lane || g.n != 1)
       return fail("a conv filter load of an unexpected form");
     const uint32_t bytes = kiln_dtype_bytes(g.dtype), ic = g.h, taps = g.w, oc = g.c;
-    const uint64_t plane = chipFilterPlane(ic, taps, bytes) / bytes;
+    const uint64_t plane = chipFilterPlane(ic, taps, bytes, cube) / bytes;
     const uint64_t ddrStride[4] = {uint64_t{cube} * g.src_stride[2], g.src_stride[1],
                                    g.src_stride[3], g.src_stride[2]};
     const uint64_t lmemStride[4] = {uint64_t{cube} * taps, plane, cube, 1};
@@ -793,7 +792,7 @@ struct Lowering {
       copy(1, rest, ic - rest, false);
       copy(1, cube - rest, ic, true);
     }
-    chipFilters.insert(g.dst_addr);
+    chipFilters[g.dst_addr] = cube;
   }
 
   /// What every copy of record g shares: id, wait, format, lane mask.

@@ -586,6 +586,42 @@ uint32_t icCube(uint32_t prec) {
   }
 }
 
+// The filter per output channel and every output pixel's input window,
+// gathered once in the order the chip takes them (input channel, kernel row,
+// column), then each output channel's sums over all pixels on the cmodel's
+// threads: sum(o, filter row, window) gives a pixel's value, store(n, o, oy,
+// ox, value) writes it.
+template <typename T, typename Weight, typename Input, typename Sum, typename Store>
+void convSums(const Shape &is, const Shape &os, uint32_t kh, uint32_t kw, Weight weight,
+              Input input, Sum sum, Store store) {
+  const uint32_t taps = kh * kw, window = is.c * taps;
+  const uint64_t pixels = uint64_t{os.n} * os.h * os.w;
+  std::vector<T> filter(size_t{os.c} * window), cols(pixels * window);
+  for (uint32_t o = 0; o < os.c; ++o)
+    for (uint32_t i = 0; i < is.c; ++i)
+      for (uint32_t t = 0; t < taps; ++t)
+        filter[size_t{o} * window + i * taps + t] = weight(o, i, t / kw, t % kw);
+  auto pixel = [&](uint64_t p, uint32_t *n, uint32_t *oy, uint32_t *ox) {
+    *n = static_cast<uint32_t>(p / (uint64_t{os.h} * os.w));
+    *oy = static_cast<uint32_t>(p / os.w % os.h), *ox = static_cast<uint32_t>(p % os.w);
+  };
+  for (uint64_t p = 0; p < pixels; ++p) {
+    uint32_t n, oy, ox;
+    pixel(p, &n, &oy, &ox);
+    for (uint32_t i = 0; i < is.c; ++i)
+      for (uint32_t t = 0; t < taps; ++t)
+        cols[p * window + i * taps + t] = input(n, i, oy, ox, t / kw, t % kw);
+  }
+  parallelFor(os.c, [&](size_t job) {
+    const uint32_t o = static_cast<uint32_t>(job);
+    for (uint64_t p = 0; p < pixels; ++p) {
+      uint32_t n, oy, ox;
+      pixel(p, &n, &oy, &ox);
+      store(n, o, oy, ox, sum(o, &filter[size_t{o} * window], &cols[p * window], window));
+    }
+  });
+}
+
 const char *runConv(const uint8_t *cmd, const Memories &mem) {
   kiln_bm_sconv k;
   kiln_bm_sconv_decode(cmd, &k);
@@ -686,124 +722,87 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
                    (ky * kw + kx) * cube + i % cube;
       return loadInt(mem.lmem + (lc % KILN_NPU_NUM) * kLaneBytes + wOff + e, wt);
     };
-    // The windows and the filters gathered once (input channel, kernel row,
-    // column); output channels shared among the cmodel's threads.
-    const uint32_t taps = kh * kw, window = is.c * taps;
-    const uint64_t pixels = uint64_t{os.n} * os.h * os.w;
-    std::vector<int32_t> filterInt(size_t{os.c} * window), colsInt(pixels * window);
-    for (uint32_t o = 0; o < os.c; ++o)
-      for (uint32_t i = 0; i < is.c; ++i)
-        for (uint32_t t = 0; t < taps; ++t)
-          filterInt[size_t{o} * window + i * taps + t] =
-              static_cast<int32_t>(weightInt(o, i, t / kw, t % kw) - kzp);
-    for (uint64_t p = 0; p < pixels; ++p) {
-      const uint32_t n = static_cast<uint32_t>(p / (uint64_t{os.h} * os.w));
-      const uint32_t oy = static_cast<uint32_t>(p / os.w % os.h), ox = static_cast<uint32_t>(p % os.w);
-      for (uint32_t i = 0; i < is.c; ++i)
-        for (uint32_t t = 0; t < taps; ++t)
-          colsInt[p * window + i * taps + t] = static_cast<int32_t>(
-              inputInt(n, i, int64_t{oy} * sh + int64_t{t / kw} * dilY,
-                       int64_t{ox} * sw + int64_t{t % kw} * dilX));
-    }
-    parallelFor(os.c, [&](size_t job) {
-      const uint32_t o = static_cast<uint32_t>(job);
-      const int32_t *f = &filterInt[size_t{o} * window];
-      for (uint64_t p = 0; p < pixels; ++p) {
-        const int32_t *col = &colsInt[p * window];
-        int64_t acc = 0;
-        for (uint32_t e = 0; e < window; ++e)
-          acc += int64_t{col[e]} * f[e];
-        const uint32_t n = static_cast<uint32_t>(p / (uint64_t{os.h} * os.w));
-        const uint32_t oy = static_cast<uint32_t>(p / os.w % os.h), ox = static_cast<uint32_t>(p % os.w);
-        storeInt(y.at(mem.lmem, n, o, oy, ox), out, acc); // the low 32 bits
-      }
-    });
+    convSums<int32_t>(
+        is, os, kh, kw,
+        [&](uint32_t o, uint32_t i, uint32_t ky, uint32_t kx) {
+          return static_cast<int32_t>(weightInt(o, i, ky, kx) - kzp);
+        },
+        [&](uint32_t n, uint32_t i, uint32_t oy, uint32_t ox, uint32_t ky, uint32_t kx) {
+          return static_cast<int32_t>(inputInt(n, i, int64_t{oy} * sh + int64_t{ky} * dilY,
+                                               int64_t{ox} * sw + int64_t{kx} * dilX));
+        },
+        [](uint32_t, const int32_t *f, const int32_t *col, uint32_t window) {
+          int64_t acc = 0;
+          for (uint32_t e = 0; e < window; ++e) acc += int64_t{col[e]} * f[e];
+          return acc;
+        },
+        [&](uint32_t n, uint32_t o, uint32_t oy, uint32_t ox, int64_t acc) {
+          storeInt(y.at(mem.lmem, n, o, oy, ox), out, acc); // the low 32 bits
+        });
     return nullptr;
   }
-  // The filter per output channel and one output pixel's input window,
-  // both in the order the chip takes them: input channel, kernel row, column.
-  const uint32_t taps = kh * kw, window = is.c * taps;
-  std::vector<float> filter(size_t{os.c} * window);
-  for (uint32_t o = 0; o < os.c; ++o)
-    for (uint32_t i = 0; i < is.c; ++i)
-      for (uint32_t t = 0; t < taps; ++t)
-        filter[size_t{o} * window + i * taps + t] = weight(o, i, t / kw, t % kw);
   std::vector<float> biases(os.c);
-  for (uint32_t o = 0; o < os.c; ++o) biases[o] = bias(o);
+  for (uint32_t o = 0; o < os.c; ++o) biases[o] = flushSubnormal(bias(o));
+  const uint32_t taps = kh * kw;
   // Operands are read flushed once here rather than per product (chipMul's
   // own flushing of them is then a no-op).
-  for (float &v : filter) v = flushSubnormal(v);
-  // Output channels are independent: the cmodel's threads share them.
-  const uint64_t pixels = uint64_t{os.n} * os.h * os.w;
-  std::vector<float> cols(pixels * window);
-  for (uint32_t n = 0; n < os.n; ++n)
-    for (uint32_t oy = 0; oy < os.h; ++oy)
-      for (uint32_t ox = 0; ox < os.w; ++ox) {
-        float *c = &cols[((uint64_t{n} * os.h + oy) * os.w + ox) * window];
-        for (uint32_t i = 0; i < is.c; ++i)
-          for (uint32_t t = 0; t < taps; ++t)
-            c[i * taps + t] = flushSubnormal(input(n, i, int64_t{oy} * sh + int64_t{t / kw} * dilY,
-                                                   int64_t{ox} * sw + int64_t{t % kw} * dilX));
-      }
-  parallelFor(os.c, [&](size_t job) {
-    const uint32_t o = static_cast<uint32_t>(job);
-    const float *f = &filter[size_t{o} * window];
-    for (uint64_t p = 0; p < pixels; ++p) {
-      const float *col = &cols[p * window];
-      const uint32_t n = static_cast<uint32_t>(p / (uint64_t{os.h} * os.w));
-      const uint32_t oy = static_cast<uint32_t>(p / os.w % os.h), ox = static_cast<uint32_t>(p % os.w);
-      {
-          float result;
-          if (in.prec == KILN_BM_PREC_FP32) {
-            // f32: two accumulators take the bias and the products in turn;
-            // their sum is the result.
-            float acc[2] = {flushSubnormal(biases[o]), 0.0f};
-            uint32_t e = 0;
-            for (; e + 1 < window; e += 2) {
-              acc[1] = flushSubnormal(acc[1] + flushSubnormal(col[e] * f[e]));
-              acc[0] = flushSubnormal(acc[0] + flushSubnormal(col[e + 1] * f[e + 1]));
-            }
-            if (e < window) acc[1] = flushSubnormal(acc[1] + flushSubnormal(col[e] * f[e]));
-            result = chipAdd(acc[0], acc[1]);
-          } else {
-            // f16/bf16: per block of `cube` input channels and kernel tap,
-            // the products (exact in f32) are aligned to the largest one's
-            // exponent E, cut toward zero below 2^(E-24), summed exactly and
-            // the sum rounded to f32 (ties even); the f32 accumulator starts
-            // at the bias and adds the blocks' sums in turn.
-            float acc = biases[o];
-            for (uint32_t i0 = 0; i0 < is.c; i0 += cube)
-              for (uint32_t t = 0; t < taps; ++t) {
-                const uint32_t m = std::min(cube, is.c - i0);
-                uint32_t bits[64];
-                uint32_t maxExp = 0; // biased; 0: every product is zero
-                for (uint32_t j = 0; j < m; ++j) {
-                  const uint32_t e = (i0 + j) * taps + t;
-                  bits[j] = kiln_f32_bits(chipMul(col[e], f[e]));
-                  maxExp = std::max(maxExp, bits[j] >> 23 & 0xFFu);
-                }
-                int64_t sum = 0;
-                for (uint32_t j = 0; maxExp && j < m; ++j) {
-                  const uint32_t exp = bits[j] >> 23 & 0xFFu;
-                  if (!exp) continue;
-                  // The significand in units of 2^(E-24).
-                  const int64_t sig = (bits[j] & 0x7FFFFFu) | 0x800000u;
-                  const int shift = static_cast<int>(exp) - static_cast<int>(maxExp) + 1;
-                  const int64_t q = shift >= 0 ? sig << shift : shift > -32 ? sig >> -shift : 0;
-                  sum += (bits[j] >> 31) ? -q : q;
-                }
-                const float block =
-                    sum == 0 ? 0.0f
-                             : flushSubnormal(static_cast<float>(std::ldexp(
-                                   static_cast<double>(sum), static_cast<int>(maxExp) - 127 - 24)));
-                acc = chipAdd(acc, block);
-              }
-            result = acc;
+  convSums<float>(
+      is, os, kh, kw,
+      [&](uint32_t o, uint32_t i, uint32_t ky, uint32_t kx) { return flushSubnormal(weight(o, i, ky, kx)); },
+      [&](uint32_t n, uint32_t i, uint32_t oy, uint32_t ox, uint32_t ky, uint32_t kx) {
+        return flushSubnormal(input(n, i, int64_t{oy} * sh + int64_t{ky} * dilY,
+                                    int64_t{ox} * sw + int64_t{kx} * dilX));
+      },
+      [&](uint32_t o, const float *f, const float *col, uint32_t window) {
+        if (in.prec == KILN_BM_PREC_FP32) {
+          // f32: two accumulators take the bias and the products in turn;
+          // their sum is the result.
+          float acc[2] = {biases[o], 0.0f};
+          uint32_t e = 0;
+          for (; e + 1 < window; e += 2) {
+            acc[1] = flushSubnormal(acc[1] + flushSubnormal(col[e] * f[e]));
+            acc[0] = flushSubnormal(acc[0] + flushSubnormal(col[e + 1] * f[e + 1]));
           }
-          storeFloat(y.at(mem.lmem, n, o, oy, ox), out, result);
-      }
-    }
-  });
+          if (e < window) acc[1] = flushSubnormal(acc[1] + flushSubnormal(col[e] * f[e]));
+          return chipAdd(acc[0], acc[1]);
+        }
+        // f16/bf16: per block of `cube` input channels and kernel tap, the
+        // products (exact in f32) are aligned to the largest one's exponent
+        // E, cut toward zero below 2^(E-24), summed exactly and the sum
+        // rounded to f32 (ties even); the f32 accumulator starts at the bias
+        // and adds the blocks' sums in turn.
+        float acc = biases[o];
+        for (uint32_t i0 = 0; i0 < is.c; i0 += cube)
+          for (uint32_t t = 0; t < taps; ++t) {
+            const uint32_t m = std::min(cube, is.c - i0);
+            uint32_t bits[64];
+            uint32_t maxExp = 0; // biased; 0: every product is zero
+            for (uint32_t j = 0; j < m; ++j) {
+              const uint32_t e = (i0 + j) * taps + t;
+              bits[j] = kiln_f32_bits(chipMul(col[e], f[e]));
+              maxExp = std::max(maxExp, bits[j] >> 23 & 0xFFu);
+            }
+            int64_t sum = 0;
+            for (uint32_t j = 0; maxExp && j < m; ++j) {
+              const uint32_t exp = bits[j] >> 23 & 0xFFu;
+              if (!exp) continue;
+              // The significand in units of 2^(E-24).
+              const int64_t sig = (bits[j] & 0x7FFFFFu) | 0x800000u;
+              const int shift = static_cast<int>(exp) - static_cast<int>(maxExp) + 1;
+              const int64_t q = shift >= 0 ? sig << shift : shift > -32 ? sig >> -shift : 0;
+              sum += (bits[j] >> 31) ? -q : q;
+            }
+            const float block =
+                sum == 0 ? 0.0f
+                         : flushSubnormal(static_cast<float>(std::ldexp(
+                               static_cast<double>(sum), static_cast<int>(maxExp) - 127 - 24)));
+            acc = chipAdd(acc, block);
+          }
+        return acc;
+      },
+      [&](uint32_t n, uint32_t o, uint32_t oy, uint32_t ox, float v) {
+        storeFloat(y.at(mem.lmem, n, o, oy, ox), out, v);
+      });
   return nullptr;
 }
 

@@ -255,38 +255,13 @@ struct Lowering {
       // plane per channel group.
       const uint64_t kilnTable = c.in2.addr + g * planeBytes(c.in2);
       if (depthwise) {
-        kiln_bm_spord k{};
-        tiuHeader(k, KILN_BM_TSK_PORD, 0);
-        k.opd0_prec = KILN_BM_PREC_INT8, k.res0_prec = KILN_BM_PREC_INT32;
-        k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
-        window(k, c);
-        k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
-        k.res0_addr = acc;
-        k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
-        k.opd0_addr = c.in0.addr + (uint64_t{n} * groupsOf(c.in0.c) + g) * planeBytes(c.in0);
-        k.opd1_addr = c.in1.addr + g * planeBytes(c.in1);
+        kiln_bm_spord k = depthwiseCommand(c, n, c0, count, acc, KILN_BM_PREC_INT32);
         k.opd2_addr = kilnTable; // the bias, first of each channel's triple
-        k.opd3_const = 1;
         push(tiu, k, KILN_BM_SPORD_BYTES, kiln_bm_spord_encode);
       } else {
-      kiln_bm_sconv k{};
-      tiuHeader(k, KILN_BM_TSK_CONV, 0);
-      k.opd0_prec = KILN_BM_PREC_INT8, k.res0_prec = KILN_BM_PREC_INT32;
-      k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
-      window(k, c);
-      k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
-      k.res0_addr = acc;
-      k.opd0_c = c.in0.c, k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
-      k.opd0_addr = in.addr + n * in.str[0];
-      if (in.window) {
-        k.opd0_str = KILN_BM_LAYOUT_STRIDE;
-        k.opd0_n_str = in.str[0], k.opd0_c_str = in.str[1];
-        k.opd0_h_str = in.str[2], k.opd0_w_str = in.str[3];
-      }
-      k.opd1_addr = c.in1.addr + g * filterPlane;
-      k.opd2_const = 1, k.opd2_addr = 0; // no kernel zero point
-      k.opd3_const = 1, k.opd3_addr = 0; // padding adds nothing
-      push(tiu, k, KILN_BM_SCONV_BYTES, kiln_bm_sconv_encode);
+        kiln_bm_sconv k = convCommand(c, n, c0, count, acc, KILN_BM_PREC_INT32, filterPlane);
+        k.opd2_const = 1, k.opd2_addr = 0; // no kernel zero point
+        push(tiu, k, KILN_BM_SCONV_BYTES, kiln_bm_sconv_encode);
       }
       const View accView = alignedView(acc, 1, count, c.out.h, c.out.w, KILN_DTYPE_INT32);
       auto column = [&](uint64_t addr, uint64_t stride) {
@@ -305,9 +280,7 @@ struct Lowering {
          KILN_DTYPE_INT32, true, 0);
       ar(KILN_BM_AR_ADD, t2, KILN_DTYPE_INT32, &t2, KILN_DTYPE_INT32, nullptr, KILN_DTYPE_INT32,
          true, int32Bits(zpOut));
-      const uint64_t outAddr =
-          c.out.addr + (uint64_t{n} * groupsOf(c.out.c) + g) * planeBytes(c.out);
-      requant(outAddr, acc, 1, count, c.out.h, c.out.w, &table, 0, 0, 0);
+      requant(outChunk(c, n, c0), acc, 1, count, c.out.h, c.out.w, &table, 0, 0, 0);
     });
   }
 
@@ -413,6 +386,65 @@ struct Lowering {
         f(n, c0, std::min<uint32_t>(KILN_NPU_NUM, c.out.c - c0));
   }
 
+  /// Where channels [c0, c0 + 64) of image n of the result start.
+  uint64_t outChunk(const kiln_tiu_cmd &c, uint32_t n, uint32_t c0) const {
+    return c.out.addr + (uint64_t{n} * groupsOf(c.out.c) + c0 / KILN_NPU_NUM) * planeBytes(c.out);
+  }
+
+  /// The sCONV of output channels [c0, c0 + count) of image n into a
+  /// [1, count, oh, ow] alignEU tensor at resAddr, the filter's lane groups
+  /// filterPlane bytes apart; opd2 (bias or kernel zero point) is the caller's.
+  kiln_bm_sconv convCommand(const kiln_tiu_cmd &c, uint32_t n, uint32_t c0, uint32_t count,
+                            uint64_t resAddr, uint64_t resPrec, uint64_t filterPlane) {
+    const View in = viewOf(c.in0);
+    kiln_bm_sconv k{};
+    tiuHeader(k, KILN_BM_TSK_CONV, 0);
+    k.opd0_prec = precOf(c.in0.dtype), k.res0_prec = resPrec;
+    k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
+    window(k, c);
+    k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
+    k.res0_addr = resAddr;
+    k.opd0_c = c.in0.c, k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
+    k.opd0_addr = in.addr + n * in.str[0] * kiln_dtype_bytes(c.in0.dtype);
+    if (in.window) {
+      k.opd0_str = KILN_BM_LAYOUT_STRIDE;
+      k.opd0_n_str = in.str[0], k.opd0_c_str = in.str[1];
+      k.opd0_h_str = in.str[2], k.opd0_w_str = in.str[3];
+    }
+    k.opd1_addr = c.in1.addr + c0 / KILN_NPU_NUM * filterPlane;
+    k.opd3_const = 1; // zero padding
+    return k;
+  }
+
+  /// The depthwise sPorD of channels [c0, c0 + count) of image n into an
+  /// alignEU tensor at resAddr; opd2 (the bias) is the caller's.
+  kiln_bm_spord depthwiseCommand(const kiln_tiu_cmd &c, uint32_t n, uint32_t c0, uint32_t count,
+                                 uint64_t resAddr, uint64_t resPrec) {
+    const uint64_t g = c0 / KILN_NPU_NUM;
+    kiln_bm_spord k{};
+    tiuHeader(k, KILN_BM_TSK_PORD, 0);
+    k.opd0_prec = precOf(c.in0.dtype), k.res0_prec = resPrec;
+    k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
+    window(k, c);
+    k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
+    k.res0_addr = resAddr;
+    k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
+    k.opd0_addr = c.in0.addr + (uint64_t{n} * groupsOf(c.in0.c) + g) * planeBytes(c.in0);
+    k.opd1_addr = c.in1.addr + g * planeBytes(c.in1);
+    k.opd3_const = 1;
+    return k;
+  }
+
+  /// A float bias's lane group for channels from c0, or +0 without one.
+  template <typename Cmd> void floatBias(Cmd &k, const kiln_tiu_cmd &c, uint32_t c0) {
+    if (c.flags & KILN_TIU_FLAG_HAS_BIAS) {
+      k.opd2_addr = c.in2.addr + c0 / KILN_NPU_NUM * planeBytes(c.in2);
+    } else {
+      k.opd2_const = 1;
+      k.opd2_addr = 0; // +0 in every format
+    }
+  }
+
   void conv(const kiln_tiu_cmd &c) {
     if (c.groups != 1)
       return fail("grouped convolution");
@@ -433,33 +465,10 @@ struct Lowering {
       return fail("an f16/bf16 convolution with a 16-bit bias (the chip's is f32)");
     if (c.out.plane_h && c.out.plane_h != c.out.h)
       return fail("a convolution writing a window of rows");
-    const View in = viewOf(c.in0);
-    const uint64_t inBytes = kiln_dtype_bytes(c.in0.dtype);
     perImageAndLaneGroup(c, [&](uint32_t n, uint32_t c0, uint32_t count) {
-      kiln_bm_sconv k{};
-      tiuHeader(k, KILN_BM_TSK_CONV, 0);
-      k.opd0_prec = precOf(c.in0.dtype);
-      k.res0_prec = precOf(c.out.dtype);
-      k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
-      window(k, c);
-      const uint64_t g = c0 / KILN_NPU_NUM;
-      k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
-      k.res0_addr = c.out.addr + (uint64_t{n} * groupsOf(c.out.c) + g) * planeBytes(c.out);
-      k.opd0_c = c.in0.c, k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
-      k.opd0_addr = in.addr + n * in.str[0] * inBytes;
-      if (in.window) {
-        k.opd0_str = KILN_BM_LAYOUT_STRIDE;
-        k.opd0_n_str = in.str[0], k.opd0_c_str = in.str[1];
-        k.opd0_h_str = in.str[2], k.opd0_w_str = in.str[3];
-      }
-      k.opd1_addr = c.in1.addr + g * filterPlane;
-      if (c.flags & KILN_TIU_FLAG_HAS_BIAS) {
-        k.opd2_addr = c.in2.addr + g * planeBytes(c.in2);
-      } else {
-        k.opd2_const = 1;
-        k.opd2_addr = 0; // +0.0f
-      }
-      k.opd3_const = 1; // zero padding
+      kiln_bm_sconv k =
+          convCommand(c, n, c0, count, outChunk(c, n, c0), precOf(c.out.dtype), filterPlane);
+      floatBias(k, c, c0);
       push(tiu, k, KILN_BM_SCONV_BYTES, kiln_bm_sconv_encode);
     });
   }
@@ -473,24 +482,9 @@ struct Lowering {
     if (viewOf(c.in0).window || (c.out.plane_h && c.out.plane_h != c.out.h))
       return fail("a depthwise convolution over a window of rows");
     perImageAndLaneGroup(c, [&](uint32_t n, uint32_t c0, uint32_t count) {
-      kiln_bm_spord k{};
-      tiuHeader(k, KILN_BM_TSK_PORD, 0);
-      const uint64_t g = c0 / KILN_NPU_NUM;
-      k.opd0_prec = k.res0_prec = precOf(c.in0.dtype);
-      k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
-      window(k, c);
-      k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
-      k.res0_addr = c.out.addr + (uint64_t{n} * groupsOf(c.out.c) + g) * planeBytes(c.out);
-      k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
-      k.opd0_addr = c.in0.addr + (uint64_t{n} * groupsOf(c.in0.c) + g) * planeBytes(c.in0);
-      k.opd1_addr = c.in1.addr + g * planeBytes(c.in1);
-      if (c.flags & KILN_TIU_FLAG_HAS_BIAS) {
-        k.opd2_addr = c.in2.addr + g * planeBytes(c.in2);
-      } else {
-        k.opd2_const = 1;
-        k.opd2_addr = 0;
-      }
-      k.opd3_const = 1;
+      kiln_bm_spord k =
+          depthwiseCommand(c, n, c0, count, outChunk(c, n, c0), precOf(c.in0.dtype));
+      floatBias(k, c, c0);
       push(tiu, k, KILN_BM_SPORD_BYTES, kiln_bm_spord_encode);
     });
   }

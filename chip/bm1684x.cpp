@@ -851,43 +851,6 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
   if (const char *e = tiuView(p.res0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, int8Depthwise ? i32 : out,
                               os, &y))
     return e;
-  if (int8Depthwise) {
-    const Type wt{KILN_BM_PREC_INT8, p.opd1_sign != 0};
-    LmemView w8, b32;
-    if (!p.opd1_const)
-      if (const char *e = tiuView(p.opd1_addr, KILN_BM_LAYOUT_COMPACT, none, wt, Shape{1, os.c, kh, kw}, &w8))
-        return e;
-    if (!p.opd2_const)
-      if (const char *e = tiuView(p.opd2_addr, KILN_BM_LAYOUT_COMPACT, none, i32, Shape{1, os.c, 1, 1}, &b32))
-        return e;
-    auto intImmediate = [](uint64_t bits, Type t) {
-      uint8_t raw[4];
-      for (uint32_t i = 0; i < 4; ++i) raw[i] = static_cast<uint8_t>(bits >> (8u * i));
-      return loadInt(raw, t);
-    };
-    const int64_t padValue = intImmediate(p.opd3_addr, in);
-    const uint32_t dy = static_cast<uint32_t>(p.opd1_y_ins0) + 1, dx = static_cast<uint32_t>(p.opd1_x_ins0) + 1;
-    const Window iwin = windowOf(p, is.h, is.w);
-    for (uint32_t n = 0; n < os.n; ++n)
-      for (uint32_t c = 0; c < os.c; ++c)
-        for (uint32_t oy = 0; oy < os.h; ++oy)
-          for (uint32_t ox = 0; ox < os.w; ++ox) {
-            int64_t acc = p.opd2_const ? intImmediate(p.opd2_addr, i32) : loadInt(b32.at(mem.lmem, 0, c, 0, 0), i32);
-            for (uint32_t ky = 0; ky < kh; ++ky)
-              for (uint32_t kx = 0; kx < kw; ++kx) {
-                uint32_t iy, ix;
-                const Window::Kind kind = iwin.at(int64_t{oy} * sh + int64_t{ky} * dy,
-                                                  int64_t{ox} * sw + int64_t{kx} * dx, &iy, &ix);
-                const int64_t v = kind == Window::Pixel ? loadInt(x.at(mem.lmem, n, c, iy, ix), in)
-                                  : kind == Window::Pad ? padValue : 0;
-                const int64_t k = p.opd1_const ? intImmediate(p.opd1_addr, wt)
-                                               : loadInt(w8.at(mem.lmem, 0, c, ky, kx), wt);
-                acc += v * k;
-              }
-            storeInt(y.at(mem.lmem, n, c, oy, ox), i32, acc); // the low 32 bits
-          }
-    return nullptr;
-  }
   LmemView w, b;
   const bool useKernel = !isMax, useBias = eu == 0;
   if (useKernel && !p.opd1_const)
@@ -911,18 +874,33 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
     for (uint32_t i = 0; i < 4; ++i) raw[i] = static_cast<uint8_t>(bits >> (8u * i));
     return loadFloat(raw, t);
   };
-  if (int8Max) {
-    // The window's maximum, pads being the opd3 value, inserted zeros 0.
-    uint8_t padRaw[4];
-    for (uint32_t i = 0; i < 4; ++i) padRaw[i] = static_cast<uint8_t>(p.opd3_addr >> (8u * i));
-    const int64_t padValue = loadInt(padRaw, in);
+  if (int8Max || int8Depthwise) {
+    // 8-bit: the window's values (pads the opd3 value, inserted zeros 0);
+    // max pooling keeps the largest, a depthwise conv sums them times its
+    // kernel (opd1, 8-bit) onto its bias (opd2, int32) into an int32.
+    const Type wt{KILN_BM_PREC_INT8, p.opd1_sign != 0};
+    LmemView w8, b32;
+    if (int8Depthwise && !p.opd1_const)
+      if (const char *e = tiuView(p.opd1_addr, KILN_BM_LAYOUT_COMPACT, none, wt, Shape{1, os.c, kh, kw}, &w8))
+        return e;
+    if (int8Depthwise && !p.opd2_const)
+      if (const char *e = tiuView(p.opd2_addr, KILN_BM_LAYOUT_COMPACT, none, i32, Shape{1, os.c, 1, 1}, &b32))
+        return e;
+    auto intImmediate = [](uint64_t bits, Type t) {
+      uint8_t raw[4];
+      for (uint32_t i = 0; i < 4; ++i) raw[i] = static_cast<uint8_t>(bits >> (8u * i));
+      return loadInt(raw, t);
+    };
+    const int64_t padValue = intImmediate(p.opd3_addr, in);
     const uint32_t dy = static_cast<uint32_t>(p.opd1_y_ins0) + 1, dx = static_cast<uint32_t>(p.opd1_x_ins0) + 1;
     const Window iwin = windowOf(p, is.h, is.w);
     for (uint32_t n = 0; n < os.n; ++n)
       for (uint32_t c = 0; c < os.c; ++c)
         for (uint32_t oy = 0; oy < os.h; ++oy)
           for (uint32_t ox = 0; ox < os.w; ++ox) {
-            int64_t best = 0;
+            int64_t acc = !int8Depthwise ? 0
+                          : p.opd2_const ? intImmediate(p.opd2_addr, i32)
+                                         : loadInt(b32.at(mem.lmem, 0, c, 0, 0), i32);
             bool first = true;
             for (uint32_t ky = 0; ky < kh; ++ky)
               for (uint32_t kx = 0; kx < kw; ++kx) {
@@ -931,10 +909,14 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
                                                   int64_t{ox} * sw + int64_t{kx} * dx, &iy, &ix);
                 const int64_t v = kind == Window::Pixel ? loadInt(x.at(mem.lmem, n, c, iy, ix), in)
                                   : kind == Window::Pad ? padValue : 0;
-                if (first || v > best) best = v;
+                if (int8Depthwise)
+                  acc += v * (p.opd1_const ? intImmediate(p.opd1_addr, wt)
+                                           : loadInt(w8.at(mem.lmem, 0, c, ky, kx), wt));
+                else if (first || v > acc)
+                  acc = v;
                 first = false;
               }
-            storeInt(y.at(mem.lmem, n, c, oy, ox), out, best);
+            storeInt(y.at(mem.lmem, n, c, oy, ox), int8Depthwise ? i32 : out, acc); // low bits
           }
     return nullptr;
   }

@@ -100,6 +100,19 @@ public:
     return e.empty() ? compare() : e;
   }
 
+  // Encodes a TIU command of class cls, fills both memories with random
+  // values of `prec` (specials included) and runs it on both: "" or why
+  // they differ, with the command.
+  template <typename Cmd>
+  std::string runTiu(const Cmd &k, const char *(*encode)(const Cmd *, uint8_t *), kiln_bm_class cls,
+                     uint32_t prec) {
+    uint8_t cmd[KILN_BM_MAX_CMD_BYTES];
+    if (const char *bad = encode(&k, cmd)) return std::string("field out of range: ") + bad;
+    randomize(prec, true);
+    std::string diff = run(cmd, kiln_bm_class_bytes(cls), SophgoSim::Tiu);
+    return diff.empty() ? diff : diff + "\n" + describe(cls, cmd);
+  }
+
   uint8_t *kilnLmem() { return lmem_.data(); }
   uint8_t *simLmem() { return sim_->lmem(); }
   // Runs one command on both without comparing; kiln's fault or "".
@@ -675,11 +688,7 @@ TEST(Bm1684xDiff, IntegerMaxPoolingMatchesTheSimulator) {
     p.opd0_sign = rnd(g, 0, 1); // int8 or uint8; the result takes the input's
     p.opd3_addr = rnd(g, 0, 255); // the padding value's byte
     unsignedCount += p.opd0_sign == 0;
-    uint8_t cmd[KILN_BM_SPORD_BYTES];
-    ASSERT_EQ(kiln_bm_spord_encode(&p, cmd), nullptr);
-    m.randomize(KILN_BM_PREC_INT8, true);
-    std::string diff = m.run(cmd, sizeof cmd, SophgoSim::Tiu);
-    ASSERT_EQ(diff, "") << describe(KILN_BM_CLASS_SPORD, cmd);
+    ASSERT_EQ(m.runTiu(p, kiln_bm_spord_encode, KILN_BM_CLASS_SPORD, KILN_BM_PREC_INT8), "");
     ++done;
   }
   printf("sPorD max i8/u8: %d random commands (%d unsigned), all byte-identical\n", done,
@@ -719,11 +728,7 @@ TEST(Bm1684xDiff, IntegerDepthwiseMatchesTheSimulator) {
     if (p.res0_addr == UINT32_MAX || p.opd0_addr == UINT32_MAX || p.opd1_addr == UINT32_MAX ||
         p.opd2_addr == UINT32_MAX)
       continue;
-    uint8_t cmd[KILN_BM_SPORD_BYTES];
-    ASSERT_EQ(kiln_bm_spord_encode(&p, cmd), nullptr);
-    m.randomize(KILN_BM_PREC_INT8, true);
-    std::string diff = m.run(cmd, sizeof cmd, SophgoSim::Tiu);
-    ASSERT_EQ(diff, "") << describe(KILN_BM_CLASS_SPORD, cmd);
+    ASSERT_EQ(m.runTiu(p, kiln_bm_spord_encode, KILN_BM_CLASS_SPORD, KILN_BM_PREC_INT8), "");
     ++done;
   }
   printf("sPorD depthwise i8/u8 -> i32: %d random commands, all byte-identical\n", done);
@@ -752,11 +757,7 @@ TEST(Bm1684xDiff, LaneCopyAndBroadcastMatchTheSimulator) {
     t.opd0_addr = placeLmem(g, in, prec, KILN_BM_LAYOUT_ALIGN_EU, rnd(g, 0, 63), &next, st);
     if (t.res0_addr == UINT32_MAX || t.opd0_addr == UINT32_MAX) continue;
     broadcasts += t.tsk_eu_typ == 3;
-    uint8_t cmd[KILN_BM_STRANS_BC_BYTES];
-    ASSERT_EQ(kiln_bm_strans_bc_encode(&t, cmd), nullptr);
-    m.randomize(prec, true);
-    std::string diff = m.run(cmd, sizeof cmd, SophgoSim::Tiu);
-    ASSERT_EQ(diff, "") << describe(KILN_BM_CLASS_STRANS_BC, cmd);
+    ASSERT_EQ(m.runTiu(t, kiln_bm_strans_bc_encode, KILN_BM_CLASS_STRANS_BC, prec), "");
     ++done;
   }
   printf("sTRANS&sBC: %d random lane copies and broadcasts (%d broadcasts), all byte-identical\n",

@@ -118,22 +118,29 @@ ModelSpec loweredNet() {
 }
 
 // The output of one run of the spec on a cmodel running `isa`.
-std::vector<float> runOn(kiln_isa isa, const ModelSpec &spec, std::string *fault = nullptr) {
+// Output 0 of one run of the spec on a cmodel running `isa`, its inputs
+// given in order as the bytes of T.
+template <typename T>
+std::vector<T> runOn(kiln_isa isa, const ModelSpec &spec, const std::vector<std::vector<T>> &inputs) {
   Device dev(16u << 20, isa);
   Runtime runtime;
   EXPECT_EQ(runtime.init(dev.hal()), KILN_OK);
   const auto file = buildBmodel(spec);
   Net net;
-  EXPECT_EQ(net.load(runtime, file.data(), file.size()), KILN_OK);
-  const auto x = randomFloats(kX.count(), 9);
-  EXPECT_EQ(net.setInput(0, x.data(), x.size() * 4), KILN_OK);
-  kiln_status st = net.run(kTimeout);
-  if (fault)
-    *fault = dev.faultReason();
-  EXPECT_EQ(st, KILN_OK) << dev.faultReason();
-  std::vector<float> z(kP.count());
-  EXPECT_EQ(net.getOutput(0, z.data(), z.size() * 4), KILN_OK);
+  kiln_error_detail d{};
+  EXPECT_EQ(net.load(runtime, file.data(), file.size(), 0, &d), KILN_OK) << d.reason;
+  for (uint32_t i = 0; i < inputs.size(); ++i)
+    EXPECT_EQ(net.setInput(i, inputs[i].data(), inputs[i].size() * sizeof(T)), KILN_OK);
+  EXPECT_EQ(net.run(kTimeout), KILN_OK) << dev.faultReason();
+  kiln_tensor_info out;
+  EXPECT_EQ(net.outputInfo(0, &out), KILN_OK);
+  std::vector<T> z(out.bytes / sizeof(T));
+  EXPECT_EQ(net.getOutput(0, z.data(), out.bytes), KILN_OK);
   return z;
+}
+
+std::vector<float> runOn(kiln_isa isa, const ModelSpec &spec) {
+  return runOn<float>(isa, spec, {randomFloats(kX.count(), 9)});
 }
 
 TEST(Bm1684xStreams, LoweredStreamsComputeWhatTheRecordsCompute) {
@@ -248,25 +255,11 @@ ModelSpec int8Net() {
 }
 
 std::vector<int8_t> runInt8(kiln_isa isa, const ModelSpec &spec) {
-  Device dev(16u << 20, isa);
-  Runtime runtime;
-  EXPECT_EQ(runtime.init(dev.hal()), KILN_OK);
-  const auto file = buildBmodel(spec);
-  Net net;
-  kiln_error_detail d{};
-  EXPECT_EQ(net.load(runtime, file.data(), file.size(), 0, &d), KILN_OK) << d.reason;
   std::mt19937 rng(11);
-  for (uint32_t i = 0; i < 2; ++i) {
-    kiln_tensor_info info;
-    EXPECT_EQ(net.inputInfo(i, &info), KILN_OK);
-    std::vector<int8_t> in(info.bytes);
+  std::vector<std::vector<int8_t>> inputs{std::vector<int8_t>(8 * 36), std::vector<int8_t>(80 * 36)};
+  for (auto &in : inputs)
     for (int8_t &v : in) v = int8_t(std::uniform_int_distribution<int>(-128, 127)(rng));
-    EXPECT_EQ(net.setInput(i, in.data(), in.size()), KILN_OK);
-  }
-  EXPECT_EQ(net.run(kTimeout), KILN_OK) << dev.faultReason();
-  std::vector<int8_t> z(80 * 36);
-  EXPECT_EQ(net.getOutput(0, z.data(), z.size()), KILN_OK);
-  return z;
+  return runOn<int8_t>(isa, spec, inputs);
 }
 
 TEST(Bm1684xStreams, Int8ConvAndAddComputeWhatTheRecordsComputeBitForBit) {
@@ -316,21 +309,9 @@ TEST(Bm1684xStreams, AChannelBroadcastComputesWhatTheRecordComputes) {
   ModelSpec spec;
   spec.nets = {net};
   lower(spec);
-  auto run = [&](kiln_isa isa) {
-    Device dev(16u << 20, isa);
-    Runtime runtime;
-    EXPECT_EQ(runtime.init(dev.hal()), KILN_OK);
-    const auto file = buildBmodel(spec);
-    Net n;
-    EXPECT_EQ(n.load(runtime, file.data(), file.size()), KILN_OK);
-    const auto v = randomFloats(x.count(), 12);
-    EXPECT_EQ(n.setInput(0, v.data(), v.size() * 4), KILN_OK);
-    EXPECT_EQ(n.run(kTimeout), KILN_OK) << dev.faultReason();
-    std::vector<float> z(x.count());
-    EXPECT_EQ(n.getOutput(0, z.data(), z.size() * 4), KILN_OK);
-    return z;
-  };
-  const std::vector<float> records = run(KILN_ISA_KILN), streams = run(KILN_ISA_BM1684X);
+  const std::vector<std::vector<float>> inputs{randomFloats(x.count(), 12)};
+  const std::vector<float> records = runOn<float>(KILN_ISA_KILN, spec, inputs),
+                           streams = runOn<float>(KILN_ISA_BM1684X, spec, inputs);
   EXPECT_EQ(records, streams);
   EXPECT_NE(records[0], records[9]); // channel 0 and 1 differ in x, share s
 }

@@ -157,7 +157,15 @@ int kiln::cli::compileMain() {
   if (cfg.isa == config::Isa::Bm1684x)
     if (std::string err = codegen::lowerToBm1684x(*net); !err.empty())
       return fail(cfg.config_path + ": isa: bm1684x: " + err);
-  std::vector<uint8_t> bytes = bmodel::serialize({*net});
+  std::vector<uint8_t> bytes;
+  if (config::containerOf(cfg) == config::Container::Sophgo) {
+    auto sophgo = bmodel::serializeSophgo({*net});
+    if (!sophgo)
+      return fail(cfg.config_path + ": " + llvm::toString(sophgo.takeError()));
+    bytes = std::move(*sophgo);
+  } else {
+    bytes = bmodel::serialize({*net});
+  }
   llvm::sys::fs::create_directories(llvm::sys::path::parent_path(cfg.output));
   if (auto err = host::writeFile(cfg.output, bytes.data(), bytes.size()); !err.empty())
     return fail(err);

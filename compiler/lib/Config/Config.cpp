@@ -37,6 +37,8 @@ constexpr EnumName<RandomOps> kRandomOps[] = {{"reject", RandomOps::Reject},
                                               {"const", RandomOps::Const},
                                               {"input", RandomOps::Input}};
 constexpr EnumName<Isa> kIsas[] = {{"kiln", Isa::Kiln}, {"bm1684x", Isa::Bm1684x}};
+constexpr EnumName<Container> kContainers[] = {{"kiln", Container::Kiln},
+                                               {"sophgo", Container::Sophgo}};
 constexpr EnumName<ModulatedConv> kModulatedConv[] = {
     {"auto", ModulatedConv::Auto},
     {"rewrite", ModulatedConv::Rewrite},
@@ -60,6 +62,13 @@ const char *toString(RandomOps randomOps) { return nameIn(kRandomOps, randomOps)
 const char *toString(CalibMethod calibMethod) { return nameIn(kCalibMethods, calibMethod); }
 const char *toString(ModulatedConv mode) { return nameIn(kModulatedConv, mode); }
 const char *toString(Isa isa) { return nameIn(kIsas, isa); }
+const char *toString(Container container) { return nameIn(kContainers, container); }
+
+Container containerOf(const DeployConfig &config) {
+  if (config.container)
+    return *config.container;
+  return config.isa == Isa::Bm1684x ? Container::Sophgo : Container::Kiln;
+}
 
 namespace {
 
@@ -136,10 +145,11 @@ public:
       return fail(root, "the config must be a mapping, not " + describe(root));
 
     bool haveModel = false, haveName = false, haveOutput = false;
+    yaml_node_t *containerNode = nullptr;
     std::map<std::string, DType> fileQtable;
     bool ok = forEachKey(
         root, "",
-        {"model", "name", "chip", "isa", "inputs", "quantize", "qtable", "qtable_file",
+        {"model", "name", "chip", "isa", "container", "inputs", "quantize", "qtable", "qtable_file",
          "calibration", "random_ops", "random_seed", "layer_group", "optimize",
          "debug",
          "verify", "output"},
@@ -158,6 +168,14 @@ public:
             return getChip(value, out.chip);
           if (key == "isa")
             return getEnum(value, key, kIsas, out.isa);
+          if (key == "container") {
+            containerNode = value;
+            Container container;
+            if (!getEnum(value, key, kContainers, container))
+              return false;
+            out.container = container;
+            return true;
+          }
           if (key == "inputs")
             return getInputs(value, out.inputs);
           if (key == "quantize")
@@ -192,6 +210,9 @@ public:
 
     if (!haveModel)
       return fail(root, "missing required key 'model'");
+    if (out.container == Container::Sophgo && out.isa != Isa::Bm1684x)
+      return fail(containerNode, "'container: sophgo' needs 'isa: bm1684x': Sophgo's "
+                                 "container carries the chip's own commands");
     if (!haveName)
       out.name = fs::path(out.model).stem().string();
     if (!haveOutput)

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,10 @@ enum class RandomOps { Reject, Const, Input };
 // the runtime and cmodel run today); Bm1684x adds, per layer group, the
 // chip's own TIU and GDMA streams (docs/DESIGN.md section 4.1).
 enum class Isa { Kiln, Bm1684x };
+// container: the file format the bmodel is written in. Kiln is kiln's own
+// (schemas/bmodel.fbs); Sophgo is the container libbmrt loads on boards
+// (schemas/sophgo_bmodel.fbs), which needs isa: bm1684x and is its default.
+enum class Container { Kiln, Sophgo };
 enum class CalibMethod { MinMax, KL, Percentile };
 // optimize.modulated_conv: StyleGAN2-style computed filters (docs/DESIGN.md
 // section 9).
@@ -53,6 +58,7 @@ struct DeployConfig {
   std::string name;
   std::string chip = "bm1684x";
   Isa isa = Isa::Kiln;
+  std::optional<Container> container; // unset: containerOf() picks by isa
   std::vector<InputOverride> inputs; // in config order
   DType quantize = DType::F32;
   // The inline `qtable` merged over the entries of `qtable_file` (a YAML
@@ -85,6 +91,9 @@ const char *toString(RandomOps randomOps);     // reject | const | input
 const char *toString(CalibMethod calibMethod); // minmax | kl | percentile
 const char *toString(ModulatedConv mode);      // auto | rewrite | keep
 const char *toString(Isa isa);                 // kiln | bm1684x
+const char *toString(Container container);     // kiln | sophgo
+/// The container the config asks for, or its isa's default.
+Container containerOf(const DeployConfig &config);
 
 } // namespace kiln::config
 

@@ -30,4 +30,21 @@ typedef struct kiln_bmodel_header {
 
 KILN_STATIC_ASSERT(sizeof(kiln_bmodel_header) == 64, bmodel_header_size);
 
+/* Sophgo's container, the one libbmrt loads (FACTS.md section 6):
+ * header | FlatBuffer (schemas/sophgo_bmodel.fbs) | blob, back to back, no
+ * checksum. The blob's 64-bit size sits unaligned at offset 12, hence the two
+ * words. Little-endian. */
+#define KILN_SOPHGO_MAGIC 0xFF55AAEEu
+
+typedef struct kiln_sophgo_header {
+  uint32_t magic;
+  uint32_t header_size; /* 64 */
+  uint32_t flatbuffers_size;
+  uint32_t binary_size_lo;
+  uint32_t binary_size_hi;
+  uint32_t reserved[11];
+} kiln_sophgo_header;
+
+KILN_STATIC_ASSERT(sizeof(kiln_sophgo_header) == 64, sophgo_header_size);
+
 #endif

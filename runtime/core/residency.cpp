@@ -344,7 +344,7 @@ kiln_status uploadWarmQueues(const kiln_hal &hal, const fb::LayerGroup &g, uint3
                       &WarmSource::gdmaAt};
   // The records are the verified cold ones; only ids and waits change, so
   // they get the verifier's sync check again: ids in order, no deadlock.
-  kiln_status st = kiln_schedule_source(&q, nullptr, nullptr, nullptr);
+  kiln_status st = scheduleSource(q, nullptr, nullptr);
   if (st != KILN_OK)
     return fail(d, st, KILN_OBJ_GROUP, group, kNoIndex, "warm queues would deadlock");
   st = writeRecords<kiln_tiu_cmd>(hal, tiu_addr, &src, q.n_tiu, &WarmSource::tiuAt);

@@ -338,7 +338,9 @@ kiln_status checkSync(const kiln_tiu_cmd *tiu, const kiln_gdma_cmd *gdma,
       KILN_FAIL(d, BAD_SYNC, GDMA_CMD, group, i, "waits for a TIU id past the queue");
   }
   uint32_t started[2] = {0, 0}; // by kiln_engine
-  kiln_status st = kiln_schedule_queues(tiu, n_tiu, gdma, n_gdma, countStart, started, nullptr);
+  kiln_queue_arrays arrays{tiu, gdma};
+  const kiln_queue_source q{&arrays, n_tiu, n_gdma, kiln_array_tiu_at, kiln_array_gdma_at};
+  kiln_status st = scheduleSource(q, countStart, started);
   if (st == KILN_OK)
     return KILN_OK;
   if (started[KILN_ENGINE_TIU] < n_tiu)
@@ -436,6 +438,10 @@ kiln_status checkNet(const fb::Net &net, const uint8_t *blob, uint64_t blob_size
 
 } // namespace
 
+kiln_status scheduleSource(const kiln_queue_source &q, kiln_schedule_cb cb, void *user) {
+  return kiln_schedule_source(&q, cb, user, nullptr);
+}
+
 const kiln_tiu_cmd *tiuRecords(const uint8_t *blob, const fb::LayerGroup &group) {
   const fb::BlobRange *range = group.tiu_cmds();
   return reinterpret_cast<const kiln_tiu_cmd *>(blob + (range ? range->offset() : 0));
@@ -447,6 +453,16 @@ const kiln_gdma_cmd *gdmaRecords(const uint8_t *blob, const fb::LayerGroup &grou
 }
 
 kiln_status verifyBmodel(const uint8_t *file, size_t size, VerifiedBmodel *out, Detail *d) {
+  // Sophgo's container, as kiln writes it: kiln's own container is its blob.
+  if (kiln_is_sophgo(file, size)) {
+    uint64_t at, inner;
+    if (!kiln_sophgo_blob(file, size, &at, &inner))
+      KILN_FAIL(d, TRUNCATED, HEADER, kNoIndex, kNoIndex, "Sophgo container's parts overrun the file");
+    if (at % KILN_SOPHGO_BLOB_ALIGN != 0)
+      KILN_FAIL(d, BAD_MAGIC, HEADER, kNoIndex, kNoIndex, "Sophgo container not written by kiln");
+    file += at;
+    size = inner;
+  }
   kiln_bmodel_header h;
   kiln_status st = checkHeader(file, size, &h, d);
   if (st != KILN_OK)

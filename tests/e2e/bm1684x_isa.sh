@@ -8,7 +8,12 @@
 #     records of the same file on the cmodel, each against PyTorch at MIN_COS.
 #   DEVICE=sophgo-sim: run the streams on Sophgo's own simulator, against
 #     PyTorch at MIN_COS, and require kiln's cmodel to give the very same
-#     bytes for every output. Without the simulator: SKIPPED, with the reason.
+#     bytes for every output. Then the board smoke test: the same file (in
+#     Sophgo's container, isa: bm1684x's default) through Sophgo's own
+#     runtime, libbmrt, as an application on a board runs it (bmrt_smoke),
+#     against PyTorch and byte-identical to kiln's runtime on the simulator;
+#     and Sophgo's model_tool --info lists its net, stage, inputs and
+#     outputs. Without the simulator: SKIPPED, with the reason.
 set -euo pipefail
 model=$1 dtype=$2 min_cos=$3 device=$4
 config=$model
@@ -25,6 +30,8 @@ bash "$root/tests/models/generate.sh" "$(basename "$dir")" "$dir" "$py"
 if [ "$device" = cmodel ]; then
   "$kiln" compile "$cfg" -o "$out.bmodel" | tee "$out.compile.txt"
   grep -q "verify: PASS" "$out.compile.txt"
+  # isa: bm1684x writes Sophgo's container; kiln's runtime reads it too.
+  "$kiln" inspect "$out.bmodel" | grep "Sophgo's container"
   "$kiln" run "$out.bmodel" --input "$dir/input.npz" --output "$out.streams.npz" | tee "$out.run.txt"
   grep -q "BM1684X commands" "$out.run.txt"
   "$kiln" compare "$out.streams.npz" "$dir/reference.npz" --tolerance "$min_cos,0.5"
@@ -61,18 +68,36 @@ fi
 grep "Sophgo's simulator" "$out.sim.txt"
 "$kiln" compare "$out.sim.npz" "$dir/reference.npz" --tolerance "$min_cos,0.5"
 "$kiln" run "$out.bmodel" --input "$dir/input.npz" --output "$out.cmodel.npz"
-"$py" - "$out.sim.npz" "$out.cmodel.npz" <<'PY'
+same_bytes() {  # same_bytes A.npz B.npz LABEL: every output byte-identical
+  "$py" - "$@" <<'PY'
 import sys
 import numpy as np
-sim, ours = np.load(sys.argv[1]), np.load(sys.argv[2])
-assert sorted(sim.files) == sorted(ours.files), (sim.files, ours.files)
+a, b = np.load(sys.argv[1]), np.load(sys.argv[2])
+assert sorted(a.files) == sorted(b.files), (a.files, b.files)
 bad = 0
-for k in sim.files:
-    a, b = sim[k], ours[k]
-    same = a.shape == b.shape and a.tobytes() == b.tobytes()
-    diff = float(np.max(np.abs(a.astype(np.float64) - b))) if a.shape == b.shape else float("inf")
-    print(f"{k}: {a.size} values, kiln's cmodel vs Sophgo's simulator: "
+for k in a.files:
+    x, y = a[k], b[k]
+    same = x.shape == y.shape and x.dtype == y.dtype and x.tobytes() == y.tobytes()
+    diff = float(np.max(np.abs(x.astype(np.float64) - y))) if x.shape == y.shape else float("inf")
+    print(f"{k}: {x.size} values, {sys.argv[3]}: "
           f"{'byte-identical' if same else f'DIFFERENT (max |diff| {diff:.3g})'}")
     bad += not same
 sys.exit(1 if bad else 0)
 PY
+}
+same_bytes "$out.sim.npz" "$out.cmodel.npz" "kiln's cmodel vs Sophgo's simulator"
+
+# The board smoke test: Sophgo's runtime loads and runs kiln's file.
+"$build/tests/oracle/bmrt_smoke" "$out.bmodel" "$dir/input.npz" "$out.bmrt.npz" \
+  > "$out.bmrt.txt" 2>&1 || { cat "$out.bmrt.txt"; exit 1; }
+grep -E "^(libbmrt loaded|output)" "$out.bmrt.txt"
+"$kiln" compare "$out.bmrt.npz" "$dir/reference.npz" --tolerance "$min_cos,0.5"
+same_bytes "$out.bmrt.npz" "$out.sim.npz" "libbmrt vs kiln's runtime, both on Sophgo's simulator"
+oracle_lib=$(dirname "$KILN_SOPHGO_SIM")
+LD_LIBRARY_PATH=$oracle_lib "$oracle_lib/../bin/model_tool" --info "$out.bmodel" > "$out.info.txt"
+cat "$out.info.txt"
+name=$(sed -n 's/^name: //p' "$cfg")
+grep -q "^net 0: \[$name\]  static" "$out.info.txt"
+grep -q "^stage 0" "$out.info.txt"
+grep -q "^input: " "$out.info.txt"
+grep -q "^output: " "$out.info.txt"

@@ -7,6 +7,8 @@
 #include "kiln/abi/cost.h"
 #include "kiln/bmodel_generated.h"
 
+#include "llvm/ADT/ArrayRef.h"
+
 #include <cstring>
 #include <vector>
 
@@ -14,7 +16,7 @@ namespace kiln::cli {
 
 /// Copies group g's TIU and GDMA records out of the bmodel file's blob;
 /// false if they lie outside it.
-inline bool groupRecords(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
+inline bool groupRecords(llvm::ArrayRef<uint8_t> file, const kiln_bmodel_header &h,
                          const kiln::bmodel::LayerGroup &g, std::vector<kiln_tiu_cmd> &tiu,
                          std::vector<kiln_gdma_cmd> &gdma) {
   auto copy = [&](const kiln::bmodel::BlobRange *range, uint32_t count, auto &out) {

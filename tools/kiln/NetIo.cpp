@@ -1,4 +1,5 @@
 #include "NetIo.h"
+#include "Container.h"
 
 #include "kiln/abi/bmodel.h"
 #include "kiln/abi/chip.h"
@@ -112,7 +113,8 @@ uint64_t cli::deviceBytesFor(const std::vector<uint8_t> &bmodel, std::string &er
   return req.device_bytes;
 }
 
-kiln_isa cli::isaOf(const std::vector<uint8_t> &bmodel) {
+kiln_isa cli::isaOf(const std::vector<uint8_t> &file) { // a file the runtime verified
+  llvm::ArrayRef<uint8_t> bmodel = kilnContainer(file);
   kiln_bmodel_header h{};
   std::memcpy(&h, bmodel.data(), sizeof h);
   const kiln::bmodel::Model *m = kiln::bmodel::GetModel(bmodel.data() + h.flatbuffer_offset);

@@ -1,6 +1,7 @@
 //===- Trace.cpp - A Chrome/Perfetto trace of a run on the cmodel ---------===//
 
 #include "Trace.h"
+#include "Container.h"
 #include "GroupRecords.h"
 #include "Json.h"
 
@@ -40,9 +41,10 @@ const char *gdmaKind(const kiln_gdma_cmd &c) {
 
 } // namespace
 
-std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> &file,
+std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> &bmodel,
                             uint32_t netIndex, const std::vector<cmodel::TraceEvent> &events,
                             uint64_t firstSubmission) {
+  llvm::ArrayRef<uint8_t> file = kilnContainer(bmodel);
   kiln_bmodel_header h{};
   if (file.size() < sizeof(h))
     return "trace: not a bmodel";

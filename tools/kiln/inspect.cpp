@@ -3,6 +3,7 @@
 // their slice tables and LMEM allocations, dynamic weights and residency.
 // --profile prints instead where the modelled time goes, group by group.
 #include "Commands.h"
+#include "Container.h"
 #include "Disasm.h"
 #include "GroupRecords.h"
 #include "Json.h"
@@ -277,9 +278,10 @@ void planJson(OStream &j, const fb::Net &net) {
 
 /// Everything in the bmodel as one JSON document (the text output's figures).
 void printJson(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
-               const fb::Model *m) {
+               const fb::Model *m, bool sophgo) {
   OStream j(llvm::outs(), 2);
   j.object([&] {
+    j.attribute("container", sophgo ? "sophgo" : "kiln");
     j.attribute("format", std::to_string(h.format_major) + "." + std::to_string(h.format_minor));
     j.attribute("compiler", cli::jsonString(m->compiler_version()));
     j.attributeObject("chip", [&] {
@@ -318,7 +320,9 @@ void printJson(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
 }
 
 void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
-               const fb::Model *m, bool listCommands) {
+               const fb::Model *m, bool listCommands, bool sophgo) {
+  if (sophgo)
+    std::printf("Sophgo's container (libbmrt loads it), carrying kiln's:\n");
   std::printf("bmodel format %u.%u, compiler %s, chip %s (%u lanes x %u KiB LMEM, ABI %u.%u)\n",
               h.format_major, h.format_minor, m->compiler_version()->c_str(),
               m->chip()->name()->c_str(), m->chip()->lanes(),
@@ -466,6 +470,14 @@ int kiln::cli::inspectMain() {
   std::vector<uint8_t> file;
   if (auto err = host::readFile(bmodelPath, file); !err.empty())
     return fail(err);
+  // Sophgo's container: kiln's index and everything it addresses are its blob.
+  const bool sophgo = kiln_is_sophgo(file.data(), file.size());
+  if (sophgo) {
+    llvm::ArrayRef<uint8_t> inner = kilnContainer(file);
+    if (inner.empty())
+      return fail(bmodelPath + ": truncated Sophgo container");
+    file = std::vector<uint8_t>(inner.begin(), inner.end());
+  }
   kiln_bmodel_header h{};
   if (file.size() < sizeof(h))
     return fail(bmodelPath + ": too small to be a bmodel");
@@ -486,8 +498,8 @@ int kiln::cli::inspectMain() {
   if (profile)
     return printProfile(file, h, m);
   if (asJson)
-    printJson(file, h, m);
+    printJson(file, h, m, sophgo);
   else
-    printText(file, h, m, commands);
+    printText(file, h, m, commands, sophgo);
   return 0;
 }

@@ -1,7 +1,6 @@
 //===- BmodelWriter.cpp - Serialize a net into a bmodel file --------------===//
 
 #include "kiln/Target/Bmodel/BmodelWriter.h"
-#include "Blob.h"
 
 #include "kiln/abi/bmodel.h"
 #include "kiln/abi/chip.h"
@@ -13,9 +12,20 @@
 
 using namespace kiln;
 namespace fb = kiln::bmodel;
-using kiln::bmodel::Blob;
 
 namespace {
+
+struct Blob {
+  std::vector<uint8_t> bytes;
+  fb::BlobRange append(const void *data, size_t size) {
+    size_t at = (bytes.size() + KILN_BMODEL_BLOB_ALIGN - 1) /
+                KILN_BMODEL_BLOB_ALIGN * KILN_BMODEL_BLOB_ALIGN;
+    bytes.resize(at + size);
+    if (size)
+      std::memcpy(bytes.data() + at, data, size);
+    return fb::BlobRange(at, size);
+  }
+};
 
 flatbuffers::Offset<fb::Tensor> tensor(flatbuffers::FlatBufferBuilder &b,
                                        const codegen::TensorDesc &t) {
@@ -115,8 +125,9 @@ flatbuffers::Offset<fb::Net> net(flatbuffers::FlatBufferBuilder &b,
 
 const char kiln::bmodel::kCompilerVersion[] = "kiln " KILN_VERSION;
 
-void kiln::bmodel::buildIndex(flatbuffers::FlatBufferBuilder &b,
-                              const std::vector<codegen::NetCode> &nets, Blob &blob) {
+std::vector<uint8_t> kiln::bmodel::serialize(const std::vector<codegen::NetCode> &nets) {
+  flatbuffers::FlatBufferBuilder b;
+  Blob blob;
   std::vector<flatbuffers::Offset<fb::Net>> netOffsets;
   for (const auto &n : nets)
     netOffsets.push_back(net(b, n, blob));
@@ -128,12 +139,6 @@ void kiln::bmodel::buildIndex(flatbuffers::FlatBufferBuilder &b,
                                      KILN_BMODEL_FORMAT_MINOR, kCompilerVersion, chip,
                                      &netOffsets);
   b.Finish(model, fb::ModelIdentifier());
-}
-
-std::vector<uint8_t> kiln::bmodel::serialize(const std::vector<codegen::NetCode> &nets) {
-  flatbuffers::FlatBufferBuilder b;
-  Blob blob;
-  buildIndex(b, nets, blob);
 
   kiln_bmodel_header header{};
   std::memcpy(header.magic, KILN_BMODEL_MAGIC, sizeof(header.magic));

@@ -9,16 +9,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Blob.h"
 #include "kiln/Target/Bmodel/BmodelWriter.h"
 
 #include "kiln/abi/bm1684x.h"
+#include "kiln/abi/bmodel.h"
 #include "kiln/abi/chip.h"
+#include "kiln/bmodel_generated.h"
 #include "kiln/sophgo_bmodel_generated.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <openssl/sha.h>
 
@@ -41,8 +43,10 @@ uint32_t bmDataType(uint8_t dtype) {
   llvm_unreachable("bmDataType: unknown kiln_dtype");
 }
 
-sg::Binary binary(const bmodel::BlobRange *r) {
-  return r ? sg::Binary(r->offset(), r->size()) : sg::Binary(0, 0);
+/// A range of the inner kiln container's blob, as a range of Sophgo's blob
+/// (which starts with that container).
+sg::Binary binary(const bmodel::BlobRange *r, uint64_t kilnBlobOffset) {
+  return r ? sg::Binary(kilnBlobOffset + r->offset(), r->size()) : sg::Binary(0, 0);
 }
 
 /// Model.time: SOURCE_DATE_EPOCH when set, so that builds can be reproduced.
@@ -74,22 +78,23 @@ ioTensors(flatbuffers::FlatBufferBuilder &b, const std::vector<codegen::TensorDe
 }
 
 flatbuffers::Offset<sg::Net> net(flatbuffers::FlatBufferBuilder &b, const codegen::NetCode &n,
-                                 const bmodel::Net &index, const bmodel::Blob &blob) {
+                                 const bmodel::Net &index, const std::vector<uint8_t> &inner,
+                                 uint64_t kilnBlobOffset) {
   std::vector<flatbuffers::Offset<sg::CmdGroup>> groups;
   for (size_t i = 0; i < n.groups.size(); ++i) {
     const codegen::GroupCode &g = n.groups[i];
     const bmodel::LayerGroup *ig = index.groups()->Get(i);
-    sg::Binary tiu = binary(ig->bm1684x_tiu()), gdma = binary(ig->bm1684x_gdma());
+    sg::Binary tiu = binary(ig->bm1684x_tiu(), kilnBlobOffset),
+               gdma = binary(ig->bm1684x_gdma(), kilnBlobOffset);
     groups.push_back(sg::CreateCmdGroup(b, g.bmTiuCount, g.bmGdmaCount, &tiu, &gdma,
                                         static_cast<uint32_t>(g.bmTiu.size()),
                                         static_cast<uint32_t>(g.bmGdma.size())));
   }
   flatbuffers::Offset<sg::CoeffMem> coeff = 0;
   if (!n.coeff.empty()) {
-    const bmodel::BlobRange *r = index.coeff();
+    sg::Binary bytes = binary(index.coeff(), kilnBlobOffset);
     std::vector<uint8_t> sha(SHA256_DIGEST_LENGTH);
-    SHA256(blob.bytes.data() + r->offset(), r->size(), sha.data());
-    sg::Binary bytes = binary(r);
+    SHA256(inner.data() + bytes.start(), bytes.size(), sha.data());
     coeff = sg::CreateCoeffMemDirect(b, KILN_BM_DDR_BASE, &sha, &bytes);
   }
   auto inputs = ioTensors(b, n.inputs, 1), outputs = ioTensors(b, n.outputs, 2);
@@ -115,35 +120,37 @@ kiln::bmodel::serializeSophgo(const std::vector<codegen::NetCode> &nets) {
         return llvm::createStringError(
             "container: sophgo: layer group " + std::to_string(g.id) + " of net '" + n.name +
             "' has no BM1684X command streams (Sophgo's container needs isa: bm1684x)");
-  flatbuffers::FlatBufferBuilder indexBuilder;
-  Blob blob;
-  buildIndex(indexBuilder, nets, blob);
-  BlobRange indexRange = blob.append(indexBuilder.GetBufferPointer(), indexBuilder.GetSize());
-  const bmodel::Model *index = bmodel::GetModel(blob.bytes.data() + indexRange.offset());
+  // The blob: kiln's own container of the same nets.
+  std::vector<uint8_t> inner = serialize(nets);
+  kiln_bmodel_header kilnHeader;
+  std::memcpy(&kilnHeader, inner.data(), sizeof kilnHeader);
+  const bmodel::Model *index = bmodel::GetModel(inner.data() + kilnHeader.flatbuffer_offset);
 
   flatbuffers::FlatBufferBuilder b;
   std::vector<flatbuffers::Offset<sg::Net>> netOffsets;
   uint64_t neuronSize = 0;
   for (size_t i = 0; i < nets.size(); ++i) {
-    netOffsets.push_back(net(b, nets[i], *index->nets()->Get(i), blob));
+    netOffsets.push_back(
+        net(b, nets[i], *index->nets()->Get(i), inner, kilnHeader.blob_offset));
     neuronSize = std::max(neuronSize, nets[i].neuronSize);
   }
   std::string version = std::string("2.2+") + kCompilerVersion;
-  sg::Binary kiln(indexRange.offset(), indexRange.size());
   auto model = sg::CreateModelDirect(b, "B", version.c_str(), buildTime().c_str(), "BM1684X",
-                                     &netOffsets, neuronSize, 0, /*device_num=*/1, 0, 0,
-                                     nullptr, &kiln);
+                                     &netOffsets, neuronSize, 0, /*device_num=*/1);
   b.Finish(model);
 
+  // Zeros after the FlatBuffer (readers ignore them) align the blob.
+  uint64_t blobOffset = (sizeof(kiln_sophgo_header) + b.GetSize() + KILN_SOPHGO_BLOB_ALIGN - 1) /
+                        KILN_SOPHGO_BLOB_ALIGN * KILN_SOPHGO_BLOB_ALIGN;
   kiln_sophgo_header header{};
   header.magic = KILN_SOPHGO_MAGIC;
   header.header_size = sizeof(header);
-  header.flatbuffers_size = b.GetSize();
-  header.binary_size_lo = static_cast<uint32_t>(blob.bytes.size());
-  header.binary_size_hi = static_cast<uint32_t>(uint64_t(blob.bytes.size()) >> 32);
-  std::vector<uint8_t> file(sizeof(header) + b.GetSize() + blob.bytes.size());
+  header.flatbuffers_size = static_cast<uint32_t>(blobOffset - sizeof(header));
+  header.binary_size_lo = static_cast<uint32_t>(inner.size());
+  header.binary_size_hi = static_cast<uint32_t>(uint64_t(inner.size()) >> 32);
+  std::vector<uint8_t> file(blobOffset + inner.size(), 0);
   std::memcpy(file.data(), &header, sizeof(header));
   std::memcpy(file.data() + sizeof(header), b.GetBufferPointer(), b.GetSize());
-  std::memcpy(file.data() + sizeof(header) + b.GetSize(), blob.bytes.data(), blob.bytes.size());
+  std::memcpy(file.data() + blobOffset, inner.data(), inner.size());
   return file;
 }

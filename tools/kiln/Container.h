@@ -1,0 +1,25 @@
+//===- Container.h - The kiln container inside a bmodel file ----*- C++ -*-===//
+#ifndef KILN_TOOLS_KILN_CONTAINER_H
+#define KILN_TOOLS_KILN_CONTAINER_H
+
+#include "kiln/abi/bmodel.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+namespace kiln::cli {
+
+/// The kiln container in a bmodel file: the file itself, or the one a Sophgo
+/// container written by kiln carries as its blob (kiln_sophgo_blob). Empty
+/// when a Sophgo header does not fit the file.
+inline llvm::ArrayRef<uint8_t> kilnContainer(llvm::ArrayRef<uint8_t> file) {
+  uint64_t at = 0, size = 0;
+  if (!kiln_is_sophgo(file.data(), file.size()))
+    return file;
+  if (!kiln_sophgo_blob(file.data(), file.size(), &at, &size))
+    return {};
+  return file.slice(at, size);
+}
+
+} // namespace kiln::cli
+
+#endif

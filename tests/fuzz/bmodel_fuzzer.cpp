@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kiln/abi/bmodel.h"
 #include "run_harness.h"
 
 namespace {
@@ -22,13 +23,15 @@ constexpr uint64_t kDeviceDdrBytes = 1u << 20;
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static kiln::fuzz::Harness harness(kDeviceDdrBytes);
+  // Sophgo's container carries BM1684X's streams: a device that runs them.
+  static kiln::fuzz::Harness records(kDeviceDdrBytes), streams(kDeviceDdrBytes, KILN_ISA_BM1684X);
   static kiln::fuzz::AlignedFile file;
   file.assign(data, size);
   kiln::fuzz::fixChecksum(file.data(), file.size());
   kiln::fuzz::RunOptions options;
   options.inferences = 2;
   options.second_net = true;
-  harness.run(file.data(), file.size(), options);
+  (kiln_is_sophgo(file.data(), file.size()) ? streams : records)
+      .run(file.data(), file.size(), options);
   return 0;
 }

@@ -10,6 +10,11 @@
 //   - with the checksum rewritten: the verifier sees the edit; any status
 //     is fine, as long as it is one of kiln_status and nothing crashes (the
 //     sanitizer build runs this too).
+// A file in Sophgo's container (isa: bm1684x) runs its BM1684X streams; in
+// front of the kiln container it carries, a Sophgo header byte follows the
+// header rule and a byte of Sophgo's FlatBuffer (which only libbmrt reads)
+// must change nothing; then every byte of the first group's streams is
+// flipped too, with the checksum rewritten (any status, no crash).
 // Without compiled models it uses the builder-made ones of residency_models.h.
 #include <stdio.h>
 
@@ -19,6 +24,7 @@
 #include <vector>
 
 #include "kiln/abi/bmodel.h"
+#include "kiln/bmodel_generated.h"
 #include "residency_models.h"
 #include "run_harness.h"
 
@@ -57,8 +63,10 @@ struct Tally {
   std::map<kiln_status, uint64_t> statuses; // checksum rewritten: load status
 };
 
-void flipAll(Harness &harness, const std::string &name, const std::vector<uint8_t> &bytes,
-             Tally *tally) {
+void flipAll(const std::string &name, const std::vector<uint8_t> &bytes, Tally *tally) {
+  static Harness records(16u << 20), streams(16u << 20, KILN_ISA_BM1684X); // smaller than kiln run's
+  const bool sophgo = kiln_is_sophgo(bytes.data(), bytes.size());
+  Harness &harness = sophgo ? streams : records;
   RunOptions options;
   options.inferences = 2; // the second run takes the residency manager's warm path
   AlignedFile good(bytes.data(), bytes.size());
@@ -68,40 +76,69 @@ void flipAll(Harness &harness, const std::string &name, const std::vector<uint8_
   if (!allOk(base))
     return;
 
+  // Where kiln's container starts (0, or the blob of Sophgo's container).
+  uint64_t kilnAt = 0, kilnSize = bytes.size();
+  if (sophgo)
+    CHECK(kiln_sophgo_blob(bytes.data(), bytes.size(), &kilnAt, &kilnSize), "%s: bad Sophgo header",
+          name.c_str());
   kiln_bmodel_header h;
-  std::memcpy(&h, bytes.data(), sizeof h);
-  const size_t region = h.blob_offset; // header, FlatBuffer and the padding after it
+  std::memcpy(&h, bytes.data() + kilnAt, sizeof h);
   const int before = failures;
   AlignedFile f;
+  auto flip = [&](size_t at, int mutation) {
+    f.assign(bytes.data(), bytes.size());
+    f.data()[at] = mutation ? uint8_t(f.data()[at] + 1) : uint8_t(f.data()[at] ^ 0xff);
+    tally->variants++;
+  };
+  auto runFixed = [&](size_t at) {
+    if (!fixChecksum(f.data(), f.size()))
+      return;
+    const Outcome fixed = harness.run(f.data(), f.size(), options);
+    tally->statuses[fixed.load]++;
+    CHECK(knownStatus(fixed.load), "%s: byte %zu: status 0x%x", name.c_str(), at, fixed.load);
+    for (kiln_status st : fixed.runs)
+      CHECK(knownStatus(st), "%s: byte %zu: run status 0x%x", name.c_str(), at, st);
+    tally->loaded += fixed.load == KILN_OK;
+    tally->ran += allOk(fixed);
+  };
+  // Headers, FlatBuffers and the padding after them.
+  const size_t region = kilnAt + h.blob_offset;
   for (size_t at = 0; at < region; ++at)
     for (int mutation = 0; mutation < 2; ++mutation) {
-      f.assign(bytes.data(), bytes.size());
-      f.data()[at] = mutation ? uint8_t(f.data()[at] + 1) : uint8_t(f.data()[at] ^ 0xff);
-      tally->variants++;
-
+      flip(at, mutation);
       const Outcome raw = harness.run(f.data(), f.size(), options);
       CHECK(knownStatus(raw.load), "%s: byte %zu: status 0x%x", name.c_str(), at, raw.load);
-      if (at >= h.header_size) {
-        CHECK(raw.load == KILN_ERR_BAD_CHECKSUM, "%s: byte %zu mutation %d: load %s",
-              name.c_str(), at, mutation, kiln_status_str(raw.load));
-      } else if (raw.load == KILN_OK) {
-        CHECK(allOk(raw) && raw.outputs == base.outputs,
+      const bool header = (sophgo && at < sizeof(kiln_sophgo_header)) ||
+                          (at >= kilnAt && at - kilnAt < h.header_size);
+      if (header) {
+        CHECK(raw.load != KILN_OK || (allOk(raw) && raw.outputs == base.outputs),
               "%s: header byte %zu mutation %d loads but runs differently", name.c_str(), at,
               mutation);
+      } else if (at < kilnAt) {
+        CHECK(allOk(raw) && raw.outputs == base.outputs,
+              "%s: Sophgo FlatBuffer byte %zu mutation %d changed kiln's run (load %s)",
+              name.c_str(), at, mutation, kiln_status_str(raw.load));
+        continue; // no kiln checksum covers it
+      } else {
+        CHECK(raw.load == KILN_ERR_BAD_CHECKSUM, "%s: byte %zu mutation %d: load %s",
+              name.c_str(), at, mutation, kiln_status_str(raw.load));
       }
-
-      if (!fixChecksum(f.data(), f.size()))
-        continue;
-      const Outcome fixed = harness.run(f.data(), f.size(), options);
-      tally->statuses[fixed.load]++;
-      CHECK(knownStatus(fixed.load), "%s: byte %zu: status 0x%x", name.c_str(), at, fixed.load);
-      for (kiln_status st : fixed.runs)
-        CHECK(knownStatus(st), "%s: byte %zu: run status 0x%x", name.c_str(), at, st);
-      tally->loaded += fixed.load == KILN_OK;
-      tally->ran += allOk(fixed);
+      runFixed(at);
     }
-  printf("%s: %zu bytes of header and FlatBuffer, %s\n", name.c_str(), region,
-         failures == before ? "ok" : "FAILED");
+  // The first group's BM1684X streams: bad lengths, classes, addresses, ids.
+  size_t streamBytes = 0;
+  if (sophgo) {
+    const auto *model = kiln::bmodel::GetModel(bytes.data() + kilnAt + h.flatbuffer_offset);
+    const kiln::bmodel::LayerGroup &g = *model->nets()->Get(0)->groups()->Get(0);
+    for (const kiln::bmodel::BlobRange *r : {g.bm1684x_tiu(), g.bm1684x_gdma()})
+      for (size_t i = 0; r && i < r->size(); ++i, ++streamBytes) {
+        const size_t at = kilnAt + h.blob_offset + r->offset() + i;
+        flip(at, int(i & 1));
+        runFixed(at);
+      }
+  }
+  printf("%s: %zu bytes of headers and FlatBuffers, %zu of streams, %s\n", name.c_str(), region,
+         streamBytes, failures == before ? "ok" : "FAILED");
 }
 
 } // namespace
@@ -118,10 +155,9 @@ int main(int argc, char **argv) {
     models.emplace_back("two_groups", buildBmodel(model(twoGroupNet(0))));
   }
 
-  Harness harness(16u << 20); // kiln run's device, smaller: the models are small
   Tally tally;
   for (const auto &[name, bytes] : models)
-    flipAll(harness, name, bytes, &tally);
+    flipAll(name, bytes, &tally);
 
   printf("%llu variants; with the checksum rewritten %llu loaded, %llu ran; load statuses:\n",
          (unsigned long long)tally.variants, (unsigned long long)tally.loaded,

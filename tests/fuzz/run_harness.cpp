@@ -49,7 +49,8 @@ kiln_status checked(kiln_status st, const kiln_error_detail &d, const char *call
 
 } // namespace
 
-Harness::Harness(uint64_t ddr_bytes) : device_(ddr_bytes), inner_(device_.hal()) {
+Harness::Harness(uint64_t ddr_bytes, kiln_isa isa)
+    : device_(ddr_bytes, isa), inner_(device_.hal()) {
   hal_ = inner_;
   hal_.ctx = this;
   hal_.write_mem = [](void *c, uint64_t a, const void *s, uint64_t n) {
@@ -86,7 +87,7 @@ kiln_status Harness::wait(void *ctx, uint32_t timeout_us) {
   std::vector<kiln_gdma_cmd> gdma;
   kiln_queue_timing timing{};
   // Queues the device cannot fetch or schedule are its to reject.
-  if (copyQueue(h.device_, h.desc_.tiu_queue_addr, h.desc_.tiu_count, &tiu) &&
+  if (h.desc_.isa == KILN_ISA_KILN && copyQueue(h.device_, h.desc_.tiu_queue_addr, h.desc_.tiu_count, &tiu) &&
       copyQueue(h.device_, h.desc_.gdma_queue_addr, h.desc_.gdma_count, &gdma) &&
       kiln_schedule_queues(tiu.data(), uint32_t(tiu.size()), gdma.data(), uint32_t(gdma.size()),
                            nullptr, nullptr, &timing) == KILN_OK &&
@@ -173,6 +174,9 @@ void AlignedFile::assign(const uint8_t *data, size_t size) {
 }
 
 bool fixChecksum(uint8_t *file, size_t size) {
+  uint64_t at, inner;
+  if (kiln_is_sophgo(file, size)) // kiln's container is the blob of Sophgo's
+    return kiln_sophgo_blob(file, size, &at, &inner) && fixChecksum(file + at, inner);
   kiln_bmodel_header h;
   if (size < sizeof h)
     return false;

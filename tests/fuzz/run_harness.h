@@ -5,7 +5,8 @@
 // The device sits behind a watchdog HAL: a submission whose modelled cycles
 // exceed the wait's timeout (at the chip's 1 GHz) never runs and its wait
 // times out, as it would on a board. A mutated but valid record can ask for a
-// lot of work; this keeps every run as short as its timeout says.
+// lot of work; this keeps every run as short as its timeout says. (BM1684X
+// streams have no cost model yet: they run unwatched; LMEM bounds their work.)
 #ifndef KILN_TESTS_FUZZ_RUN_HARNESS_H
 #define KILN_TESTS_FUZZ_RUN_HARNESS_H
 
@@ -37,7 +38,8 @@ struct Outcome {
 
 class Harness {
 public:
-  explicit Harness(uint64_t ddr_bytes);
+  // isa: what the device runs, kiln's records or BM1684X's own streams.
+  explicit Harness(uint64_t ddr_bytes, kiln_isa isa = KILN_ISA_KILN);
   Harness(const Harness &) = delete;
   Harness &operator=(const Harness &) = delete;
 

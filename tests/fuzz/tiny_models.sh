@@ -2,22 +2,27 @@
 # tiny_models.sh KILN PYTHON OUT_DIR: generate the tiny PyTorch test models
 # (tests/models/tiny_nets.py), compile each with `kiln compile`, and check it
 # on the cmodel against PyTorch, leaving OUT_DIR/NAME.bmodel for the soak,
-# byte-flip and fuzz tests.
+# byte-flip and fuzz tests. tiny_conv is compiled a second time with isa:
+# bm1684x (BM1684X's streams in Sophgo's container): tiny_conv_sophgo.
 set -euo pipefail
 kiln=$1 py=$2 out=$3
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out"
 [ -f "$out/models/tiny_multi/model.onnx" ] || "$py" "$root/tests/models/tiny_nets.py" --out "$out/models"
-for name in tiny_conv tiny_multi; do
-  dir=$out/models/$name
-  cat > "$dir/deploy.yaml" <<YAML
+for variant in tiny_conv:kiln tiny_multi:kiln tiny_conv:bm1684x; do
+  model=${variant%:*} isa=${variant#*:}
+  name=$model
+  [ "$isa" = kiln ] || name=${model}_sophgo
+  dir=$out/models/$model
+  cat > "$dir/$name.yaml" <<YAML
 model: $dir/model.onnx
 name: $name
 chip: bm1684x
+isa: $isa
 quantize: f32
 layer_group: {enabled: true}
 YAML
-  "$kiln" compile "$dir/deploy.yaml" -o "$out/$name.bmodel"
+  "$kiln" compile "$dir/$name.yaml" -o "$out/$name.bmodel"
   "$kiln" run "$out/$name.bmodel" --input "$dir/input.npz" --output "$dir/out.npz"
   "$kiln" compare "$dir/out.npz" "$dir/reference.npz" --tolerance 0.99999,0.999
 done

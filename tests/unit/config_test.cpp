@@ -53,6 +53,7 @@ model: models/net.onnx
 name: draggan_g64
 chip: bm1684x
 isa: bm1684x
+container: kiln
 inputs:
   ws: {shape: [1, 10, 512]}
   noise:
@@ -75,6 +76,8 @@ output: out/g.bmodel
   EXPECT_EQ(c.name, "draggan_g64");
   EXPECT_EQ(c.chip, "bm1684x");
   EXPECT_EQ(c.isa, Isa::Bm1684x);
+  EXPECT_EQ(c.container, Container::Kiln);
+  EXPECT_EQ(containerOf(c), Container::Kiln);
   ASSERT_EQ(c.inputs.size(), 2u);
   EXPECT_EQ(c.inputs[0].name, "ws");
   EXPECT_EQ(c.inputs[0].shape, (std::vector<int64_t>{1, 10, 512}));
@@ -98,12 +101,24 @@ output: out/g.bmodel
   EXPECT_EQ(c.output, path("out/g.bmodel"));
 }
 
+// isa: bm1684x writes Sophgo's container unless the config says otherwise.
+TEST_F(ConfigTest, ContainerDefaultsByIsa) {
+  DeployConfig c;
+  ASSERT_EQ(load("model: models/net.onnx\nisa: bm1684x\n", c), "");
+  EXPECT_FALSE(c.container);
+  EXPECT_EQ(containerOf(c), Container::Sophgo);
+  ASSERT_EQ(load("model: models/net.onnx\nisa: bm1684x\ncontainer: sophgo\n", c), "");
+  EXPECT_EQ(containerOf(c), Container::Sophgo);
+}
+
 TEST_F(ConfigTest, AppliesDefaults) {
   DeployConfig c;
   ASSERT_EQ(load("model: models/net.onnx\n", c), "");
   EXPECT_EQ(c.name, "net");
   EXPECT_EQ(c.chip, "bm1684x");
   EXPECT_EQ(c.isa, Isa::Kiln);
+  EXPECT_FALSE(c.container);
+  EXPECT_EQ(containerOf(c), Container::Kiln);
   EXPECT_TRUE(c.inputs.empty());
   EXPECT_EQ(c.quantize, DType::F32);
   EXPECT_TRUE(c.qtable.empty());
@@ -158,7 +173,7 @@ TEST_F(ConfigTest, UnknownKeys) {
   EXPECT_EQ(loadError("model: models/net.onnx\nbatch: 4\n"),
             at(2, 1,
                "unknown key 'batch' (expected one of: model, name, chip, "
-               "isa, inputs, quantize, "
+               "isa, container, inputs, quantize, "
                "qtable, qtable_file, calibration, random_ops, random_seed, "
                "layer_group, optimize, "
                "debug, verify, output)"));
@@ -262,6 +277,12 @@ TEST_F(ConfigTest, BadEnumValues) {
                "const, input)"));
   EXPECT_EQ(loadError("model: models/net.onnx\nisa: bm1686\n"),
             at(2, 6, "invalid value 'bm1686' for 'isa' (allowed: kiln, bm1684x)"));
+  EXPECT_EQ(loadError("model: models/net.onnx\ncontainer: tpu-mlir\n"),
+            at(2, 12, "invalid value 'tpu-mlir' for 'container' (allowed: kiln, sophgo)"));
+  // Sophgo's container carries the chip's own commands only.
+  EXPECT_EQ(loadError("model: models/net.onnx\ncontainer: sophgo\n"),
+            at(2, 12, "'container: sophgo' needs 'isa: bm1684x': Sophgo's container carries "
+                      "the chip's own commands"));
   EXPECT_EQ(
       loadError("model: models/net.onnx\ncalibration: {method: entropy}\n"),
       at(2, 23,
@@ -369,7 +390,7 @@ TEST_F(ConfigTest, ErrorsEscapeControlCharacters) {
   EXPECT_EQ(loadError("\"bad\\nkey\\x1b[31m\": 1\nmodel: models/net.onnx\n"),
             at(1, 1,
                "unknown key 'bad\\nkey\\x1b[31m' (expected one of: model, name, "
-               "chip, isa, inputs, quantize, qtable, qtable_file, calibration, "
+               "chip, isa, container, inputs, quantize, qtable, qtable_file, calibration, "
                "random_ops, random_seed, layer_group, optimize, debug, verify, "
                "output)"));
   // A long value is cut at 60 bytes.

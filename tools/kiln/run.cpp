@@ -1,11 +1,14 @@
 // kiln run MODEL.bmodel --input IN.npz --output OUT.npz [--stats STATS.json]
 //   [--all-tensors] [--device-mem MIB] [--repeat N] [--trace TRACE.json]
-//   [--device cmodel|sophgo-sim] [--isa auto|kiln|bm1684x]
+//   [--device cmodel|sophgo-sim|bmlib] [--isa auto|kiln|bm1684x]
 // The device's DDR is what the bmodel's memory query asks for, unless
 // --device-mem gives a size. A bmodel compiled with `isa: bm1684x` runs its
 // BM1684X streams (on kiln's cmodel: kiln's model of the chip's commands),
 // unless --isa kiln picks its kiln records; --device sophgo-sim runs the
-// streams on Sophgo's own simulator (tools/dev oracle fetches it).
+// streams on Sophgo's own simulator (tools/dev oracle fetches it), command
+// by command; --device bmlib launches each group through Sophgo's bmlib and
+// the chip's firmware, as on a board (kiln/bmlib/device.h; KILN_BMLIB and
+// TPUKERNEL_FIRMWARE_PATH point it at the simulator build).
 // With --repeat the net runs N times on the same inputs (outputs must not
 // change); the stats then show what the residency manager saved.
 // --trace writes the first run's commands as a Chrome/Perfetto trace (Trace.h).
@@ -15,6 +18,7 @@
 #include "NetIo.h"
 #include "Trace.h"
 
+#include "kiln/bmlib/device.h"
 #include "kiln/cmodel/device.h"
 #include "kiln/sophgo_sim/device.h"
 #include "kiln/host/npz.h"
@@ -58,14 +62,21 @@ cl::opt<uint64_t> deviceMiB("device-mem", cl::desc("The cmodel's DDR size (defau
                                                    "bmodel asks for)"),
                             cl::value_desc("MIB"), cl::sub(cli::runCommand),
                             cl::cat(cli::options()));
-enum class DeviceKind { Cmodel, SophgoSim };
+enum class DeviceKind { Cmodel, SophgoSim, Bmlib };
 cl::opt<DeviceKind> deviceOpt(
     "device", cl::desc("What runs the commands"), cl::init(DeviceKind::Cmodel),
     cl::values(clEnumValN(DeviceKind::Cmodel, "cmodel", "kiln's cmodel (default)"),
                clEnumValN(DeviceKind::SophgoSim, "sophgo-sim",
-                          "Sophgo's BM1684X simulator (BM1684X streams; tools/dev oracle)")),
+                          "Sophgo's BM1684X simulator (BM1684X streams; tools/dev oracle)"),
+               clEnumValN(DeviceKind::Bmlib, "bmlib",
+                          "Sophgo's bmlib and the chip's firmware, as on a board (BM1684X "
+                          "streams)")),
     cl::sub(cli::runCommand), cl::cat(cli::options()));
 enum class IsaChoice { Auto, Kiln, Bm1684x };
+cl::opt<std::string> kernelModule(
+    "kernel-module", cl::desc("With --device bmlib: the firmware's kernel module to load (a "
+                              "board's libbm1684x_kernel_module.so)"),
+    cl::value_desc("FILE"), cl::sub(cli::runCommand), cl::cat(cli::options()));
 cl::opt<IsaChoice> isaOpt(
     "isa", cl::desc("Which of the bmodel's command sets the cmodel runs"),
     cl::init(IsaChoice::Auto),
@@ -97,16 +108,24 @@ int kiln::cli::runMain() {
                                                       : isaOf(file);
   std::unique_ptr<cmodel::Device> device;
   std::unique_ptr<sophgo_sim::Device> sim;
+  std::unique_ptr<bmlib::Device> board;
   kiln_hal hal;
-  if (deviceOpt == DeviceKind::SophgoSim) {
+  if (deviceOpt != DeviceKind::Cmodel) {
     if (isa != KILN_ISA_BM1684X)
-      return fail(model + ": Sophgo's simulator runs BM1684X's own commands: compile with "
-                          "isa: bm1684x");
+      return fail(model + ": " +
+                  (deviceOpt == DeviceKind::SophgoSim ? "Sophgo's simulator" : "the firmware") +
+                  " runs BM1684X's own commands: compile with isa: bm1684x");
     if (!tracePath.empty())
       return fail("--trace needs --device cmodel");
+  }
+  if (deviceOpt == DeviceKind::SophgoSim) {
     if (!(sim = sophgo_sim::Device::open(ddrBytes, &error)))
       return fail("Sophgo's simulator is not available: " + error);
     hal = sim->hal();
+  } else if (deviceOpt == DeviceKind::Bmlib) {
+    if (!(board = bmlib::Device::open(ddrBytes, kernelModule, &error)))
+      return fail("bmlib: " + error);
+    hal = board->hal();
   } else {
     device = std::make_unique<cmodel::Device>(ddrBytes, isa);
     hal = device->hal();
@@ -138,7 +157,9 @@ int kiln::cli::runMain() {
     if (device)
       device->traceInto(nullptr);
     if (st != KILN_OK) {
-      std::string why = device ? device->faultReason() : sim->faultReason();
+      std::string why = device ? device->faultReason()
+                        : sim  ? sim->faultReason()
+                               : board->faultReason();
       return fail("run failed: " + describeError(detail) + (why.empty() ? "" : " (" + why + ")"));
     }
     loadsAvoided += runStats.resident_loads_avoided;
@@ -163,10 +184,16 @@ int kiln::cli::runMain() {
   if (sim) {
     s.tiu_commands = sim->tiuCommands();
     s.gdma_commands = sim->gdmaCommands();
+  } else if (board) {
+    s.tiu_commands = board->tiuCommands();
+    s.gdma_commands = board->gdmaCommands();
   }
   std::printf("ran %s on %s (%s, device DDR %llu bytes)%s: %u groups, %llu TIU and %llu GDMA "
               "commands",
-              model.c_str(), sim ? "Sophgo's simulator" : "the cmodel",
+              model.c_str(),
+              sim     ? "Sophgo's simulator"
+              : board ? "bmlib and the chip's firmware"
+                      : "the cmodel",
               isa == KILN_ISA_BM1684X ? "BM1684X commands" : "kiln records",
               (unsigned long long)ddrBytes, repeat > 1 ? " (totals over --repeat runs)" : "",
               runStats.groups_run, (unsigned long long)s.tiu_commands,

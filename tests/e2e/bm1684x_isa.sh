@@ -32,8 +32,22 @@ bash "$root/tests/models/generate.sh" "$(basename "$dir")" "$dir" "$py"
 if [ "$device" = cmodel ]; then
   "$kiln" compile "$cfg" -o "$out.bmodel" | tee "$out.compile.txt"
   grep -q "verify: PASS" "$out.compile.txt"
-  # isa: bm1684x writes Sophgo's container; kiln's runtime reads it too.
+  # isa: bm1684x writes Sophgo's container; kiln's runtime reads it too, and
+  # inspect shows the same net as in kiln's container (container: kiln).
   "$kiln" inspect "$out.bmodel" | grep "Sophgo's container"
+  { sed -e "s|^model: \(.*\)|model: $(dirname "$cfg")/\1|" -e '/^verify:/d' -e '/^output:/d' "$cfg"
+    echo "container: kiln"; } > "$out.kiln.yaml"
+  "$kiln" compile "$out.kiln.yaml" -o "$out.kiln.bmodel" > /dev/null
+  "$kiln" inspect "$out.bmodel" --json > "$out.inspect.json"
+  "$kiln" inspect "$out.kiln.bmodel" --json > "$out.kiln.inspect.json"
+  "$py" - "$out.inspect.json" "$out.kiln.inspect.json" <<'PY'
+import json, sys
+sophgo, kiln = (json.load(open(p)) for p in sys.argv[1:])
+assert (sophgo.pop("container"), kiln.pop("container")) == ("sophgo", "kiln")
+assert sophgo == kiln, "the containers show different nets"
+g = sophgo["nets"][0]["groups"]
+print(f"inspect: both containers show the same net ({len(g)} groups, slice tables, plan)")
+PY
   "$kiln" run "$out.bmodel" --input "$dir/input.npz" --output "$out.streams.npz" | tee "$out.run.txt"
   grep -q "BM1684X commands" "$out.run.txt"
   "$kiln" compare "$out.streams.npz" "$dir/reference.npz" --tolerance "$min_cos,0.5"

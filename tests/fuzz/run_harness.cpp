@@ -1,5 +1,8 @@
 #include "run_harness.h"
 
+#include "kiln/abi/bm1684x.h"
+#include "kiln/abi/chip.h"
+
 #include <zlib.h>
 
 #include <algorithm>
@@ -47,6 +50,40 @@ kiln_status checked(kiln_status st, const kiln_error_detail &d, const char *call
   return st;
 }
 
+// BM1684X streams have no cost model yet (cost.h charges records): the
+// watchdog's stand-in bounds a submission's multiply-accumulates instead, at
+// the f32 EU rate of every lane, so that a mutated conv or pooling window
+// cannot keep the cmodel busy for long.
+constexpr uint64_t kStreamMacsPerCycle = KILN_NPU_NUM * KILN_EU_BYTES / 4;
+
+uint64_t streamMacs(cmodel::Device &dev, const kiln_submit_desc &desc) {
+  const std::vector<uint8_t> &ddr = dev.ddr();
+  const uint64_t at = desc.tiu_queue_addr - cmodel::Device::kDdrBase;
+  if (desc.tiu_queue_addr < cmodel::Device::kDdrBase || at > ddr.size() ||
+      desc.tiu_bytes > ddr.size() - at)
+    return 0; // the device rejects it
+  const uint8_t *tiu = ddr.data() + at;
+  uint64_t macs = 0;
+  for (uint64_t off = 0; off + 8 <= desc.tiu_bytes;) {
+    const uint8_t *cmd = tiu + off;
+    const kiln_bm_class c = kiln_bm_tiu_class(cmd);
+    const uint32_t bytes = kiln_bm_class_bytes(c);
+    if (c == KILN_BM_CLASS_SYSID || bytes == 0 || bytes > desc.tiu_bytes - off)
+      break;
+    if (c == KILN_BM_CLASS_SCONV) {
+      kiln_bm_sconv k;
+      kiln_bm_sconv_decode(cmd, &k);
+      macs += k.res0_n * k.res0_c * k.res0_h * k.res0_w * k.opd1_h * k.opd1_w * k.opd0_c;
+    } else if (c == KILN_BM_CLASS_SPORD) {
+      kiln_bm_spord p;
+      kiln_bm_spord_decode(cmd, &p);
+      macs += p.res0_n * p.res0_c * p.res0_h * p.res0_w * p.opd1_h * p.opd1_w;
+    }
+    off += bytes;
+  }
+  return macs;
+}
+
 } // namespace
 
 Harness::Harness(uint64_t ddr_bytes, kiln_isa isa)
@@ -86,6 +123,11 @@ kiln_status Harness::wait(void *ctx, uint32_t timeout_us) {
   std::vector<kiln_tiu_cmd> tiu;
   std::vector<kiln_gdma_cmd> gdma;
   kiln_queue_timing timing{};
+  if (h.desc_.isa == KILN_ISA_BM1684X &&
+      streamMacs(h.device_, h.desc_) / kStreamMacsPerCycle > uint64_t{timeout_us} * kCyclesPerUs) {
+    h.timeouts_++;
+    return KILN_ERR_TIMEOUT;
+  }
   // Queues the device cannot fetch or schedule are its to reject.
   if (h.desc_.isa == KILN_ISA_KILN && copyQueue(h.device_, h.desc_.tiu_queue_addr, h.desc_.tiu_count, &tiu) &&
       copyQueue(h.device_, h.desc_.gdma_queue_addr, h.desc_.gdma_count, &gdma) &&

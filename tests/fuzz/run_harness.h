@@ -6,7 +6,8 @@
 // exceed the wait's timeout (at the chip's 1 GHz) never runs and its wait
 // times out, as it would on a board. A mutated but valid record can ask for a
 // lot of work; this keeps every run as short as its timeout says. (BM1684X
-// streams have no cost model yet: they run unwatched; LMEM bounds their work.)
+// streams have no cost model yet: the watchdog bounds their convs' and
+// windows' multiply-accumulates instead.)
 #ifndef KILN_TESTS_FUZZ_RUN_HARNESS_H
 #define KILN_TESTS_FUZZ_RUN_HARNESS_H
 

@@ -66,6 +66,7 @@ fuzz)
   rm -rf "$work"
   mkdir -p "$work/corpus" "$work/seeds" "$work/artifacts"
   "$build/tests/fuzz/make_fuzz_seeds" "$work/seeds"
+  cp "$(dirname "$0")/regressions/bmodel/"* "$work/seeds/"
   # Compiled models up to 1 MiB: a larger one spends each run checksumming
   # megabytes of coefficients the fuzzer gains nothing from.
   for dir in "$@"; do

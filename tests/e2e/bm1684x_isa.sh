@@ -34,11 +34,30 @@ if [ "$device" = cmodel ]; then
   grep -q "verify: PASS" "$out.compile.txt"
   # isa: bm1684x writes Sophgo's container; kiln's runtime reads it too, and
   # inspect shows the same net as in kiln's container (container: kiln).
-  "$kiln" inspect "$out.bmodel" | grep "Sophgo's container"
+  "$kiln" inspect "$out.bmodel" | grep -A1 "Sophgo's container" | grep "agrees with kiln's"
+  # Sophgo's index must describe kiln's net: each copy of the activation
+  # size in it (Model.neuron_size, NetParameter.ctx_size), off by one, is
+  # caught by inspect.
+  "$kiln" inspect "$out.bmodel" --json > "$out.inspect.json"
+  "$py" - "$out.bmodel" "$out.inspect.json" "$kiln" <<'PY'
+import json, struct, subprocess, sys
+path, meta, kiln = sys.argv[1:]
+data = open(path, "rb").read()
+end = 64 + struct.unpack_from("<I", data, 8)[0]
+size = struct.pack("<Q", json.load(open(meta))["nets"][0]["neuron_size"])
+hits = [i for i in range(64, end - 8) if data[i:i + 8] == size]
+assert len(hits) == 2, hits
+for i in hits:
+    bad = bytearray(data)
+    bad[i] ^= 1
+    open(path + ".bad", "wb").write(bad)
+    r = subprocess.run([kiln, "inspect", path + ".bad"], capture_output=True, text=True)
+    assert r.returncode != 0 and "Sophgo's index" in r.stderr, (i, r.returncode, r.stderr)
+print(f"inspect: Sophgo's index checked against kiln's ({len(hits)} corruptions caught)")
+PY
   { sed -e "s|^model: \(.*\)|model: $(dirname "$cfg")/\1|" -e '/^verify:/d' -e '/^output:/d' "$cfg"
     echo "container: kiln"; } > "$out.kiln.yaml"
   "$kiln" compile "$out.kiln.yaml" -o "$out.kiln.bmodel" > /dev/null
-  "$kiln" inspect "$out.bmodel" --json > "$out.inspect.json"
   "$kiln" inspect "$out.kiln.bmodel" --json > "$out.kiln.inspect.json"
   "$py" - "$out.inspect.json" "$out.kiln.inspect.json" <<'PY'
 import json, sys

@@ -6,6 +6,8 @@
 
 #include "llvm/ADT/ArrayRef.h"
 
+#include <string>
+
 namespace kiln::cli {
 
 /// The kiln container in a bmodel file: the file itself, or the one a Sophgo
@@ -19,6 +21,11 @@ inline llvm::ArrayRef<uint8_t> kilnContainer(llvm::ArrayRef<uint8_t> file) {
     return {};
   return file.slice(at, size);
 }
+
+/// Checks a verified Sophgo container's own index (what libbmrt reads)
+/// against the kiln container it carries: the same nets, I/O, regions and
+/// command groups. "" and a one-line *summary, or what disagrees.
+std::string checkSophgoIndex(llvm::ArrayRef<uint8_t> file, std::string *summary);
 
 } // namespace kiln::cli
 

@@ -7,6 +7,7 @@
 #include "Disasm.h"
 #include "GroupRecords.h"
 #include "Json.h"
+#include "NetIo.h"
 
 #include "kiln/abi/bm1684x_stream.h"
 #include "kiln/abi/bmodel.h"
@@ -320,9 +321,10 @@ void printJson(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
 }
 
 void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
-               const fb::Model *m, bool listCommands, bool sophgo) {
-  if (sophgo)
-    std::printf("Sophgo's container (libbmrt loads it), carrying kiln's:\n");
+               const fb::Model *m, bool listCommands, const std::string &sophgo) {
+  if (!sophgo.empty())
+    std::printf("Sophgo's container (libbmrt loads it), carrying kiln's.\n%s\n",
+                sophgo.c_str());
   std::printf("bmodel format %u.%u, compiler %s, chip %s (%u lanes x %u KiB LMEM, ABI %u.%u)\n",
               h.format_major, h.format_minor, m->compiler_version()->c_str(),
               m->chip()->name()->c_str(), m->chip()->lanes(),
@@ -472,10 +474,16 @@ int kiln::cli::inspectMain() {
     return fail(err);
   // Sophgo's container: kiln's index and everything it addresses are its blob.
   const bool sophgo = kiln_is_sophgo(file.data(), file.size());
+  std::string sophgoSummary;
   if (sophgo) {
+    // Verified as kiln's runtime verifies it, then its own index checked.
+    kiln_memory_requirements req{};
+    kiln_error_detail detail{};
+    if (kiln_bmodel_query_memory_ex(file.data(), file.size(), 0, &req, &detail) != KILN_OK)
+      return fail(bmodelPath + ": " + describeError(detail));
+    if (std::string err = checkSophgoIndex(file, &sophgoSummary); !err.empty())
+      return fail(bmodelPath + ": " + err);
     llvm::ArrayRef<uint8_t> inner = kilnContainer(file);
-    if (inner.empty())
-      return fail(bmodelPath + ": truncated Sophgo container");
     file = std::vector<uint8_t>(inner.begin(), inner.end());
   }
   kiln_bmodel_header h{};
@@ -500,6 +508,6 @@ int kiln::cli::inspectMain() {
   if (asJson)
     printJson(file, h, m, sophgo);
   else
-    printText(file, h, m, commands, sophgo);
+    printText(file, h, m, commands, sophgoSummary);
   return 0;
 }

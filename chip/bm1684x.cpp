@@ -633,8 +633,8 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
     return "an sCONV mixing float and integer, or of 16/32-bit integers";
   if (in.isFloat() && out.prec != KILN_BM_PREC_FP32 && out.prec != in.prec)
     return "an sCONV whose result is neither f32 nor its input's format";
-  if (k.opd1_const || k.res_add || k.kernel_rotate || k.pad_mode || !k.opd3_const)
-    return "an sCONV form the model does not cover yet (constant weight, accumulate, rotate, "
+  if (k.opd1_const || k.res_add || k.pad_mode || !k.opd3_const)
+    return "an sCONV form the model does not cover yet (constant weight, accumulate, "
            "padding from LMEM or by reflection)";
   const Shape is{static_cast<uint32_t>(k.res0_n), static_cast<uint32_t>(k.opd0_c),
                  static_cast<uint32_t>(k.opd0_h), static_cast<uint32_t>(k.opd0_w)};
@@ -661,7 +661,10 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
   const uint32_t wOff = static_cast<uint32_t>(k.opd1_addr) & kLaneMask;
   const uint64_t wGroups = (uint64_t{wLane0} + os.c + KILN_NPU_NUM - 1) / KILN_NPU_NUM;
   if (wOff + wGroups * perOc * wt.bytes() > kLaneBytes) return "an sCONV filter past its lane";
+  // kernel_rotate: the filter turned by 180 degrees (a transposed conv's).
+  const bool rotate = k.kernel_rotate != 0;
   auto weight = [&](uint32_t o, uint32_t i, uint32_t ky, uint32_t kx) {
+    if (rotate) ky = kh - 1 - ky, kx = kw - 1 - kx;
     uint32_t lc = wLane0 + o;
     uint64_t e = (lc / KILN_NPU_NUM) * perOc + (i / cube) * cube * kh * kw + (ky * kw + kx) * cube +
                  i % cube;
@@ -717,6 +720,7 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
       }
     };
     auto weightInt = [&](uint32_t o, uint32_t i, uint32_t ky, uint32_t kx) {
+      if (rotate) ky = kh - 1 - ky, kx = kw - 1 - kx;
       uint32_t lc = wLane0 + o;
       uint64_t e = (lc / KILN_NPU_NUM) * perOc + (i / cube) * cube * kh * kw +
                    (ky * kw + kx) * cube + i % cube;

@@ -510,6 +510,7 @@ bool randomConv(std::mt19937_64 &g, uint32_t prec, uint32_t outPrec, kiln_bm_sco
   if (!randomWindow(g, in, k, &out.h, &out.w)) return false;
   k->res0_n = out.n, k->res0_c = out.c, k->res0_h = out.h, k->res0_w = out.w;
   k->opd0_c = in.c;
+  k->kernel_rotate = rnd(g, 0, 3) == 0; // a transposed conv's turned filter
   uint32_t next = 0;
   uint64_t st[4];
   const uint32_t outLane = rnd(g, 0, 63);

@@ -123,6 +123,10 @@ struct Lowering {
   // Per kiln record id, the id of the last real command it became.
   std::map<uint32_t, uint32_t> lastTiu, lastGdma;
   uint32_t dep = 0; // the real id the record being lowered waits for
+  // While a transposed conv is lowered: its sCONVs insert zeros between the
+  // input's pixels (stride - 1 of them) and turn the filter (deconv()).
+  bool transposed = false;
+  uint32_t transposedStride[2] = {1, 1};
   std::string error;
 
   template <typename Cmd, typename Encode>
@@ -413,7 +417,43 @@ struct Lowering {
     }
     k.opd1_addr = c.in1.addr + c0 / KILN_NPU_NUM * filterPlane;
     k.opd3_const = 1; // zero padding
+    if (transposed) {
+      k.opd0_y_ins0 = transposedStride[0] - 1, k.opd0_x_ins0 = transposedStride[1] - 1;
+      k.kernel_rotate = 1;
+    }
     return k;
+  }
+
+  /// A transposed conv as the chip runs one: an sCONV over the input with
+  /// stride - 1 zeros inserted between its pixels, padded by dil * (k - 1) -
+  /// pad before (and as much after as the output needs), the filter turned
+  /// by 180 degrees (kernel_rotate). Output (iy * s + ky * d - pad) of the
+  /// record's scatter form is then window position iy * s + pad' - (k-1-ky)
+  /// * d of the gather form.
+  void deconv(const kiln_tiu_cmd &c) {
+    if (c.groups != 1)
+      return fail("grouped transposed convolution");
+    kiln_tiu_cmd cc = c;
+    // Padding before and after along one axis; false past the 4-bit fields.
+    auto pads = [](uint32_t in, uint32_t out, uint32_t k, uint32_t s, uint32_t d, uint32_t pad,
+                   uint16_t *before, uint16_t *after) {
+      const int64_t reach = int64_t{d} * (k - 1);
+      const int64_t lo = reach - pad, hi = int64_t{out} + reach - ((int64_t{in} - 1) * s + 1) - lo;
+      if (lo < 0 || lo > 15 || hi > 15 || s < 1 || s > 16)
+        return false;
+      *before = uint16_t(lo), *after = uint16_t(std::max<int64_t>(hi, 0));
+      return true;
+    };
+    if (!pads(c.in0.h, c.out.h, c.kh, c.stride_h, c.dil_h, c.pad_top, &cc.pad_top, &cc.pad_bottom) ||
+        !pads(c.in0.w, c.out.w, c.kw, c.stride_w, c.dil_w, c.pad_left, &cc.pad_left, &cc.pad_right))
+      return fail("a transposed convolution whose stride or padding the chip's fields cannot "
+                  "express");
+    cc.op = KILN_TIU_CONV;
+    cc.stride_h = cc.stride_w = 1;
+    transposed = true;
+    transposedStride[0] = c.stride_h, transposedStride[1] = c.stride_w;
+    conv(cc);
+    transposed = false;
   }
 
   /// The depthwise sPorD of channels [c0, c0 + count) of image n into an
@@ -717,7 +757,7 @@ struct Lowering {
     case KILN_TIU_ELTWISE: eltwise(c); break;
     case KILN_TIU_ACTIVE: active(c); break;
     case KILN_TIU_CAST: cast(c); break;
-    case KILN_TIU_DECONV: fail("transposed convolution (not yet)"); break;
+    case KILN_TIU_DECONV: deconv(c); break;
     case KILN_TIU_RESIZE: fail("resize (not yet)"); break;
     default: fail("an unknown TIU record"); break;
     }

@@ -94,10 +94,15 @@ bool lg::emitsChipCommands(Operation *op) {
 }
 
 uint32_t lg::chipFilterIcAlign(Operation *op, int operandNumber) {
-  auto conv = dyn_cast_or_null<tpu::Conv2DOp>(op);
-  if (!conv || operandNumber != 1 || conv.getGroup() != 1 || !emitsChipCommands(op))
+  // A transposed conv runs as an sCONV too (Bm1684xLowering.cpp).
+  int64_t groups = 0;
+  if (auto conv = dyn_cast_or_null<tpu::Conv2DOp>(op))
+    groups = conv.getGroup();
+  else if (auto deconv = dyn_cast_or_null<tpu::Deconv2DOp>(op))
+    groups = deconv.getGroup();
+  if (groups != 1 || operandNumber != 1 || !emitsChipCommands(op))
     return 1;
-  switch (tpu::dtypeOrF32(conv.getInput())) {
+  switch (tpu::dtypeOrF32(op->getOperand(0))) {
   case KILN_DTYPE_F16: case KILN_DTYPE_BF16: return KILN_CONV_ICP_F16;
   case KILN_DTYPE_INT8: return KILN_CONV_ICP_INT8;
   default: return 1;
@@ -120,7 +125,7 @@ uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t
           bytes += kiln_lmem_lane_bytes(n, c, h, w, tpu::elementBytes(in.getType()));
     return bytes;
   }
-  if (isa<tpu::Conv2DOp>(producer))
+  if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(producer))
     // One image's 64 output channels at a time, and their requant table.
     return int32(1, 1, h, w) + KILN_EU_BYTES;
   if (isa<tpu::EltwiseOp>(producer))

@@ -1689,13 +1689,6 @@ void activeI8(const kiln_tiu_cmd &cmd, Lmem lmem) {
 
 // ---- resize ----------------------------------------------------------------------
 
-// Where one output index reads along an axis: nearest reads i0; linear blends
-// i0 and i1 with weight l on i1.
-struct ResizeTap {
-  uint32_t i0, i1;
-  float l;
-};
-
 // ONNX Resize's coordinate_transformation_mode in f32: the source coordinate
 // of output index o on an axis of full lengths in -> out.
 float sourceCoord(uint32_t coord, uint32_t o, float scale, uint32_t in, uint32_t out) {
@@ -1779,23 +1772,6 @@ ResizeTap resizeTap(uint32_t subop, uint32_t o, float scale, uint32_t in, uint32
   return {i, i, 0.0f};
 }
 
-// The taps of the command's `out_len` outputs along an axis, starting at
-// global index out_first of a full length out_full, made relative to its
-// input, which starts at global index in_first and holds in_len. Fails if a
-// tap falls outside that input (a slice loaded too few rows).
-bool axisTaps(uint32_t subop, float scale, bool exact, uint32_t in_full, uint32_t out_full,
-              uint32_t in_first, uint32_t in_len, uint32_t out_first, uint32_t out_len,
-              std::vector<ResizeTap> *taps) {
-  taps->clear();
-  for (uint32_t o = 0; o < out_len; ++o) {
-    ResizeTap t = resizeTap(subop, out_first + o, scale, in_full, out_full, exact);
-    if (t.i0 < in_first || t.i1 - in_first >= in_len) // i1 >= i0
-      return false;
-    taps->push_back({t.i0 - in_first, t.i1 - in_first, t.l});
-  }
-  return true;
-}
-
 // W is always whole; H may be a slice (commands.h: aux = full input height,
 // full output height, first output row, first input row; all 0 = whole).
 // finish turns the f32 result into what E stores.
@@ -1804,9 +1780,9 @@ const char *resize(const kiln_tiu_cmd &cmd, Lmem lmem, Finish finish) {
   const bool slice = cmd.aux[0] != 0;
   const uint32_t in_h = slice ? cmd.aux[0] : cmd.in0.h, out_h = slice ? cmd.aux[1] : cmd.out.h;
   std::vector<ResizeTap> rows, cols;
-  if (!axisTaps(cmd.subop, cmd.param[0], cmd.subop & KILN_RESIZE_EXACT_H, in_h, out_h,
+  if (!resizeAxisTaps(cmd.subop, cmd.param[0], cmd.subop & KILN_RESIZE_EXACT_H, in_h, out_h,
                 cmd.aux[3], cmd.in0.h, cmd.aux[2], cmd.out.h, &rows) ||
-      !axisTaps(cmd.subop, cmd.param[1], cmd.subop & KILN_RESIZE_EXACT_W, cmd.in0.w,
+      !resizeAxisTaps(cmd.subop, cmd.param[1], cmd.subop & KILN_RESIZE_EXACT_W, cmd.in0.w,
                 cmd.out.w, 0, cmd.in0.w, 0, cmd.out.w, &cols))
     return "resize reads input rows outside its window";
 
@@ -1974,6 +1950,19 @@ const char *runTiuRecord(const kiln_tiu_cmd &cmd, uint8_t *lmem, uint64_t lane_b
 
 const char *runTiu(const kiln_tiu_cmd &cmd, uint8_t *lmem) {
   return runTiuRecord(cmd, lmem, KILN_LMEM_BYTES_PER_LANE);
+}
+
+bool resizeAxisTaps(uint32_t subop, float scale, bool exact, uint32_t in_full, uint32_t out_full,
+                    uint32_t in_first, uint32_t in_len, uint32_t out_first, uint32_t out_len,
+                    std::vector<ResizeTap> *taps) {
+  taps->clear();
+  for (uint32_t o = 0; o < out_len; ++o) {
+    ResizeTap t = resizeTap(subop, out_first + o, scale, in_full, out_full, exact);
+    if (t.i0 < in_first || t.i1 - in_first >= in_len) // i1 >= i0
+      return false;
+    taps->push_back({t.i0 - in_first, t.i1 - in_first, t.l});
+  }
+  return true;
 }
 
 } // namespace kiln::chip

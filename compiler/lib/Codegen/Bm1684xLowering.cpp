@@ -21,6 +21,7 @@
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cost.h"
 #include "kiln/abi/quant.h"
+#include "kiln/chip/tiu_kernels.h"
 
 #include <algorithm>
 #include <cmath>
@@ -83,10 +84,10 @@ uint64_t chipFilterPlane(uint32_t ic, uint32_t taps, uint32_t bytes, uint32_t cu
 uint64_t int8Bits(int32_t v) { return uint8_t(v); }
 uint64_t int32Bits(int64_t v) { return uint32_t(v); }
 
-/// Where the chip's INT8 intermediates of an op go: right after its
-/// result's own bytes (lg::chipScratchBytes reserved them).
+/// Where the chip's intermediates of an op go: right after its result's own
+/// bytes (lg::chipScratchBytes reserved them).
 uint64_t scratchOf(const kiln_tiu_operand &out) {
-  return out.addr + kiln_lmem_lane_bytes(out.n, out.c, out.h, out.w, 1);
+  return out.addr + kiln_lmem_lane_bytes(out.n, out.c, out.h, out.w, kiln_dtype_bytes(out.dtype));
 }
 
 /// An alignEU view of an [n, c, h, w] tensor of `dtype` at a lane-0 address.
@@ -747,6 +748,101 @@ struct Lowering {
        0);
   }
 
+  // ---- resize ----------------------------------------------------------------
+
+  /// Outputs o0, o0 + so, ... (len of them) of one axis reading sources
+  /// i0 + j * si and i1 + j * si, weight l on the second.
+  struct ResizeRun {
+    uint32_t o0, so, i0, i1, si, len;
+    float l;
+  };
+
+  /// The taps of an axis as runs of constant steps (an integer scale gives
+  /// one or two per phase; the clamped ends their own), longest first.
+  static std::vector<ResizeRun> resizeRuns(const std::vector<chip::ResizeTap> &taps) {
+    std::vector<ResizeRun> runs;
+    std::vector<bool> done(taps.size());
+    const uint32_t count = uint32_t(taps.size());
+    for (uint32_t o = 0; o < count; ++o) {
+      if (done[o])
+        continue;
+      const chip::ResizeTap &t = taps[o];
+      ResizeRun best{o, 1, t.i0, t.i1, 0, 1, t.l};
+      for (uint32_t so = 1; so <= 8 && o + so < count; ++so) {
+        const chip::ResizeTap &u = taps[o + so];
+        if (done[o + so] || u.l != t.l || u.i0 < t.i0 || u.i1 - t.i1 != u.i0 - t.i0)
+          continue;
+        const uint32_t si = u.i0 - t.i0;
+        uint32_t len = 2;
+        for (; o + len * so < count && !done[o + len * so]; ++len) {
+          const chip::ResizeTap &v = taps[o + len * so];
+          if (v.l != t.l || v.i0 != t.i0 + len * si || v.i1 != t.i1 + len * si)
+            break;
+        }
+        if (len > best.len)
+          best = {o, so, t.i0, t.i1, si, len, t.l};
+      }
+      for (uint32_t j = 0; j < best.len; ++j)
+        done[best.o0 + j * best.so] = true;
+      runs.push_back(best);
+    }
+    return runs;
+  }
+
+  /// dst = src resized along axis 2 (H) or 3 (W), run by run: a copy where
+  /// the weight is 0, else (1 - l) * a + l * b with each step rounded, as
+  /// the kernels compute it (the second product in tmp).
+  void resizeAxis(const View &src, const View &dst, uint64_t tmp, int axis,
+                  const std::vector<ResizeRun> &runs, uint32_t dtype) {
+    const uint64_t bytes = kiln_dtype_bytes(dtype);
+    auto part = [&](View v, uint64_t first, uint64_t step, uint64_t len) {
+      v.addr += first * v.str[axis] * bytes;
+      v.str[axis] *= step;
+      (axis == 2 ? v.h : v.w) = len;
+      return v;
+    };
+    for (const ResizeRun &r : runs) {
+      const View out = part(dst, r.o0, r.so, r.len), a = part(src, r.i0, r.si, r.len);
+      if (r.l == 0.0f) {
+        ar(KILN_BM_AR_COPY, out, dtype, &a, dtype, nullptr, dtype, false, 0);
+        continue;
+      }
+      const View b = part(src, r.i1, r.si, r.len);
+      const View t = alignedView(tmp, out.n, out.c, out.h, out.w, dtype);
+      ar(KILN_BM_AR_MUL, out, dtype, &a, dtype, nullptr, dtype, true, floatBits(dtype, 1.0f - r.l));
+      ar(KILN_BM_AR_MUL, t, dtype, &b, dtype, nullptr, dtype, true, floatBits(dtype, r.l));
+      ar(KILN_BM_AR_ADD, out, dtype, &out, dtype, &t, dtype, false, 0);
+    }
+  }
+
+  /// Nearest or linear resize: along W into the rows it reads, then along H
+  /// (the kernels' order), each axis as a few strided sAR runs per phase.
+  void resize(const kiln_tiu_cmd &c) {
+    if (!isFloat(c.in0.dtype) || c.in0.dtype != c.out.dtype)
+      return fail("an INT8 resize (not yet)");
+    if (c.out.plane_h && c.out.plane_h != c.out.h)
+      return fail("a resize writing a window of rows");
+    const bool slice = c.aux[0] != 0;
+    const uint32_t inH = slice ? c.aux[0] : c.in0.h, outH = slice ? c.aux[1] : c.out.h;
+    std::vector<chip::ResizeTap> rows, cols;
+    if (!chip::resizeAxisTaps(c.subop, c.param[0], c.subop & KILN_RESIZE_EXACT_H, inH, outH,
+                              c.aux[3], c.in0.h, c.aux[2], c.out.h, &rows) ||
+        !chip::resizeAxisTaps(c.subop, c.param[1], c.subop & KILN_RESIZE_EXACT_W, c.in0.w,
+                              c.out.w, 0, c.in0.w, 0, c.out.w, &cols))
+      return fail("a resize reading rows outside its input");
+    const std::vector<ResizeRun> rowRuns = resizeRuns(rows), colRuns = resizeRuns(cols);
+    if (rowRuns.size() + colRuns.size() > 64)
+      return fail("a resize whose scale has no short period (too many commands)");
+    // The input's rows at the output's width, then the second products.
+    const View in = viewOf(c.in0), out = viewOf(c.out);
+    const uint64_t wide = scratchOf(c.out);
+    const View mid = alignedView(wide, c.in0.n, c.in0.c, c.in0.h, c.out.w, c.out.dtype);
+    const uint64_t tmp =
+        wide + kiln_lmem_lane_bytes(c.in0.n, c.in0.c, c.in0.h, c.out.w, kiln_dtype_bytes(c.out.dtype));
+    resizeAxis(in, mid, tmp, 3, colRuns, c.out.dtype);
+    resizeAxis(mid, out, tmp, 2, rowRuns, c.out.dtype);
+  }
+
   void lowerTiu(const kiln_tiu_cmd &c) {
     dep = c.wait_gdma_id ? lastGdma[c.wait_gdma_id] : 0;
     switch (c.op) {
@@ -758,7 +854,7 @@ struct Lowering {
     case KILN_TIU_ACTIVE: active(c); break;
     case KILN_TIU_CAST: cast(c); break;
     case KILN_TIU_DECONV: deconv(c); break;
-    case KILN_TIU_RESIZE: fail("resize (not yet)"); break;
+    case KILN_TIU_RESIZE: resize(c); break;
     default: fail("an unknown TIU record"); break;
     }
     if ((c.flags & KILN_TIU_FLAG_RELU) && c.op != KILN_TIU_ACTIVE)

@@ -115,6 +115,17 @@ uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t
   auto int32 = [](int64_t n, int64_t c, int64_t h, int64_t w) {
     return kiln_lmem_lane_bytes(n, c, h, w, 4);
   };
+  if (auto resize = dyn_cast<tpu::ResizeOp>(producer)) {
+    // Its input rows resized along W, then the second products of a run
+    // (Bm1684xLowering.cpp): rows of the input this slice reads, at most.
+    auto inShape = cast<RankedTensorType>(resize.getInput().getType()).getShape();
+    auto outShape = cast<RankedTensorType>(resize.getType()).getShape();
+    const int64_t inH = inShape[inShape.size() - 2], outH = outShape[outShape.size() - 2];
+    const int64_t rows = std::min<int64_t>(inH, (h * inH + outH - 1) / outH + 2);
+    const uint32_t bytes = tpu::elementBytes(resize.getType());
+    const uint64_t mid = kiln_lmem_lane_bytes(n, c, rows, w, bytes);
+    return mid + std::max<uint64_t>(mid, kiln_lmem_lane_bytes(n, c, h, w, bytes));
+  }
   if (!tpu::isInt8Type(producer->getResult(0).getType())) {
     // A float eltwise operand of one channel, broadcast to every lane.
     uint64_t bytes = 0;

@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include <vector>
+
 #include "kiln/abi/commands.h"
 
 namespace kiln::chip {
@@ -28,6 +30,21 @@ namespace kiln::chip {
 enum class Kernels { Fast, Reference };
 const char *runTiuRecord(const kiln_tiu_cmd &cmd, uint8_t *lmem, uint64_t lane_bytes,
                          Kernels kernels = Kernels::Fast);
+
+// Where one output index of a resize reads along an axis (commands.h,
+// RESIZE): nearest reads i0; linear blends i0 and i1 with weight l on i1.
+struct ResizeTap {
+  uint32_t i0, i1;
+  float l;
+};
+// The taps of `out_len` outputs along an axis, from global index out_first
+// of a full length out_full, relative to the input, which starts at global
+// index in_first and holds in_len; false if a tap falls outside that input
+// (a slice loaded too few rows). The kernels and the BM1684X lowering both
+// read their sources from here.
+bool resizeAxisTaps(uint32_t subop, float scale, bool exact, uint32_t in_full, uint32_t out_full,
+                    uint32_t in_first, uint32_t in_len, uint32_t out_first, uint32_t out_len,
+                    std::vector<ResizeTap> *taps);
 
 // Threads a large record is split over: KILN_CMODEL_THREADS (1 to 256),
 // default the machine's cores. Each output is computed by one thread in the

@@ -378,7 +378,9 @@ struct Lowering {
 
   template <typename Cmd> void window(Cmd &k, const kiln_tiu_cmd &c) {
     k.opd1_h = c.kh, k.opd1_w = c.kw;
-    k.res_op_y_str = c.stride_h, k.res_op_x_str = c.stride_w;
+    // One output along an axis takes no step: a global pool's stride (the
+    // plane's size) would not fit the 4-bit field.
+    k.res_op_y_str = c.out.h == 1 ? 1 : c.stride_h, k.res_op_x_str = c.out.w == 1 ? 1 : c.stride_w;
     k.opd1_y_ins0 = c.dil_h - 1u, k.opd1_x_ins0 = c.dil_w - 1u;
     k.opd0_up_pad = c.pad_top, k.opd0_dn_pad = c.pad_bottom;
     k.opd0_lf_pad = c.pad_left, k.opd0_rt_pad = c.pad_right;
@@ -698,6 +700,33 @@ struct Lowering {
       return ar(KILN_BM_AR_ABS, out, t, &in, t, nullptr, t, false, 0);
     case KILN_ACT_SQUARE:
       return ar(KILN_BM_AR_MUL, out, t, &in, t, &in, t, false, 0);
+    case KILN_ACT_HARD_SIGMOID:
+      // min(max(a * x + b, 0), 1), each step rounded.
+      ar(KILN_BM_AR_MUL, out, t, &in, t, nullptr, t, true, floatBits(t, c.param[0]));
+      ar(KILN_BM_AR_ADD, out, t, &out, t, nullptr, t, true, floatBits(t, c.param[1]));
+      ar(KILN_BM_AR_MAX, out, t, &out, t, nullptr, t, true, floatBits(t, 0.0f));
+      return ar(KILN_BM_AR_MIN, out, t, &out, t, nullptr, t, true, floatBits(t, 1.0f));
+    case KILN_ACT_LEAKY_RELU:
+    case KILN_ACT_HARD_SWISH: {
+      // Beside the result (lg::chipScratchBytes): a * x, or the gate.
+      if (out.window)
+        return fail("a leaky relu or hard swish writing a window of rows");
+      const View side = alignedView(scratchOf(c.out), out.n, out.c, out.h, out.w, t);
+      if (c.subop == KILN_ACT_LEAKY_RELU) {
+        // x >= 0 ? x : a * x is max(x, a * x) when 0 <= a <= 1.
+        const float a = c.param[0];
+        if (!(a >= 0.0f && a <= 1.0f))
+          return fail("a leaky relu whose slope is outside [0, 1] (not yet)");
+        ar(KILN_BM_AR_MUL, side, t, &in, t, nullptr, t, true, floatBits(t, a));
+        return ar(KILN_BM_AR_MAX, out, t, &in, t, &side, t, false, 0);
+      }
+      // x * min(max(x / 6 + 0.5, 0), 1), the division a product by 1/6.
+      ar(KILN_BM_AR_MUL, side, t, &in, t, nullptr, t, true, floatBits(t, 1.0f / 6.0f));
+      ar(KILN_BM_AR_ADD, side, t, &side, t, nullptr, t, true, floatBits(t, 0.5f));
+      ar(KILN_BM_AR_MAX, side, t, &side, t, nullptr, t, true, floatBits(t, 0.0f));
+      ar(KILN_BM_AR_MIN, side, t, &side, t, nullptr, t, true, floatBits(t, 1.0f));
+      return ar(KILN_BM_AR_MUL, out, t, &in, t, &side, t, false, 0);
+    }
     default: {
       static const char *const kNames[] = {
           "relu", "leaky_relu", "sigmoid", "tanh", "exp", "log", "sqrt", "rsqrt",
@@ -716,18 +745,19 @@ struct Lowering {
     if (!isFloat(c.in0.dtype) && !isFloat(c.out.dtype))
       return fail("INT8 requantizing casts (not yet)");
     if (!isFloat(c.out.dtype)) {
-      // Quantize: x / scale (as x * (1 / scale), in f32 beside the result),
-      // rounded half to even and saturated, + zp.
+      // Quantize: x / scale (as x * (1 / scale), in f32 beside the result)
+      // + zp, then rounded half to even and saturated: the zero point goes
+      // in before the saturation, as kiln_quantize_f32 adds it.
       if (c.in0.dtype != KILN_DTYPE_F32)
         return fail("quantizing a 16-bit float (not yet)");
       const View scaled = alignedView(scratchOf(c.out), out.n, out.c, out.h, out.w, KILN_DTYPE_F32);
       ar(KILN_BM_AR_MUL, scaled, KILN_DTYPE_F32, &in, KILN_DTYPE_F32, nullptr, KILN_DTYPE_F32, true,
          floatBits(KILN_DTYPE_F32, 1.0f / c.param[0]));
+      if (const int32_t zp = kiln_zero_point(c.aux[2], 2))
+        ar(KILN_BM_AR_ADD, scaled, KILN_DTYPE_F32, &scaled, KILN_DTYPE_F32, nullptr, KILN_DTYPE_F32,
+           true, floatBits(KILN_DTYPE_F32, float(zp)));
       ar(KILN_BM_AR_DATA_CONVERT, out, KILN_DTYPE_INT8, &scaled, KILN_DTYPE_F32, nullptr, 0,
          false, 0);
-      if (const int32_t zp = kiln_zero_point(c.aux[2], 2))
-        ar(KILN_BM_AR_ADD_SATU, out, KILN_DTYPE_INT8, &out, KILN_DTYPE_INT8, nullptr,
-           KILN_DTYPE_INT8, true, int8Bits(zp));
       return;
     }
     if (!isFloat(c.in0.dtype)) {

@@ -1079,6 +1079,55 @@ const char *runTransBc(const uint8_t *cmd, const Memories &mem) {
   return nullptr;
 }
 
+// ---- sSFU ---------------------------------------------------------------------------
+
+// RSQRT (eu 17), f32: the bit-level first guess 0x5f3759df - (bits >> 1),
+// the shift arithmetic (a negative input keeps its sign bit) and of the
+// bits as they are (a subnormal is not flushed for it), then
+// opd2_n_str + 1 Newton steps y * (1.5 - (x / 2 * y) * y), each operation an
+// f32 one that flushes subnormals (the simulator's modes); found by running
+// the simulator on random and special inputs, as the differential test does.
+float rsqrtNewton(float x, uint32_t steps) {
+  const uint32_t bits = kiln_f32_bits(x);
+  float y = kiln_f32_from_bits(0x5f3759dfu - ((bits >> 1) | (bits & 0x80000000u)));
+  const float half = chipMul(x, 0.5f);
+  for (uint32_t i = 0; i < steps; ++i)
+    y = chipMul(y, flushSubnormal(1.5f - chipMul(chipMul(half, y), y)));
+  return y;
+}
+
+const char *runSfu(const uint8_t *cmd, const Memories &mem) {
+  kiln_bm_ssfu f;
+  kiln_bm_ssfu_decode(cmd, &f);
+  if (f.tsk_eu_typ != KILN_BM_SFU_RSQRT)
+    return "an sSFU function other than RSQRT (Taylor series, normalize: not modelled yet)";
+  if (f.opd0_prec != KILN_BM_PREC_FP32 || f.res0_prec != KILN_BM_PREC_FP32)
+    return "an sSFU RSQRT of 16-bit floats (not modelled yet)";
+  const Type t{KILN_BM_PREC_FP32, true};
+  const Shape s{static_cast<uint32_t>(f.res0_n), static_cast<uint32_t>(f.res0_c),
+                static_cast<uint32_t>(f.res0_h), static_cast<uint32_t>(f.res0_w)};
+  if (s.count() == 0) return "an sSFU with an empty shape";
+  const uint64_t none[4] = {0, 0, 0, 0};
+  LmemView x, y;
+  if (const char *e = tiuView(f.opd0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, t, s, &x)) return e;
+  if (const char *e = tiuView(f.res0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, t, s, &y)) return e;
+  const uint32_t steps = static_cast<uint32_t>(f.opd2_n_str) + 1;
+  // Read everything first: the result may overlap the input.
+  std::vector<float> in;
+  in.reserve(s.count());
+  for (uint32_t n = 0; n < s.n; ++n)
+    for (uint32_t c = 0; c < s.c; ++c)
+      for (uint32_t h = 0; h < s.h; ++h)
+        for (uint32_t w = 0; w < s.w; ++w) in.push_back(loadFloat(x.at(mem.lmem, n, c, h, w), t));
+  size_t i = 0;
+  for (uint32_t n = 0; n < s.n; ++n)
+    for (uint32_t c = 0; c < s.c; ++c)
+      for (uint32_t h = 0; h < s.h; ++h)
+        for (uint32_t w = 0; w < s.w; ++w)
+          storeFloat(y.at(mem.lmem, n, c, h, w), t, rsqrtNewton(in[i++], steps));
+  return nullptr;
+}
+
 const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
   if (bytes < 16) return "a TIU command shorter than 16 bytes";
   kiln_bm_class cls = kiln_bm_tiu_class(cmd);
@@ -1090,6 +1139,7 @@ const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
   case KILN_BM_CLASS_SPORD: return runPord(cmd, mem);
   case KILN_BM_CLASS_SRQDQ: return runRqdq(cmd, mem);
   case KILN_BM_CLASS_STRANS_BC: return runTransBc(cmd, mem);
+  case KILN_BM_CLASS_SSFU: return runSfu(cmd, mem);
   case KILN_BM_CLASS_SYSID: return nullptr;
   default: return "a TIU class the model does not cover yet";
   }

@@ -123,6 +123,14 @@ typedef enum kiln_bm_ar_op {
   KILN_BM_AR_GET_FIRST_ZERO = 30
 } kiln_bm_ar_op;
 
+/* SFU tsk_eu_typ (FACTS.md 1.5.8). */
+typedef enum kiln_bm_sfu_op {
+  KILN_BM_SFU_TAYLOR_4X = 12,
+  KILN_BM_SFU_TAYLOR = 13,
+  KILN_BM_SFU_NORM = 15,
+  KILN_BM_SFU_RSQRT = 17 /* 1/sqrt(x): opd2_n_str + 1 Newton steps */
+} kiln_bm_sfu_op;
+
 /* SYS tsk_eu_typ that ends a TIU stream. */
 #define KILN_BM_SYS_END 31u
 

@@ -205,6 +205,17 @@ struct Lowering {
     push(tiu, k, KILN_BM_SAR_BYTES, kiln_bm_sar_encode);
   }
 
+  /// out = 1/sqrt(in), f32 alignEU tensors, by the SFU with 4 Newton steps.
+  void rsqrt(const View &out, const View &in) {
+    kiln_bm_ssfu k{};
+    tiuHeader(k, KILN_BM_TSK_SFU, KILN_BM_SFU_RSQRT);
+    k.res0_prec = k.opd0_prec = KILN_BM_PREC_FP32;
+    k.opd2_n_str = 3;
+    k.res0_n = out.n, k.res0_c = out.c, k.res0_h = out.h, k.res0_w = out.w;
+    k.res0_addr = out.addr, k.opd0_addr = in.addr;
+    push(tiu, k, KILN_BM_SSFU_BYTES, kiln_bm_ssfu_encode);
+  }
+
   /// out = max(out, 0) in place (INT8: max(out, zp_out)).
   void relu(const kiln_tiu_cmd &c) {
     View v = viewOf(c.out);
@@ -706,6 +717,20 @@ struct Lowering {
       ar(KILN_BM_AR_ADD, out, t, &out, t, nullptr, t, true, floatBits(t, c.param[1]));
       ar(KILN_BM_AR_MAX, out, t, &out, t, nullptr, t, true, floatBits(t, 0.0f));
       return ar(KILN_BM_AR_MIN, out, t, &out, t, nullptr, t, true, floatBits(t, 1.0f));
+    case KILN_ACT_RSQRT:
+    case KILN_ACT_SQRT: {
+      // The SFU's 1/sqrt(x) (4 Newton steps: within an ulp or so of the
+      // exact one); sqrt(x) = x * 1/sqrt(x), the latter beside the result.
+      if (t != KILN_DTYPE_F32)
+        return fail("a 16-bit sqrt or rsqrt (the SFU's 16-bit forms are not modelled yet)");
+      if (in.window || out.window)
+        return fail("a sqrt or rsqrt over a window of rows");
+      if (c.subop == KILN_ACT_RSQRT)
+        return rsqrt(out, in);
+      const View r = alignedView(scratchOf(c.out), out.n, out.c, out.h, out.w, t);
+      rsqrt(r, in);
+      return ar(KILN_BM_AR_MUL, out, t, &in, t, &r, t, false, 0);
+    }
     case KILN_ACT_LEAKY_RELU:
     case KILN_ACT_HARD_SWISH: {
       // Beside the result (lg::chipScratchBytes): a * x, or the gate.

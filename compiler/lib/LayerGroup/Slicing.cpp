@@ -127,10 +127,12 @@ uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t
     return mid + std::max<uint64_t>(mid, kiln_lmem_lane_bytes(n, c, h, w, bytes));
   }
   if (!tpu::isInt8Type(producer->getResult(0).getType())) {
-    // A leaky relu's a * x or a hard swish's gate, beside the result.
+    // A leaky relu's a * x, a hard swish's gate or a sqrt's 1/sqrt(x),
+    // beside the result.
     if (auto active = dyn_cast<tpu::ActiveOp>(producer))
       return active.getMode() == top::ActiveMode::LeakyRelu ||
-                     active.getMode() == top::ActiveMode::HardSwish
+                     active.getMode() == top::ActiveMode::HardSwish ||
+                     active.getMode() == top::ActiveMode::Sqrt
                  ? kiln_lmem_lane_bytes(n, c, h, w, tpu::elementBytes(active.getType()))
                  : 0;
     // A float eltwise operand of one channel, broadcast to every lane.

@@ -1,0 +1,40 @@
+#!/usr/bin/python3
+"""Special functions as BM1684X computes them on its SFU, one per output
+(so far sqrt, by the SFU's 1/sqrt: x * rsqrt(x), of positive values and of
+zeros), after a conv whose 70 channels span two lane groups. Writes
+OUT/model.onnx, input.npz and reference.npz (PyTorch's outputs). Run with
+/usr/bin/python3 (Debian's torch and onnx).
+"""
+import os
+
+import onnx
+import torch
+from torch import nn
+
+from common import format_ops, generate, require_ops
+
+
+class SfuNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 70, 3, padding=1)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return torch.sqrt(y * y + 1e-3), torch.sqrt(torch.relu(y))
+
+
+def build_model(seed: int) -> nn.Module:
+    torch.manual_seed(seed)
+    return SfuNet().eval()
+
+
+def main() -> None:
+    args, _, _ = generate(__doc__, build_model, (1, 3, 20, 24), ["sqrt_square", "sqrt_relu"])
+    path = os.path.join(args.out, "model.onnx")
+    ops = require_ops(onnx.load(path), "sfu_net", ["Sqrt"])
+    print("sfu_net: %s ops: %s" % (path, format_ops(ops)))
+
+
+if __name__ == "__main__":
+    main()

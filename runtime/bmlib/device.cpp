@@ -1,5 +1,6 @@
 // kiln's HAL over Sophgo's bmlib (see device.h).
 #include "kiln/bmlib/device.h"
+#include "kiln/rt/synchronous_hal.hpp"
 
 #include <dlfcn.h>
 
@@ -217,15 +218,8 @@ kiln_hal Device::hal() {
       return KILN_ERR_DEVICE_FAULT;
     return KILN_OK;
   };
-  h.submit = [](void *ctx, const kiln_submit_desc *desc) {
-    if (!desc)
-      return KILN_ERR_INVALID_ARGUMENT;
-    deviceOf(ctx).run(*desc);
-    return KILN_OK;
-  };
-  // tpu_kernel_launch returns when the firmware is done: wait reports how.
-  h.wait = [](void *ctx, uint32_t) { return deviceOf(ctx).lastStatus(); };
-  h.reset = [](void *) { return KILN_OK; };
+  // tpu_kernel_launch returns when the firmware is done.
+  rt::setSynchronousSubmission<Device>(h);
   return h;
 }
 

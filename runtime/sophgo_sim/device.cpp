@@ -1,5 +1,6 @@
 // Sophgo's simulator behind kiln's HAL.
 #include "kiln/sophgo_sim/device.h"
+#include "kiln/rt/synchronous_hal.hpp"
 
 #include <cstring>
 #include <vector>
@@ -88,15 +89,8 @@ kiln_hal Device::hal() {
       std::memcpy(dst, src, size);
     return KILN_OK;
   };
-  h.submit = [](void *ctx, const kiln_submit_desc *desc) {
-    if (!desc)
-      return KILN_ERR_INVALID_ARGUMENT;
-    deviceOf(ctx).run(*desc);
-    return KILN_OK;
-  };
-  // Submissions run synchronously: wait reports how the last one ended.
-  h.wait = [](void *ctx, uint32_t) { return deviceOf(ctx).lastStatus(); };
-  h.reset = [](void *) { return KILN_OK; };
+  // Each submission runs at once.
+  rt::setSynchronousSubmission<Device>(h);
   return h;
 }
 

@@ -26,11 +26,11 @@ struct VerifiedBmodel {
 kiln_status verifyBmodel(const uint8_t *file, size_t size, VerifiedBmodel *out,
                          kiln_error_detail *detail);
 
-// A group's command records in the blob of a verified bmodel.
 // The core's one instance of cost.h's scheduler (it is large): runs a
 // group's queues in sync-id order, calling `cb` at each start.
 kiln_status scheduleSource(const kiln_queue_source &q, kiln_schedule_cb cb, void *user);
 
+// A group's command records in the blob of a verified bmodel.
 const kiln_tiu_cmd *tiuRecords(const uint8_t *blob, const kiln::bmodel::LayerGroup &group);
 const kiln_gdma_cmd *gdmaRecords(const uint8_t *blob, const kiln::bmodel::LayerGroup &group);
 

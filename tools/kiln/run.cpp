@@ -72,11 +72,11 @@ cl::opt<DeviceKind> deviceOpt(
                           "Sophgo's bmlib and the chip's firmware, as on a board (BM1684X "
                           "streams)")),
     cl::sub(cli::runCommand), cl::cat(cli::options()));
-enum class IsaChoice { Auto, Kiln, Bm1684x };
 cl::opt<std::string> kernelModule(
     "kernel-module", cl::desc("With --device bmlib: the firmware's kernel module to load (a "
                               "board's libbm1684x_kernel_module.so)"),
     cl::value_desc("FILE"), cl::sub(cli::runCommand), cl::cat(cli::options()));
+enum class IsaChoice { Auto, Kiln, Bm1684x };
 cl::opt<IsaChoice> isaOpt(
     "isa", cl::desc("Which of the bmodel's command sets the cmodel runs"),
     cl::init(IsaChoice::Auto),

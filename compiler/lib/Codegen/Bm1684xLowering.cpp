@@ -409,6 +409,19 @@ struct Lowering {
     return c.out.addr + (uint64_t{n} * groupsOf(c.out.c) + c0 / KILN_NPU_NUM) * planeBytes(c.out);
   }
 
+  /// What an sCONV and an sPorD of `count` channels of one image into an
+  /// alignEU tensor at resAddr share: the header, formats, window and result.
+  template <typename Cmd>
+  void windowCommand(Cmd &k, uint64_t tsk, const kiln_tiu_cmd &c, uint32_t count,
+                     uint64_t resAddr, uint64_t resPrec) {
+    tiuHeader(k, tsk, 0);
+    k.opd0_prec = precOf(c.in0.dtype), k.res0_prec = resPrec;
+    k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
+    window(k, c);
+    k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
+    k.res0_addr = resAddr;
+  }
+
   /// The sCONV of output channels [c0, c0 + count) of image n into a
   /// [1, count, oh, ow] alignEU tensor at resAddr, the filter's lane groups
   /// filterPlane bytes apart; opd2 (bias or kernel zero point) is the caller's.
@@ -416,12 +429,7 @@ struct Lowering {
                             uint64_t resAddr, uint64_t resPrec, uint64_t filterPlane) {
     const View in = viewOf(c.in0);
     kiln_bm_sconv k{};
-    tiuHeader(k, KILN_BM_TSK_CONV, 0);
-    k.opd0_prec = precOf(c.in0.dtype), k.res0_prec = resPrec;
-    k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
-    window(k, c);
-    k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
-    k.res0_addr = resAddr;
+    windowCommand(k, KILN_BM_TSK_CONV, c, count, resAddr, resPrec);
     k.opd0_c = c.in0.c, k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
     k.opd0_addr = in.addr + n * in.str[0] * kiln_dtype_bytes(c.in0.dtype);
     if (in.window) {
@@ -476,12 +484,7 @@ struct Lowering {
                                  uint64_t resAddr, uint64_t resPrec) {
     const uint64_t g = c0 / KILN_NPU_NUM;
     kiln_bm_spord k{};
-    tiuHeader(k, KILN_BM_TSK_PORD, 0);
-    k.opd0_prec = precOf(c.in0.dtype), k.res0_prec = resPrec;
-    k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
-    window(k, c);
-    k.res0_n = 1, k.res0_c = count, k.res0_h = c.out.h, k.res0_w = c.out.w;
-    k.res0_addr = resAddr;
+    windowCommand(k, KILN_BM_TSK_PORD, c, count, resAddr, resPrec);
     k.opd0_h = c.in0.h, k.opd0_w = c.in0.w;
     k.opd0_addr = c.in0.addr + (uint64_t{n} * groupsOf(c.in0.c) + g) * planeBytes(c.in0);
     k.opd1_addr = c.in1.addr + g * planeBytes(c.in1);

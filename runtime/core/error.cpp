@@ -5,7 +5,7 @@ namespace kiln::rt {
 
 kiln_status fail(Detail *d, kiln_status st, kiln_object_kind kind, uint32_t index,
                  uint32_t sub_index, const char *reason) {
-  *d = Detail{st, static_cast<uint32_t>(kind), kNoIndex, index, sub_index, reason};
+  *d = Detail{st, static_cast<uint32_t>(kind), kNoIndex, index, sub_index, reason, 0};
   return st;
 }
 

@@ -82,6 +82,14 @@ namespace kiln::rt {
 // serves a HAL of either command set. False if the size overflows.
 bool queueSectionBytes(const kiln::bmodel::Net &net, const uint8_t *blob, uint64_t *out);
 
+// A file's net has 1 + stages() stages; stage 0 is the net itself.
+inline uint32_t stageCount(const kiln::bmodel::Net &root) {
+  return 1 + (root.stages() ? root.stages()->size() : 0);
+}
+inline const kiln::bmodel::Net &stageOf(const kiln::bmodel::Net &root, uint32_t stage) {
+  return stage ? *root.stages()->Get(stage - 1) : root;
+}
+
 // kiln_net_load_ex without its epilogue: on failure *d holds the detail
 // and nobody has been told yet (kiln_bmodel_query_memory_ex loads through it).
 kiln_status loadNet(kiln_runtime *rt, const void *bmodel, size_t size, uint32_t net_index,
@@ -96,19 +104,24 @@ struct kiln_runtime {
   kiln::rt::ResidencyTracker residency; // what LMEM holds, across nets and runs
 };
 
-// A loaded net: [queues][coefficient region][neuron region] in device memory.
+// A loaded net: [queues of every stage][coefficient region][neuron region]
+// in device memory. The stages share the coefficients and, one run at a
+// time, the neuron region (the largest stage's size).
 struct kiln_net {
   uint32_t tag;
   kiln_runtime *rt;
-  const kiln::bmodel::Net *net;
+  const kiln::bmodel::Net *root; // the file's net: stage 0, holding the others
+  const kiln::bmodel::Net *net;  // the selected stage
   const uint8_t *blob;
   uint64_t mem_begin;   // the runtime's top before this net was loaded
   uint64_t mem_end;
-  uint64_t queues_addr; // every group's TIU then GDMA queue, in group order
+  uint64_t queues_base; // stage 0's queues, then stage 1's, ...
+  uint64_t queues_addr; // the selected stage's: each group's TIU then GDMA queue
   uint64_t window_addr; // DDR base of the net's commands: its coefficient region
-  uint64_t window_size; // coeff_size + neuron_size
+  uint64_t window_size; // coeff_size + the largest stage's neuron_size
   uint32_t load_id;     // names this load in the residency tracker
   uint32_t net_index;   // of the net in its file, for error details
+  uint32_t stage;       // the selected stage
 };
 
 #endif

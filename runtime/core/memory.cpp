@@ -56,9 +56,9 @@ kiln_status queryMemory(const void *bmodel, size_t size, uint32_t net_index,
     return st;
 
   kiln_memory_requirements req{};
-  req.command_bytes = net->window_addr - net->queues_addr;
+  req.command_bytes = net->window_addr - net->queues_base;
   req.coeff_bytes = net->net->coeff_size();
-  req.neuron_bytes = net->net->neuron_size();
+  req.neuron_bytes = net->window_size - req.coeff_bytes; // the largest stage's
   // The next net starts on a section boundary: count the padding up to it.
   if (!kiln::rt::alignUpChecked(net->mem_end - net->mem_begin, kiln::rt::kSectionAlign,
                                 &req.device_bytes))

@@ -58,14 +58,33 @@ GroupQueues placeQueues(QueueCursor &cursor, const fb::LayerGroup &g, const Warm
   return q;
 }
 
-// Reserves [queues][coeff][neuron] on top of the runtime's stack.
-kiln_status planDeviceMemory(const kiln_runtime &rt, const fb::Net &net, const uint8_t *blob,
+// Where a stage's queues start: after those of the stages before it (their
+// sum was checked for overflow at load).
+uint64_t stageQueues(const kiln_net &n, uint32_t stage) {
+  uint64_t at = n.queues_base, bytes;
+  for (uint32_t s = 0; s < stage; ++s) {
+    queueSectionBytes(stageOf(*n.root, s), n.blob, &bytes);
+    at += bytes;
+  }
+  return at;
+}
+
+// Reserves [queues of every stage][coeff][neuron] on top of the runtime's
+// stack.
+kiln_status planDeviceMemory(const kiln_runtime &rt, const fb::Net &root, const uint8_t *blob,
                              kiln_net *n, Detail *d) {
-  uint64_t queues, mem_limit = rt.hal.mem_base + rt.hal.mem_size;
-  n->window_size = net.coeff_size() + net.neuron_size(); // verified not to overflow
-  if (!queueSectionBytes(net, blob, &queues) ||
-      !alignUpChecked(rt.top, kSectionAlign, &n->queues_addr) ||
-      !addChecked(n->queues_addr, queues, &n->window_addr) ||
+  uint64_t queues = 0, mem_limit = rt.hal.mem_base + rt.hal.mem_size;
+  bool fits = true;
+  n->window_size = 0;
+  for (uint32_t s = 0; s < stageCount(root); ++s) {
+    const fb::Net &stage = stageOf(root, s);
+    uint64_t bytes;
+    fits = fits && queueSectionBytes(stage, blob, &bytes) && addChecked(queues, bytes, &queues);
+    // verified not to overflow; every stage has root's coeff_size
+    n->window_size = larger(n->window_size, stage.coeff_size() + stage.neuron_size());
+  }
+  if (!fits || !alignUpChecked(rt.top, kSectionAlign, &n->queues_base) ||
+      !addChecked(n->queues_base, queues, &n->window_addr) ||
       !alignUpChecked(n->window_addr, kSectionAlign, &n->window_addr) ||
       !addChecked(n->window_addr, n->window_size, &n->mem_end) || n->mem_end > mem_limit)
     KILN_FAIL(d, NO_DEVICE_MEMORY, DEVICE_MEMORY, kNoIndex, kNoIndex,
@@ -80,7 +99,7 @@ kiln_status writeDevice(const kiln_hal &hal, uint64_t addr, const void *src, uin
 
 // The coefficient region beyond the file's coefficients reads as zeros.
 kiln_status zeroDevice(const kiln_hal &hal, uint64_t addr, uint64_t size) {
-  static constexpr uint8_t kZeros[256] = {};
+  static constexpr uint8_t kZeros[64] = {};
   while (size) {
     uint64_t chunk = size < sizeof kZeros ? size : sizeof kZeros;
     kiln_status st = hal.write_mem(hal.ctx, addr, kZeros, chunk);
@@ -114,11 +133,12 @@ kiln_status uploadGdmaStream(const kiln_net &n, const fb::LayerGroup &g, const u
   return writeDevice(n.rt->hal, addr + at, s + at, size - at); // the end and its padding
 }
 
-kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob, Detail *d) {
+kiln_status uploadQueues(const kiln_net &n, const fb::Net &net, const uint8_t *blob,
+                         uint64_t at, Detail *d) {
   const kiln_hal &hal = n.rt->hal;
   const bool streams = runsStreams(*n.rt);
   kiln_status st;
-  QueueCursor cursor(n.queues_addr);
+  QueueCursor cursor(at);
   if (net.groups())
     for (uint32_t i = 0; i < net.groups()->size(); ++i) {
       const fb::LayerGroup &g = *net.groups()->Get(i);
@@ -139,6 +159,18 @@ kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob, D
       if (plan.count &&
           (st = uploadWarmQueues(hal, g, i, blob, plan, q.warm_tiu, q.warm_gdma, d)) != KILN_OK)
         return st;
+    }
+  return KILN_OK;
+}
+
+// Every stage's queues, then the one copy of the coefficients.
+kiln_status upload(const kiln_net &n, const fb::Net &net, const uint8_t *blob, Detail *d) {
+  const kiln_hal &hal = n.rt->hal;
+  kiln_status st;
+  for (uint32_t s = 0; s < stageCount(net); ++s)
+    if ((st = uploadQueues(n, stageOf(net, s), blob, stageQueues(n, s), d)) != KILN_OK) {
+      d->stage = s;
+      return st;
     }
   uint64_t coeff_bytes = net.coeff() ? net.coeff()->size() : 0;
   if (coeff_bytes &&
@@ -242,6 +274,18 @@ kiln_status runGroup(const kiln_hal &hal, const kiln_submit_desc &desc, uint32_t
   return KILN_OK;
 }
 
+// What a stage needs of the runtime beyond verification: the command set
+// the HAL runs and a residency plan it can keep.
+kiln_status checkStageRuns(const kiln_runtime &rt, const fb::Net &stage, const uint8_t *blob,
+                           Detail *d) {
+  if (runsStreams(rt) && stage.groups())
+    for (uint32_t i = 0; i < stage.groups()->size(); ++i)
+      if (!stage.groups()->Get(i)->bm1684x_tiu_count())
+        KILN_FAIL(d, UNSUPPORTED, GROUP, i, kNoIndex,
+                  "no BM1684X streams (compile with isa: bm1684x)");
+  return checkResidencyPlan(stage, blob, d);
+}
+
 } // namespace
 
 kiln_status loadNet(kiln_runtime *rt, const void *bmodel, size_t size, uint32_t net_index,
@@ -264,22 +308,20 @@ kiln_status loadNet(kiln_runtime *rt, const void *bmodel, size_t size, uint32_t 
   kiln_net n{};
   n.tag = kNetTag;
   n.rt = rt;
-  n.net = bm.model->nets()->Get(net_index);
+  n.root = n.net = bm.model->nets()->Get(net_index);
   n.blob = bm.blob;
   n.net_index = net_index;
-  if (runsStreams(*rt) && n.net->groups())
-    for (uint32_t i = 0; i < n.net->groups()->size(); ++i)
-      if (!n.net->groups()->Get(i)->bm1684x_tiu_count()) {
-        d->net = net_index;
-        KILN_FAIL(d, UNSUPPORTED, GROUP, i, kNoIndex,
-                  "no BM1684X streams (compile with isa: bm1684x)");
-      }
-  if ((st = checkResidencyPlan(*n.net, bm.blob, d)) != KILN_OK ||
-      (st = planDeviceMemory(*rt, *n.net, bm.blob, &n, d)) != KILN_OK ||
-      (st = upload(n, *n.net, bm.blob, d)) != KILN_OK) {
+  for (uint32_t s = 0; s < stageCount(*n.root); ++s)
+    if ((st = checkStageRuns(*rt, stageOf(*n.root, s), bm.blob, d)) != KILN_OK) {
+      d->net = net_index, d->stage = s;
+      return st;
+    }
+  if ((st = planDeviceMemory(*rt, *n.root, bm.blob, &n, d)) != KILN_OK ||
+      (st = upload(n, *n.root, bm.blob, d)) != KILN_OK) { // upload names the stage
     d->net = net_index;
     return st;
   }
+  n.queues_addr = n.queues_base;
   rt->top = n.mem_end;
   n.load_id = trackerNewLoad(&rt->residency);
   *out_net = ::new (storage) kiln_net(n);
@@ -349,6 +391,43 @@ kiln_status kiln_net_output_info(const kiln_net *net, uint32_t index, kiln_tenso
 }
 kiln_status kiln_net_tensor_info(const kiln_net *net, uint32_t index, kiln_tensor_info *out_info) {
   return tensorInfo(net, TensorList::All, index, out_info);
+}
+
+uint32_t kiln_net_stage_count(const kiln_net *net) {
+  return isLoaded(net) ? stageCount(*net->root) : 0;
+}
+uint32_t kiln_net_stage(const kiln_net *net) { return isLoaded(net) ? net->stage : 0; }
+
+kiln_status kiln_net_select_stage(kiln_net *net, uint32_t stage) {
+  if (!isLoaded(net))
+    return KILN_ERR_INVALID_ARGUMENT;
+  if (stage >= stageCount(*net->root))
+    return KILN_ERR_NOT_FOUND;
+  if (stage != net->stage) // the tracker knows groups by index, not by stage
+    trackerForgetLoad(&net->rt->residency, net->load_id);
+  net->stage = stage;
+  net->net = &stageOf(*net->root, stage);
+  net->queues_addr = stageQueues(*net, stage);
+  return KILN_OK;
+}
+
+kiln_status kiln_net_select_stage_for(kiln_net *net, const int64_t *const *shapes,
+                                      uint32_t input_count) {
+  if (!isLoaded(net) || (!shapes && input_count))
+    return KILN_ERR_INVALID_ARGUMENT;
+  for (uint32_t s = 0; s < stageCount(*net->root); ++s) {
+    const auto *inputs = stageOf(*net->root, s).inputs();
+    bool same = (inputs ? inputs->size() : 0) == input_count;
+    for (uint32_t i = 0; same && i < input_count; ++i) {
+      const auto *dims = inputs->Get(i)->shape(); // verified: aligned elements
+      same = !dims || !dims->size() ||
+             (shapes[i] && __builtin_memcmp(dims->data(), shapes[i],
+                                            dims->size() * sizeof(int64_t)) == 0);
+    }
+    if (same)
+      return kiln_net_select_stage(net, s);
+  }
+  return KILN_ERR_NOT_FOUND;
 }
 
 kiln_status kiln_net_set_input(kiln_net *net, uint32_t index, const void *data, size_t bytes) {

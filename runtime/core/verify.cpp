@@ -436,6 +436,39 @@ kiln_status checkNet(const fb::Net &net, const uint8_t *blob, uint64_t blob_size
   return KILN_OK;
 }
 
+uint32_t count(const flatbuffers::Vector<flatbuffers::Offset<fb::Tensor>> *v) {
+  return v ? v->size() : 0;
+}
+
+// Stage s of `root` (checked as a net by checkNet) runs over root's
+// coefficients, which are the ones loaded, and has root's input and output
+// counts. (Each stage's commands are checked against its own window, which
+// the loaded window contains, so nothing else here guards memory; the
+// compiler keeps names and dtypes the same across stages.)
+kiln_status checkStage(const fb::Net &root, const fb::Net &stage, Detail *d) {
+  const fb::BlobRange *a = root.coeff(), *b = stage.coeff();
+  if (stage.coeff_size() != root.coeff_size() || !a != !b ||
+      (a && (a->offset() != b->offset() || a->size() != b->size())))
+    KILN_FAIL(d, BAD_TENSOR, NET, kNoIndex, kNoIndex, "stage has other coefficients than stage 0");
+  if (count(root.inputs()) != count(stage.inputs()) ||
+      count(root.outputs()) != count(stage.outputs()))
+    KILN_FAIL(d, BAD_TENSOR, NET, kNoIndex, kNoIndex, "stage has other inputs or outputs than stage 0");
+  return KILN_OK;
+}
+
+// Every stage of a file's net.
+kiln_status checkStages(const fb::Net &root, const uint8_t *blob, uint64_t blob_size,
+                        Detail *d) {
+  kiln_status st = KILN_OK;
+  for (uint32_t s = 0; st == KILN_OK && s < stageCount(root); ++s) {
+    const fb::Net &stage = stageOf(root, s);
+    if ((st = checkNet(stage, blob, blob_size, d)) == KILN_OK && s)
+      st = checkStage(root, stage, d);
+    d->stage = s;
+  }
+  return st;
+}
+
 } // namespace
 
 kiln_status scheduleSource(const kiln_queue_source &q, kiln_schedule_cb cb, void *user) {
@@ -483,7 +516,7 @@ kiln_status verifyBmodel(const uint8_t *file, size_t size, VerifiedBmodel *out, 
   const uint8_t *blob = file + h.blob_offset;
   if (model->nets())
     for (uint32_t i = 0; i < model->nets()->size(); ++i)
-      if ((st = checkNet(*model->nets()->Get(i), blob, h.blob_size, d)) != KILN_OK) {
+      if ((st = checkStages(*model->nets()->Get(i), blob, h.blob_size, d)) != KILN_OK) {
         d->net = i;
         return st;
       }

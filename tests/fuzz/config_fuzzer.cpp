@@ -95,10 +95,21 @@ void checkConfig(const DeployConfig &c) {
     bug("accepted without a model or an output", c.model + " " + c.output);
   if (c.name.empty() || c.name.find('/') != std::string::npos)
     bug("accepted a bad name", c.name);
-  for (const InputOverride &in : c.inputs)
-    for (int64_t d : in.shape)
-      if (d < 1)
-        bug("accepted a shape dimension below 1", in.name);
+  for (const InputOverride &in : c.inputs) {
+    if (in.shapes.empty())
+      bug("accepted an input without a shape", in.name);
+    for (const auto &shape : in.shapes) {
+      if (shape.size() != in.shapes.front().size())
+        bug("accepted shapes of different ranks", in.name);
+      for (int64_t d : shape)
+        if (d < 1)
+          bug("accepted a shape dimension below 1", in.name);
+    }
+  }
+  for (size_t s = 0, n = stageCount(c); s < n; ++s)
+    for (const InputOverride &in : stageConfig(c, s).inputs)
+      if (in.shapes.size() != 1)
+        bug("a stage's config has other than one shape per input", in.name);
   if (!(c.calibration.percentile > 0 && c.calibration.percentile <= 100))
     bug("accepted a percentile outside (0, 100]", std::to_string(c.calibration.percentile));
   if (c.verify.enabled && (c.verify.reference.empty() || !(c.verify.min_cosine >= -1) ||

@@ -117,7 +117,7 @@ protected:
     auto net = codegen::generateNet(*module, "roundtrip");
     EXPECT_TRUE(succeeded(net));
     c.net = *net;
-    c.bytes = bmodel::serialize({c.net});
+    c.bytes = bmodel::serialize({{c.net}});
     return c;
   }
 

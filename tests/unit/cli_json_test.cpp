@@ -137,7 +137,7 @@ TEST(CliJson, TraceRoundTrips) {
   std::vector<cmodel::TraceEvent> events = {{0, KILN_ENGINE_TIU, 0, 0, 100},
                                             {0, KILN_ENGINE_GDMA, 0, 0, 50}};
   std::string path = tempPath("json");
-  ASSERT_EQ(cli::writeTrace(path, file, 0, events, 0), "");
+  ASSERT_EQ(cli::writeTrace(path, file, 0, 0, events, 0), "");
   Value doc = parseFile(path);
   ASSERT_TRUE(doc.getAsObject());
   std::vector<std::string> names;

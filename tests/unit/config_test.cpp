@@ -80,9 +80,9 @@ output: out/g.bmodel
   EXPECT_EQ(containerOf(c), Container::Kiln);
   ASSERT_EQ(c.inputs.size(), 2u);
   EXPECT_EQ(c.inputs[0].name, "ws");
-  EXPECT_EQ(c.inputs[0].shape, (std::vector<int64_t>{1, 10, 512}));
+  EXPECT_EQ(c.inputs[0].shapes, (std::vector<std::vector<int64_t>>{{1, 10, 512}}));
   EXPECT_EQ(c.inputs[1].name, "noise");
-  EXPECT_EQ(c.inputs[1].shape, (std::vector<int64_t>{1, 1, 64, 64}));
+  EXPECT_EQ(c.inputs[1].shapes, (std::vector<std::vector<int64_t>>{{1, 1, 64, 64}}));
   EXPECT_EQ(c.quantize, DType::INT8);
   EXPECT_EQ(c.qtable, (std::map<std::string, DType>{
                           {"conv1", DType::F16}, {"head/gemm", DType::F32}}));
@@ -109,6 +109,39 @@ TEST_F(ConfigTest, ContainerDefaultsByIsa) {
   EXPECT_EQ(containerOf(c), Container::Sophgo);
   ASSERT_EQ(load("model: models/net.onnx\nisa: bm1684x\ncontainer: sophgo\n", c), "");
   EXPECT_EQ(containerOf(c), Container::Sophgo);
+}
+
+// `shapes:` lists one shape per stage; an input with one `shape:` has it in
+// every stage.
+TEST_F(ConfigTest, InputShapesPerStage) {
+  DeployConfig c;
+  ASSERT_EQ(load("model: models/net.onnx\ninputs:\n"
+                 "  x: {shapes: [[1, 3, 48, 320], [1, 3, 48, 640], [4, 3, 48, 320]]}\n"
+                 "  lens: {shape: [1]}\n",
+                 c),
+            "");
+  ASSERT_EQ(stageCount(c), 3u);
+  DeployConfig third = stageConfig(c, 2);
+  EXPECT_EQ(third.inputs[0].shapes, (std::vector<std::vector<int64_t>>{{4, 3, 48, 320}}));
+  EXPECT_EQ(third.inputs[1].shapes, (std::vector<std::vector<int64_t>>{{1}}));
+  EXPECT_EQ(stageCount(third), 1u);
+  ASSERT_EQ(load("model: models/net.onnx\n", c), "");
+  EXPECT_EQ(stageCount(c), 1u);
+}
+
+TEST_F(ConfigTest, InputShapesErrors) {
+  EXPECT_EQ(loadError("model: models/net.onnx\ninputs:\n  x: {shape: [1], shapes: [[2]]}\n"),
+            at(3, 19, "input 'x' has both 'shape' and 'shapes' (one or the other)"));
+  EXPECT_EQ(loadError("model: models/net.onnx\ninputs:\n  x: {shapes: []}\n"),
+            at(3, 15, "expected a list of shapes such as [[1, 3, 48, 320], [1, 3, 48, 640]] "
+                      "for 'shapes', got a list"));
+  EXPECT_EQ(loadError("model: models/net.onnx\ninputs:\n  x: {shapes: [[1, 2], [3]]}\n"),
+            at(3, 24, "every shape of one input needs the same rank"));
+  EXPECT_EQ(loadError("model: models/net.onnx\ninputs:\n  x: {shapes: [[1], [2]]}\n"
+                      "  y: {shapes: [[1], [2], [3]]}\n"),
+            at(4, 7, "input 'y' lists 3 shapes but input 'x' lists 2 (one per stage)"));
+  EXPECT_EQ(loadError("model: models/net.onnx\ninputs:\n  x: {shapes: [[1], [2], [1]]}\n"),
+            at(3, 7, "stage 2 repeats the input shapes of an earlier stage"));
 }
 
 TEST_F(ConfigTest, AppliesDefaults) {
@@ -211,7 +244,7 @@ TEST_F(ConfigTest, WrongTypes) {
                "expected a mapping such as {shape: [1, 3, 224, 224]} for input "
                "'x', got a list"));
   EXPECT_EQ(loadError("model: models/net.onnx\ninputs:\n  x: {}\n"),
-            at(3, 3, "input 'x' needs a 'shape'"));
+            at(3, 3, "input 'x' needs a 'shape' or 'shapes'"));
   EXPECT_EQ(
       loadError("model: models/net.onnx\nlayer_group: {enabled: yes}\n"),
       at(2, 24, "expected true or false for 'layer_group.enabled', got 'yes'"));

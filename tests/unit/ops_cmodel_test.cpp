@@ -76,7 +76,7 @@ TEST_P(OpsOnCmodel, MatchesInterpreter) {
   }
   auto net = codegen::generateNet(*module, GetParam().name);
   ASSERT_TRUE(succeeded(net));
-  std::vector<uint8_t> bytes = bmodel::serialize({*net});
+  std::vector<uint8_t> bytes = bmodel::serialize({{*net}});
 
   cmodel::Device device(64u << 20);
   kiln_hal hal = device.hal();

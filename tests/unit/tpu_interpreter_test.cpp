@@ -159,7 +159,7 @@ protected:
     mostWSlices = 1;
     for (const auto &g : net->groups)
       mostWSlices = std::max(mostWSlices, g.wSlices);
-    std::vector<uint8_t> bytes = bmodel::serialize({*net});
+    std::vector<uint8_t> bytes = bmodel::serialize({{*net}});
     cmodel::Device device(256u << 20);
     kiln_hal hal = device.hal();
     rt::Runtime runtime;

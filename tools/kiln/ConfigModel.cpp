@@ -12,8 +12,8 @@ using namespace kiln;
 
 ImportOptions cli::importOptionsOf(const config::DeployConfig &cfg) {
   ImportOptions options;
-  for (const auto &in : cfg.inputs)
-    options.inputShapes[in.name] = in.shape;
+  for (const auto &in : cfg.inputs) // stage 0's shapes (stageConfig picks another)
+    options.inputShapes[in.name] = in.shapes.front();
   options.randomSeed = cfg.random_seed;
   switch (cfg.random_ops) {
   case config::RandomOps::Reject: options.randomOps = RandomOps::Reject; break;

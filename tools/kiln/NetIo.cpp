@@ -82,7 +82,8 @@ std::string cli::describeError(const kiln_error_detail &d) {
   const std::string kind = kiln_object_kind_str(d.object_kind);
   std::vector<std::string> where;
   if (d.net != KILN_NO_INDEX)
-    where.push_back("net " + std::to_string(d.net));
+    where.push_back("net " + std::to_string(d.net) +
+                    (d.stage ? " stage " + std::to_string(d.stage) : ""));
   if (inGroup && d.index != KILN_NO_INDEX) {
     where.push_back("group " + std::to_string(d.index));
     where.push_back(kind + (d.sub_index != KILN_NO_INDEX ? " " + std::to_string(d.sub_index) : ""));
@@ -137,8 +138,47 @@ std::unique_ptr<cmodel::Device> cli::deviceFor(const std::vector<uint8_t> &bmode
   return std::make_unique<cmodel::Device>(ddrBytes, isa);
 }
 
+std::string cli::netIndexOf(const std::vector<uint8_t> &file, const std::string &name,
+                           uint32_t &index) {
+  llvm::ArrayRef<uint8_t> inner = kilnContainer(file); // a file the runtime verified
+  kiln_bmodel_header h;
+  std::memcpy(&h, inner.data(), sizeof h);
+  const auto *nets = kiln::bmodel::GetModel(inner.data() + h.flatbuffer_offset)->nets();
+  std::string names;
+  for (uint32_t i = 0; nets && i < nets->size(); ++i) {
+    const auto *n = nets->Get(i)->name();
+    std::string netName = n ? n->str() : "";
+    if (netName == name) {
+      index = i;
+      return "";
+    }
+    names += (names.empty() ? "'" : ", '") + netName + "'";
+  }
+  return "no net named '" + name + "' (the file has " + names + ")";
+}
+
+std::string cli::stageList(kiln_net *net) {
+  const uint32_t selected = kiln_net_stage(net);
+  std::string out;
+  for (uint32_t s = 0; s < kiln_net_stage_count(net); ++s) {
+    kiln_net_select_stage(net, s);
+    out += (s ? "; " : "") + std::to_string(s) + ":";
+    for (uint32_t i = 0; i < kiln_net_input_count(net); ++i) {
+      kiln_tensor_info info;
+      kiln_net_input_info(net, i, &info);
+      out += std::string(i ? ", " : " ") + info.name + " " + host::shapeString(shapeOf(info));
+    }
+  }
+  kiln_net_select_stage(net, selected);
+  return out;
+}
+
 std::string cli::setInputs(kiln_net *net, const std::vector<host::Array> &inputs,
                            const std::string &source) {
+  // The stage is the one whose inputs have the arrays' shapes.
+  std::vector<const host::Array *> arrays;
+  std::vector<const int64_t *> shapes;
+  std::string given;
   for (uint32_t i = 0; i < kiln_net_input_count(net); ++i) {
     kiln_tensor_info info;
     kiln_net_input_info(net, i, &info);
@@ -148,8 +188,21 @@ std::string cli::setInputs(kiln_net *net, const std::vector<host::Array> &inputs
         found = &a;
     if (!found)
       return source + ": no array named '" + info.name + "' for the model input";
-    if (found->shape != shapeOf(info))
-      return source + ": array '" + info.name + "' has the wrong shape";
+    if (found->shape.size() != info.ndim)
+      return source + ": array '" + info.name + "' has rank " +
+             std::to_string(found->shape.size()) + ", the model input " +
+             std::to_string(info.ndim);
+    arrays.push_back(found);
+    shapes.push_back(found->shape.data());
+    given += std::string(given.empty() ? "" : ", ") + info.name + " " +
+             host::shapeString(found->shape);
+  }
+  if (kiln_net_select_stage_for(net, shapes.data(), static_cast<uint32_t>(shapes.size())) !=
+      KILN_OK)
+    return source + ": no stage of the net takes inputs of these shapes (" + given +
+           "); its stages: " + stageList(net);
+  for (uint32_t i = 0; i < kiln_net_input_count(net); ++i) {
+    const host::Array *found = arrays[i];
     std::vector<float> data = found->toF32();
     if (kiln_status st = kiln_net_set_input(net, i, data.data(), data.size() * sizeof(float));
         st != KILN_OK)

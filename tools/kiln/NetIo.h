@@ -34,8 +34,15 @@ const char *statusName(kiln_status status);
 /// command 7: destination outside LMEM" (the runtime's kiln_error_detail).
 std::string describeError(const kiln_error_detail &detail);
 
-/// Sets every net input from the array of its name (as f32). Returns "" or
-/// an error naming `source`.
+/// The index of the net named `name` in a verified bmodel, or an error
+/// listing the names there are.
+std::string netIndexOf(const std::vector<uint8_t> &file, const std::string &name,
+                       uint32_t &index);
+/// Each stage's input shapes, "0: x [1, 3, 48, 320]; 1: x [1, 3, 48, 640]".
+std::string stageList(kiln_net *net);
+/// Selects the stage whose inputs have the arrays' shapes and sets every
+/// input from the array of its name (as f32). Returns "" or an error naming
+/// `source` (and, for shapes no stage has, the stages there are).
 std::string setInputs(kiln_net *net, const std::vector<host::Array> &inputs,
                       const std::string &source);
 

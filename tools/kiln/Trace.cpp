@@ -42,7 +42,8 @@ const char *gdmaKind(const kiln_gdma_cmd &c) {
 } // namespace
 
 std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> &bmodel,
-                            uint32_t netIndex, const std::vector<cmodel::TraceEvent> &events,
+                            uint32_t netIndex, uint32_t stage,
+                            const std::vector<cmodel::TraceEvent> &events,
                             uint64_t firstSubmission) {
   llvm::ArrayRef<uint8_t> file = kilnContainer(bmodel);
   kiln_bmodel_header h{};
@@ -52,7 +53,10 @@ std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> 
   const fb::Model *m = fb::GetModel(file.data() + h.flatbuffer_offset);
   if (!m->nets() || netIndex >= m->nets()->size())
     return "trace: the bmodel has no net " + std::to_string(netIndex);
-  const fb::Net &net = *m->nets()->Get(netIndex);
+  const fb::Net *root = m->nets()->Get(netIndex);
+  if (stage > (root->stages() ? root->stages()->size() : 0))
+    return "trace: net " + std::to_string(netIndex) + " has no stage " + std::to_string(stage);
+  const fb::Net &net = stage ? *root->stages()->Get(stage - 1) : *root;
   const auto *groups = net.groups();
   uint32_t groupCount = groups ? groups->size() : 0;
   std::vector<std::vector<kiln_tiu_cmd>> tiu(groupCount);

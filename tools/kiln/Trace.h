@@ -17,12 +17,14 @@
 
 namespace kiln::cli {
 
-/// Writes the trace of one run of net `netIndex` of the bmodel `file`, whose
+/// Writes the trace of one run of net `netIndex` (at stage `stage`) of the
+/// bmodel `file`, whose
 /// commands were recorded as `events` (Device::traceInto) from submission
 /// `firstSubmission` on, one submission per group in order. Returns an error
 /// message, empty on success.
 std::string writeTrace(const std::string &path, const std::vector<uint8_t> &file,
-                       uint32_t netIndex, const std::vector<cmodel::TraceEvent> &events,
+                       uint32_t netIndex, uint32_t stage,
+                       const std::vector<cmodel::TraceEvent> &events,
                        uint64_t firstSubmission);
 
 } // namespace kiln::cli

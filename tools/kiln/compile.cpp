@@ -4,6 +4,7 @@
 // (tools/kiln/Verify.h) unless --no-verify.
 #include "Commands.h"
 
+#include "ConfigFiles.h"
 #include "ConfigModel.h"
 #include "Ranges.h"
 #include "Verify.h"
@@ -30,6 +31,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 using namespace mlir;
 using namespace kiln;
@@ -91,18 +93,16 @@ void printReport(ModuleOp module, llvm::StringRef attr, const char *title) {
 }
 } // namespace
 
-int kiln::cli::compileMain() {
-  auto start = std::chrono::steady_clock::now();
+namespace {
+// One stage compiled: its net, and for verify the IR at each level.
+struct StageResult {
+  std::optional<codegen::NetCode> net;
+  OwningOpRef<ModuleOp> module, topIR, tpuIR;
+  size_t ops = 0;
+};
 
-  config::DeployConfig cfg;
-  if (auto err = config::loadConfig(configPath, cfg); !err.empty()) {
-    std::fprintf(stderr, "%s\n", err.c_str());
-    return 2;
-  }
-  if (!output.empty())
-    cfg.output = output;
-
-  MLIRContext ctx;
+// Compiles `cfg` (one shape per input) into a net; 0 or the exit code.
+int compileStage(MLIRContext &ctx, const config::DeployConfig &cfg, StageResult &out) {
   OwningOpRef<ModuleOp> module = importConfigModel(ctx, cfg);
   if (!module)
     return 1;
@@ -117,9 +117,8 @@ int kiln::cli::compileMain() {
     llvm::outs() << "\n";
     return 0;
   }
-  size_t ops = 0;
   module->walk([&](Operation *op) {
-    ops += isa<top::TopDialect>(op->getDialect()) && !isa<top::WeightOp, top::NoneOp>(op);
+    out.ops += isa<top::TopDialect>(op->getDialect()) && !isa<top::WeightOp, top::NoneOp>(op);
   });
 
   PassManager topPm(&ctx);
@@ -134,13 +133,12 @@ int kiln::cli::compileMain() {
   }
   // Verification runs the Top IR lowering starts from and the Tpu IR before
   // layer groups.
-  OwningOpRef<ModuleOp> topIR, tpuIR;
   if (cfg.verify.enabled)
-    topIR = module->clone();
+    out.topIR = module->clone();
   if (failed(lowerToTpuIR(*module, pipeline)))
     return 1;
   if (cfg.verify.enabled)
-    tpuIR = module->clone();
+    out.tpuIR = module->clone();
   PassManager pm(&ctx);
   addIRChecks(pm);
   addTpuBackendPipeline(pm, pipeline);
@@ -157,14 +155,74 @@ int kiln::cli::compileMain() {
   if (cfg.isa == config::Isa::Bm1684x)
     if (std::string err = codegen::lowerToBm1684x(*net); !err.empty())
       return fail(cfg.config_path + ": isa: bm1684x: " + err);
+  out.net = std::move(*net);
+  out.module = std::move(module);
+  return 0;
+}
+
+std::string shapesOf(const config::DeployConfig &stage) {
+  std::string out;
+  for (const config::InputOverride &in : stage.inputs)
+    out += (out.empty() ? "" : ", ") + in.name + " " + host::shapeString(in.shapes.front());
+  return out;
+}
+
+// The stage whose input shapes are those of verify's input.npz.
+std::optional<size_t> verifiedStage(const config::DeployConfig &cfg, size_t stages) {
+  std::vector<host::Array> inputs;
+  std::string in = verifyInputPath(cfg);
+  if (stages == 1 || in.empty() || !host::readNpz(in, inputs).empty())
+    return 0; // verifyLevels reports what is missing
+  for (size_t s = 0; s < stages; ++s) {
+    bool all = true;
+    for (const config::InputOverride &o : config::stageConfig(cfg, s).inputs)
+      for (const host::Array &a : inputs)
+        all = all && (a.name != o.name || a.shape == o.shapes.front());
+    if (all)
+      return s;
+  }
+  return std::nullopt;
+}
+} // namespace
+
+int kiln::cli::compileMain() {
+  auto start = std::chrono::steady_clock::now();
+
+  config::DeployConfig cfg;
+  if (auto err = config::loadConfig(configPath, cfg); !err.empty()) {
+    std::fprintf(stderr, "%s\n", err.c_str());
+    return 2;
+  }
+  if (!output.empty())
+    cfg.output = output;
+
+  // One compile per stage (set of input shapes); the stages share the
+  // coefficients, which do not depend on the shapes.
+  const size_t stages = config::stageCount(cfg);
+  std::optional<size_t> verified = verifiedStage(cfg, stages);
+  if (cfg.verify.enabled && !noVerify && !verified)
+    return fail(cfg.config_path + ": verify: the inputs beside " + cfg.verify.reference +
+                " have the shapes of no stage");
+  MLIRContext ctx;
+  std::vector<StageResult> results(stages);
+  bmodel::StagedNet net;
+  for (size_t s = 0; s < stages; ++s) {
+    config::DeployConfig stage = config::stageConfig(cfg, s);
+    stage.verify.enabled = cfg.verify.enabled && s == verified;
+    if (int rc = compileStage(ctx, stage, results[s]); rc != 0 || emitTop || emitTpu)
+      return rc;
+    net.push_back(*results[s].net);
+  }
+  if (std::string err = bmodel::checkStages(net); !err.empty())
+    return fail(cfg.config_path + ": inputs: " + err);
   std::vector<uint8_t> bytes;
   if (config::containerOf(cfg) == config::Container::Sophgo) {
-    auto sophgo = bmodel::serializeSophgo({*net});
+    auto sophgo = bmodel::serializeSophgo({net});
     if (!sophgo)
       return fail(cfg.config_path + ": " + llvm::toString(sophgo.takeError()));
     bytes = std::move(*sophgo);
   } else {
-    bytes = bmodel::serialize({*net});
+    bytes = bmodel::serialize({net});
   }
   llvm::sys::fs::create_directories(llvm::sys::path::parent_path(cfg.output));
   if (auto err = host::writeFile(cfg.output, bytes.data(), bytes.size()); !err.empty())
@@ -172,14 +230,23 @@ int kiln::cli::compileMain() {
   double ms = std::chrono::duration<double, std::milli>(
                   std::chrono::steady_clock::now() - start)
                   .count();
-  printSummary(*net, ops, ms, cfg.output, dtypeName(cfg.quantize));
-  printReport(*module, kRewriteReportAttr, "graph rewrites");
-  printReport(*module, kPrecisionReportAttr, "precision decisions");
+  for (size_t s = 0; s < stages; ++s) {
+    if (stages > 1)
+      std::printf("stage %zu (%s):\n", s, shapesOf(config::stageConfig(cfg, s)).c_str());
+    printSummary(net[s], results[s].ops, ms, cfg.output, dtypeName(cfg.quantize));
+  }
+  if (stages > 1)
+    std::printf("  %zu stages over one coefficient region of %llu bytes; %zu bytes in all\n",
+                stages, (unsigned long long)net.front().coeffSize, bytes.size());
+  printReport(*results.front().module, kRewriteReportAttr, "graph rewrites");
+  printReport(*results.front().module, kPrecisionReportAttr, "precision decisions");
   if (cfg.verify.enabled && !noVerify) {
     VerifyOptions verify;
     verify.compareAll = compareAll;
     verify.dtype = dtypeName(cfg.quantize);
-    return verifyLevels(cfg, *topIR, *tpuIR, bytes, verify);
+    StageResult &checked = results[*verified];
+    return verifyLevels(config::stageConfig(cfg, *verified), *checked.topIR, *checked.tpuIR,
+                        bytes, verify);
   }
   return 0;
 }

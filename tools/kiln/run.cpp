@@ -41,6 +41,10 @@ namespace {
 namespace cl = llvm::cl;
 cl::opt<std::string> model(cl::Positional, cl::Required, cl::desc("<MODEL.bmodel>"),
                            cl::sub(cli::runCommand), cl::cat(cli::options()));
+cl::opt<std::string> netName("net", cl::desc("Which of the file's nets to run, by name "
+                                             "(default: the first)"),
+                             cl::value_desc("NAME"), cl::sub(cli::runCommand),
+                             cl::cat(cli::options()));
 cl::opt<std::string> inPath("input", cl::Required, cl::desc("The net's inputs, by name"),
                             cl::value_desc("IN.npz"), cl::sub(cli::runCommand),
                             cl::cat(cli::options()));
@@ -133,9 +137,14 @@ int kiln::cli::runMain() {
   rt::Runtime runtime;
   if (kiln_status st = runtime.init(hal); st != KILN_OK)
     return fail(std::string("runtime init: ") + kiln_status_str(st));
+  uint32_t netIndex = 0;
+  if (!netName.empty())
+    if (auto err = netIndexOf(file, netName, netIndex); !err.empty())
+      return fail(model + ": " + err);
   rt::Net net;
   kiln_error_detail detail{};
-  if (kiln_status st = net.load(runtime, file.data(), file.size(), 0, &detail); st != KILN_OK)
+  if (kiln_status st = net.load(runtime, file.data(), file.size(), netIndex, &detail);
+      st != KILN_OK)
     return fail(model + ": cannot load bmodel: " + describeError(detail));
 
   if (auto err = setInputs(net.handle(), inputs, inPath); !err.empty())
@@ -171,7 +180,8 @@ int kiln::cli::runMain() {
                   repeat;
 
   if (!tracePath.empty())
-    if (auto err = cli::writeTrace(tracePath, file, 0, trace, firstSubmission); !err.empty())
+    if (auto err = cli::writeTrace(tracePath, file, netIndex, kiln_net_stage(net.handle()), trace,
+                                      firstSubmission); !err.empty())
       return fail(err);
 
   std::vector<host::Array> outputs = readOutputs(net.handle());
@@ -209,6 +219,10 @@ int kiln::cli::runMain() {
     std::printf("; resident loads avoided %llu (%llu bytes)",
                 (unsigned long long)loadsAvoided, (unsigned long long)bytesSaved);
   std::printf("\n");
+  if (kiln_net_stage_count(net.handle()) > 1)
+    std::printf("  ran stage %u of %u (the stages: %s)\n", kiln_net_stage(net.handle()),
+                kiln_net_stage_count(net.handle()),
+                stageList(net.handle()).c_str());
   if (!statsPath.empty()) {
     auto err = writeJsonFile(statsPath, 0, [&](llvm::json::OStream &j) {
       j.object([&] {

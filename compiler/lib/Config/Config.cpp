@@ -70,6 +70,20 @@ Container containerOf(const DeployConfig &config) {
   return config.isa == Isa::Bm1684x ? Container::Sophgo : Container::Kiln;
 }
 
+size_t stageCount(const DeployConfig &config) {
+  size_t stages = 1;
+  for (const InputOverride &in : config.inputs)
+    stages = std::max(stages, in.shapes.size());
+  return stages;
+}
+
+DeployConfig stageConfig(const DeployConfig &config, size_t stage) {
+  DeployConfig out = config;
+  for (InputOverride &in : out.inputs)
+    in.shapes = {in.shapes.size() == 1 ? in.shapes.front() : in.shapes.at(stage)};
+  return out;
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -463,20 +477,72 @@ private:
                               "224]} for input '" +
                                   name + "', got " + describe(spec));
           InputOverride input{name, {}};
-          bool haveShape = false;
+          yaml_node_t *shapeKey = nullptr;
           bool ok = forEachKey(
-              spec, where, {"shape"},
-              [&](const std::string &, yaml_node_t *, yaml_node_t *value) {
-                haveShape = true;
-                return getShape(value, input.shape);
+              spec, where, {"shape", "shapes"},
+              [&](const std::string &key, yaml_node_t *keyNode, yaml_node_t *value) {
+                if (shapeKey)
+                  return fail(keyNode, "input '" + name +
+                                           "' has both 'shape' and 'shapes' (one or the other)");
+                shapeKey = keyNode;
+                if (key == "shapes")
+                  return getShapes(value, input.shapes);
+                input.shapes.emplace_back();
+                return getShape(value, input.shapes.back());
               });
           if (!ok)
             return false;
-          if (!haveShape)
-            return fail(nameNode, "input '" + name + "' needs a 'shape'");
+          if (!shapeKey)
+            return fail(nameNode, "input '" + name + "' needs a 'shape' or 'shapes'");
+          if (!checkStages(out, input, shapeKey))
+            return false;
           out.push_back(std::move(input));
           return true;
         });
+  }
+
+  // `shapes:` lists one shape per stage: at least one, all of one rank, and
+  // as many as any earlier input's list; the stages' shape sets differ.
+  bool getShapes(yaml_node_t *node, std::vector<std::vector<int64_t>> &out) {
+    if (node->type != YAML_SEQUENCE_NODE || node->data.sequence.items.start ==
+                                                node->data.sequence.items.top)
+      return fail(node, "expected a list of shapes such as [[1, 3, 48, 320], [1, 3, 48, "
+                        "640]] for 'shapes', got " + describe(node));
+    for (yaml_node_item_t *item = node->data.sequence.items.start;
+         item < node->data.sequence.items.top; ++item) {
+      out.emplace_back();
+      if (!getShape(nodeAt(*item), out.back()))
+        return false;
+      if (out.back().size() != out.front().size())
+        return fail(nodeAt(*item), "every shape of one input needs the same rank");
+    }
+    return true;
+  }
+
+  bool checkStages(const std::vector<InputOverride> &earlier, const InputOverride &input,
+                   yaml_node_t *where) {
+    size_t stages = input.shapes.size();
+    for (const InputOverride &e : earlier)
+      if (stages > 1 && e.shapes.size() > 1 && e.shapes.size() != stages)
+        return fail(where, "input '" + input.name + "' lists " + std::to_string(stages) +
+                               " shapes but input '" + e.name + "' lists " +
+                               std::to_string(e.shapes.size()) + " (one per stage)");
+    std::vector<InputOverride> all = earlier;
+    all.push_back(input);
+    DeployConfig probe;
+    probe.inputs = all;
+    size_t n = stageCount(probe);
+    std::vector<std::vector<std::vector<int64_t>>> seen;
+    for (size_t s = 0; s < n; ++s) {
+      std::vector<std::vector<int64_t>> set;
+      for (const InputOverride &in : stageConfig(probe, s).inputs)
+        set.push_back(in.shapes.front());
+      if (std::find(seen.begin(), seen.end(), set) != seen.end())
+        return fail(where, "stage " + std::to_string(s) +
+                               " repeats the input shapes of an earlier stage");
+      seen.push_back(set);
+    }
+    return true;
   }
 
   bool getShape(yaml_node_t *node, std::vector<int64_t> &out) {

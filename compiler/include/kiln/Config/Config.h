@@ -30,9 +30,12 @@ enum class CalibMethod { MinMax, KL, Percentile };
 // section 9).
 enum class ModulatedConv { Auto, Rewrite, Keep };
 
+// An input's shapes: `shape: [...]` gives one for every stage; `shapes:
+// [[...], ...]` one per stage (a net compiled for several input shapes,
+// docs/DESIGN.md section 9).
 struct InputOverride {
   std::string name;
-  std::vector<int64_t> shape;
+  std::vector<std::vector<int64_t>> shapes;
 };
 
 struct Calibration {
@@ -94,6 +97,11 @@ const char *toString(Isa isa);                 // kiln | bm1684x
 const char *toString(Container container);     // kiln | sophgo
 /// The container the config asks for, or its isa's default.
 Container containerOf(const DeployConfig &config);
+/// How many stages (sets of input shapes) the inputs ask for: the length of
+/// their `shapes:` lists (loadConfig checks that they agree), else 1.
+size_t stageCount(const DeployConfig &config);
+/// The config of one stage: every input has that stage's shape only.
+DeployConfig stageConfig(const DeployConfig &config, size_t stage);
 
 } // namespace kiln::config
 

@@ -82,12 +82,13 @@ flatbuffers::Offset<fb::LayerGroup> group(flatbuffers::FlatBufferBuilder &b,
                                     g.bmGdma.empty() ? nullptr : &bmGdma, g.bmGdmaCount);
 }
 
-flatbuffers::Offset<fb::Net> net(flatbuffers::FlatBufferBuilder &b,
-                                 const codegen::NetCode &n, Blob &blob) {
+// One stage of a net; its coefficients are already in the blob at `coeff`.
+flatbuffers::Offset<fb::Net> net(flatbuffers::FlatBufferBuilder &b, const codegen::NetCode &n,
+                                 fb::BlobRange coeff, Blob &blob,
+                                 const std::vector<flatbuffers::Offset<fb::Net>> *stages) {
   auto inputs = tensors(b, n.inputs);
   auto outputs = tensors(b, n.outputs);
   auto all = tensors(b, n.tensors);
-  fb::BlobRange coeff = blob.append(n.coeff.data(), n.coeff.size());
   std::vector<flatbuffers::Offset<fb::LayerGroup>> groups;
   for (const auto &g : n.groups)
     groups.push_back(group(b, g, blob));
@@ -119,18 +120,69 @@ flatbuffers::Offset<fb::Net> net(flatbuffers::FlatBufferBuilder &b,
     decisions.push_back(b.CreateString(line));
   return fb::CreateNetDirect(b, n.name.c_str(), &inputs, &outputs, &all,
                              n.coeffSize, n.neuronSize, &coeff, &groups, &dynamic,
-                             &residency, n.macs, n.minDdrBytes, &buffers, &decisions);
+                             &residency, n.macs, n.minDdrBytes, &buffers, &decisions,
+                             stages);
+}
+
+// Stages 1.. first (FlatBuffers builds children before their parent), then
+// stage 0 holding them; every stage names the one copy of the coefficients.
+flatbuffers::Offset<fb::Net> stagedNet(flatbuffers::FlatBufferBuilder &b,
+                                       const bmodel::StagedNet &stages, Blob &blob) {
+  const codegen::NetCode &first = stages.front();
+  fb::BlobRange coeff = blob.append(first.coeff.data(), first.coeff.size());
+  std::vector<flatbuffers::Offset<fb::Net>> later;
+  for (size_t i = 1; i < stages.size(); ++i)
+    later.push_back(net(b, stages[i], coeff, blob, nullptr));
+  return net(b, first, coeff, blob, later.empty() ? nullptr : &later);
 }
 } // namespace
 
 const char kiln::bmodel::kCompilerVersion[] = "kiln " KILN_VERSION;
 
-std::vector<uint8_t> kiln::bmodel::serialize(const std::vector<codegen::NetCode> &nets) {
+std::string kiln::bmodel::checkStages(const StagedNet &stages) {
+  if (stages.empty())
+    return "a net needs at least one stage";
+  const codegen::NetCode &first = stages.front();
+  auto shapes = [](const codegen::NetCode &n) {
+    std::vector<std::vector<int64_t>> out;
+    for (const codegen::TensorDesc &t : n.inputs)
+      out.push_back(t.shape);
+    return out;
+  };
+  auto sameIo = [](const std::vector<codegen::TensorDesc> &a,
+                   const std::vector<codegen::TensorDesc> &b) {
+    if (a.size() != b.size())
+      return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i].name != b[i].name || a[i].dtype != b[i].dtype ||
+          a[i].shape.size() != b[i].shape.size())
+        return false;
+    return true;
+  };
+  for (size_t i = 1; i < stages.size(); ++i) {
+    const codegen::NetCode &s = stages[i];
+    std::string which = "stage " + std::to_string(i) + " of net '" + first.name + "'";
+    if (s.name != first.name)
+      return which + " is named '" + s.name + "'";
+    if (!sameIo(s.inputs, first.inputs) || !sameIo(s.outputs, first.outputs))
+      return which + " has other inputs or outputs (names, dtypes, ranks) than stage 0";
+    if (s.coeffSize != first.coeffSize || s.coeff != first.coeff)
+      return which + " needs other coefficients than stage 0 (" +
+             std::to_string(s.coeffSize) + " bytes vs " + std::to_string(first.coeffSize) +
+             "); stages share one coefficient region";
+    for (size_t j = 0; j < i; ++j)
+      if (shapes(stages[j]) == shapes(s))
+        return which + " has the input shapes of stage " + std::to_string(j);
+  }
+  return "";
+}
+
+std::vector<uint8_t> kiln::bmodel::serialize(const std::vector<StagedNet> &nets) {
   flatbuffers::FlatBufferBuilder b;
   Blob blob;
   std::vector<flatbuffers::Offset<fb::Net>> netOffsets;
   for (const auto &n : nets)
-    netOffsets.push_back(net(b, n, blob));
+    netOffsets.push_back(stagedNet(b, n, blob));
   auto chip = fb::CreateChipDirect(b, KILN_CHIP_NAME, KILN_CHIP_ID_BM1684X,
                                    KILN_NPU_NUM, KILN_LMEM_BYTES_PER_LANE,
                                    KILN_LMEM_BANKS, KILN_EU_BYTES,

@@ -77,9 +77,13 @@ ioTensors(flatbuffers::FlatBufferBuilder &b, const std::vector<codegen::TensorDe
   return out;
 }
 
-flatbuffers::Offset<sg::Net> net(flatbuffers::FlatBufferBuilder &b, const codegen::NetCode &n,
-                                 const bmodel::Net &index, const std::vector<uint8_t> &inner,
-                                 uint64_t kilnBlobOffset) {
+// One stage: a NetParameter with its command groups over the net's one
+// coefficient region (every stage's CoeffMem names the same bytes).
+flatbuffers::Offset<sg::NetParameter> stage(flatbuffers::FlatBufferBuilder &b,
+                                            const codegen::NetCode &n,
+                                            const bmodel::Net &index,
+                                            const std::vector<uint8_t> &inner,
+                                            uint64_t kilnBlobOffset) {
   std::vector<flatbuffers::Offset<sg::CmdGroup>> groups;
   for (size_t i = 0; i < n.groups.size(); ++i) {
     const codegen::GroupCode &g = n.groups[i];
@@ -104,22 +108,34 @@ flatbuffers::Offset<sg::Net> net(flatbuffers::FlatBufferBuilder &b, const codege
   std::vector<flatbuffers::Offset<sg::SubNet>> subnets{sg::CreateSubNetDirect(
       b, /*subnet_mode=*/0, &groups, nullptr, &inputs, &outputs, /*is_dynamic=*/0, 0, 0, 0,
       0, /*id=*/0, &last)};
-  std::vector<flatbuffers::Offset<sg::NetParameter>> stages{sg::CreateNetParameterDirect(
-      b, &inputs, &outputs, KILN_BM_DDR_BASE + n.coeffSize, n.neuronSize, coeff,
-      /*is_dynamic=*/0, 0, 0, &groups, nullptr, nullptr, nullptr, &subnets)};
-  return sg::CreateNetDirect(b, n.name.c_str(), nullptr, nullptr, &stages, 0,
+  return sg::CreateNetParameterDirect(b, &inputs, &outputs, KILN_BM_DDR_BASE + n.coeffSize,
+                                      n.neuronSize, coeff, /*is_dynamic=*/0, 0, 0, &groups,
+                                      nullptr, nullptr, nullptr, &subnets);
+}
+
+// libbmrt picks the stage whose input shapes the application passes.
+flatbuffers::Offset<sg::Net> net(flatbuffers::FlatBufferBuilder &b,
+                                 const bmodel::StagedNet &n, const bmodel::Net &index,
+                                 const std::vector<uint8_t> &inner, uint64_t kilnBlobOffset) {
+  std::vector<flatbuffers::Offset<sg::NetParameter>> stages;
+  for (size_t i = 0; i < n.size(); ++i)
+    stages.push_back(stage(b, n[i], i ? *index.stages()->Get(i - 1) : index, inner,
+                           kilnBlobOffset));
+  return sg::CreateNetDirect(b, n.front().name.c_str(), nullptr, nullptr, &stages, 0,
                              /*addr_mode=*/0);
 }
 } // namespace
 
 llvm::Expected<std::vector<uint8_t>>
-kiln::bmodel::serializeSophgo(const std::vector<codegen::NetCode> &nets) {
-  for (const codegen::NetCode &n : nets)
-    for (const codegen::GroupCode &g : n.groups)
-      if (g.bmTiu.empty() || g.bmGdma.empty())
-        return llvm::createStringError(
-            "container: sophgo: layer group " + std::to_string(g.id) + " of net '" + n.name +
-            "' has no BM1684X command streams (Sophgo's container needs isa: bm1684x)");
+kiln::bmodel::serializeSophgo(const std::vector<StagedNet> &nets) {
+  for (const StagedNet &staged : nets)
+    for (const codegen::NetCode &n : staged)
+      for (const codegen::GroupCode &g : n.groups)
+        if (g.bmTiu.empty() || g.bmGdma.empty())
+          return llvm::createStringError(
+              "container: sophgo: layer group " + std::to_string(g.id) + " of net '" +
+              n.name + "' has no BM1684X command streams (Sophgo's container needs isa: "
+              "bm1684x)");
   // The blob: kiln's own container of the same nets.
   std::vector<uint8_t> inner = serialize(nets);
   kiln_bmodel_header kilnHeader;
@@ -132,7 +148,8 @@ kiln::bmodel::serializeSophgo(const std::vector<codegen::NetCode> &nets) {
   for (size_t i = 0; i < nets.size(); ++i) {
     netOffsets.push_back(
         net(b, nets[i], *index->nets()->Get(i), inner, kilnHeader.blob_offset));
-    neuronSize = std::max(neuronSize, nets[i].neuronSize);
+    for (const codegen::NetCode &n : nets[i])
+      neuronSize = std::max(neuronSize, n.neuronSize);
   }
   std::string version = std::string("2.2+") + kCompilerVersion;
   auto model = sg::CreateModelDirect(b, "B", version.c_str(), buildTime().c_str(), "BM1684X",

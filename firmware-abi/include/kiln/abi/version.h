@@ -10,6 +10,6 @@
 /* bmodel container format (bmodel.h + schemas/bmodel.fbs). A reader accepts
  * the same major and any minor up to its own. */
 #define KILN_BMODEL_FORMAT_MAJOR 1
-#define KILN_BMODEL_FORMAT_MINOR 5
+#define KILN_BMODEL_FORMAT_MINOR 6
 
 #endif

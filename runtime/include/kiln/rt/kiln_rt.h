@@ -145,6 +145,7 @@ typedef struct kiln_error_detail {
   uint32_t index;       /* see kiln_object_kind, or KILN_NO_INDEX */
   uint32_t sub_index;   /* see kiln_object_kind, or KILN_NO_INDEX */
   const char *reason;   /* static, never NULL in a filled detail */
+  uint32_t stage;       /* the stage of the net (0 when it has one) */
 } kiln_error_detail;
 
 /* A short name of an object kind ("GDMA command", "input", ...). */
@@ -188,6 +189,20 @@ uint32_t kiln_net_tensor_count(const kiln_net *net);
 kiln_status kiln_net_input_info(const kiln_net *net, uint32_t index, kiln_tensor_info *out_info);
 kiln_status kiln_net_output_info(const kiln_net *net, uint32_t index, kiln_tensor_info *out_info);
 kiln_status kiln_net_tensor_info(const kiln_net *net, uint32_t index, kiln_tensor_info *out_info);
+
+/* Stages: a net compiled for several input shapes has one stage per shape
+ * set, over one copy of its coefficients (bmodel format 1.6). Stage 0 is
+ * selected at load; the tensor info, inputs, outputs and runs below are
+ * those of the selected stage. Selecting another stage keeps the loaded
+ * queues and coefficients; what LMEM held for the last stage is not reused. */
+uint32_t kiln_net_stage_count(const kiln_net *net);
+uint32_t kiln_net_stage(const kiln_net *net);
+kiln_status kiln_net_select_stage(kiln_net *net, uint32_t stage);
+/* Selects the stage whose inputs have exactly these shapes: shapes[i] holds
+ * input i's dims, as many as its rank (may be NULL for a scalar). KILN_ERR_NOT_FOUND if no stage has
+ * them (kiln_net_select_stage and the input info list the stages). */
+kiln_status kiln_net_select_stage_for(kiln_net *net, const int64_t *const *shapes,
+                                      uint32_t input_count);
 
 kiln_status kiln_net_set_input(kiln_net *net, uint32_t index, const void *data, size_t bytes);
 kiln_status kiln_net_run(kiln_net *net, uint32_t timeout_us, kiln_run_stats *out_stats);

@@ -33,6 +33,8 @@ if [ ! -f "$out/model.onnx" ]; then
     # torchvision's models: tv_resnet18, tv_resnet50, tv_mobilenet_v2, tv_mobilenet_v3_small.
     tv_*) "$py" "$here/torchvision_nets.py" --arch "${name#tv_}" --out "$out" ;;
     # PP-OCRv4's mobile detector and recognizer: ppocr_v4_det, ppocr_v4_rec.
+    # The recognizer as exported with dynamic batch and width (several stages).
+    ppocr_v4_rec_dynamic) "$py" "$here/ppocr_v4.py" --arch rec --dynamic --out "$out" ;;
     ppocr_v4_*) "$py" "$here/ppocr_v4.py" --arch "${name#ppocr_v4_}" --out "$out" ;;
     # Paddle2ONNX forms with Clip bounds as inputs (opset 13; the default is 11).
     paddle_se_net_opset13) "$py" "$here/paddle_se_net.py" --opset 13 --out "$out" ;;

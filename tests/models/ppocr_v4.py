@@ -48,6 +48,7 @@ random BatchNorm statistics and affine-block scalars, so that every node does
 real work. Run with /usr/bin/python3 (Debian's torch, onnx, numpy).
 """
 import math
+import os
 
 import torch
 import torch.nn.functional as F
@@ -349,9 +350,41 @@ def randomize(model: nn.Module, gen: torch.Generator) -> None:
     randomize_batchnorm(model, gen)
 
 
+def export_stages(model: nn.Module, x: torch.Tensor, out_dir: str,
+                  shapes: list) -> None:
+    """The recognizer as PaddleOCR's ONNX exports ship it: batch and width
+    dynamic (x [N, 3, 48, W]), so one model serves every crop; input.npz and
+    reference.npz at x's shape, and under shape_NxW/ the same for each of
+    `shapes`."""
+    import numpy as np
+    import onnx
+    os.makedirs(out_dir, exist_ok=True)
+    path = os.path.join(out_dir, "model.onnx")
+    torch.onnx.export(model, x, path, opset_version=11, do_constant_folding=False,
+                      training=torch.onnx.TrainingMode.PRESERVE, input_names=["x"],
+                      output_names=["probs"],
+                      dynamic_axes={"x": {0: "batch", 3: "width"},
+                                    "probs": {0: "batch", 1: "steps"}})
+    onnx.checker.check_model(onnx.load(path))
+    for i, shape in enumerate([tuple(x.shape)] + [tuple(s) for s in shapes]):
+        where = out_dir if i == 0 else os.path.join(out_dir, "shape_%dx%d" % (shape[0], shape[3]))
+        os.makedirs(where, exist_ok=True)
+        xi = x if i == 0 else torch.randn(
+            shape, generator=torch.Generator().manual_seed(100 + i)) * 0.5
+        with torch.no_grad():
+            y = model(xi)
+        np.savez(os.path.join(where, "input.npz"), x=xi.numpy())
+        np.savez(os.path.join(where, "reference.npz"), probs=y.numpy())
+        print("ppocr_v4_rec_dynamic: x %s -> probs %s" % (tuple(xi.shape), tuple(y.shape)))
+
+
 def main() -> None:
-    args = parse_args(__doc__, lambda p: p.add_argument("--arch", required=True,
-                                                         choices=("det", "rec")))
+    def options(p):
+        p.add_argument("--arch", required=True, choices=("det", "rec"))
+        p.add_argument("--dynamic", action="store_true",
+                       help="rec: batch and width dynamic, with references at 1x640 and "
+                            "4x320 besides 1x320")
+    args = parse_args(__doc__, options)
     deterministic()
     torch.manual_seed(args.seed)
     gen = torch.Generator().manual_seed(args.seed + 1)
@@ -362,6 +395,9 @@ def main() -> None:
     randomize(model, gen)
     # PaddleOCR's normalized input: roughly zero-mean, unit-range.
     x = torch.randn(shape, generator=torch.Generator().manual_seed(args.seed + 2)) * 0.5
+    if args.dynamic:
+        export_stages(model.eval(), x, args.out, [(1, 3, 48, 640), (4, 3, 48, 320)])
+        return
     export_with_batchnorm(model.eval(), x, args.out, "ppocr_v4_" + args.arch,
                           input_name="x", output_name=output, opset=11)
 

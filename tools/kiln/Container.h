@@ -3,6 +3,7 @@
 #define KILN_TOOLS_KILN_CONTAINER_H
 
 #include "kiln/abi/bmodel.h"
+#include "kiln/bmodel_generated.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -20,6 +21,15 @@ inline llvm::ArrayRef<uint8_t> kilnContainer(llvm::ArrayRef<uint8_t> file) {
   if (!kiln_sophgo_blob(file.data(), file.size(), &at, &size))
     return {};
   return file.slice(at, size);
+}
+
+/// A file's net has 1 + stages() stages (input shape sets); stage 0 is the
+/// net itself (schemas/bmodel.fbs).
+inline uint32_t stageCount(const kiln::bmodel::Net &root) {
+  return 1 + (root.stages() ? root.stages()->size() : 0);
+}
+inline const kiln::bmodel::Net &stageOf(const kiln::bmodel::Net &root, uint32_t stage) {
+  return stage ? *root.stages()->Get(stage - 1) : root;
 }
 
 /// Checks a verified Sophgo container's own index (what libbmrt reads)

@@ -25,13 +25,9 @@ bool sameRange(const sg::Binary *b, const fb::BlobRange *r, uint64_t kilnBlob) {
   return b && r && b->start() == kilnBlob + r->offset() && b->size() == r->size();
 }
 
-std::string checkNet(const sg::Net &s, const fb::Net &k, uint64_t kilnBlob) {
-  const std::string net = "net '" + k.name()->str() + "': ";
-  if (s.name()->str() != k.name()->str())
-    return net + "Sophgo's index names it '" + s.name()->str() + "'";
-  if (!s.parameter() || s.parameter()->size() != 1)
-    return net + "not one stage";
-  const sg::NetParameter &p = *s.parameter()->Get(0);
+// Sophgo's stage (NetParameter) against kiln's stage of the same index.
+std::string checkStage(const sg::NetParameter &p, const fb::Net &k, uint64_t kilnBlob,
+                       const std::string &net) {
   if (p.ctx_addr() != KILN_BM_DDR_BASE + k.coeff_size() || p.ctx_size() != k.neuron_size())
     return net + "ctx_addr/ctx_size are not kiln's activation region";
   if (k.coeff_size() && (!p.coeff_mem() || p.coeff_mem()->address() != KILN_BM_DDR_BASE ||
@@ -67,6 +63,20 @@ std::string checkNet(const sg::Net &s, const fb::Net &k, uint64_t kilnBlob) {
   return "";
 }
 
+std::string checkNet(const sg::Net &s, const fb::Net &k, uint64_t kilnBlob) {
+  const std::string net = "net '" + k.name()->str() + "'";
+  if (s.name()->str() != k.name()->str())
+    return net + ": Sophgo's index names it '" + s.name()->str() + "'";
+  if (!s.parameter() || s.parameter()->size() != cli::stageCount(k))
+    return net + ": not kiln's " + std::to_string(cli::stageCount(k)) + " stage(s)";
+  for (uint32_t i = 0; i < cli::stageCount(k); ++i)
+    if (std::string err = checkStage(*s.parameter()->Get(i), cli::stageOf(k, i), kilnBlob,
+                                     net + " stage " + std::to_string(i) + ": ");
+        !err.empty())
+      return err;
+  return "";
+}
+
 } // namespace
 
 std::string cli::checkSophgoIndex(llvm::ArrayRef<uint8_t> file, std::string *summary) {
@@ -85,10 +95,11 @@ std::string cli::checkSophgoIndex(llvm::ArrayRef<uint8_t> file, std::string *sum
   if (s.net()->size() != k.nets()->size())
     return "Sophgo's index has " + std::to_string(s.net()->size()) + " nets, kiln's " +
            std::to_string(k.nets()->size());
-  uint32_t groups = 0;
+  uint32_t groups = 0, stages = 0;
   uint64_t neuron = 0;
   for (const fb::Net *n : *k.nets())
-    neuron = std::max(neuron, n->neuron_size());
+    for (uint32_t i = 0; i < cli::stageCount(*n); ++i)
+      neuron = std::max(neuron, cli::stageOf(*n, i).neuron_size());
   if (s.neuron_size() != neuron)
     return "Sophgo's index sizes the activations at " + std::to_string(s.neuron_size()) +
            " bytes, kiln's nets need " + std::to_string(neuron);
@@ -96,10 +107,12 @@ std::string cli::checkSophgoIndex(llvm::ArrayRef<uint8_t> file, std::string *sum
     if (std::string err = checkNet(*s.net()->Get(i), *k.nets()->Get(i), h.blob_offset);
         !err.empty())
       return "Sophgo's index disagrees with kiln's: " + err;
-    groups += s.net()->Get(i)->parameter()->Get(0)->cmd_group()->size();
+    for (const sg::NetParameter *p : *s.net()->Get(i)->parameter())
+      groups += p->cmd_group()->size(), ++stages;
   }
   *summary = "Sophgo's index (what libbmrt reads): version " + s.version()->str() + ", " +
-             std::to_string(s.net()->size()) + " net(s), " + std::to_string(groups) +
+             std::to_string(s.net()->size()) + " net(s), " + std::to_string(stages) +
+             " stage(s), " + std::to_string(groups) +
              " command group(s), coefficients at " + hex(KILN_BM_DDR_BASE) +
              ", activations at ctx_addr; agrees with kiln's";
   return "";

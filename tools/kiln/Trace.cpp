@@ -54,9 +54,9 @@ std::string cli::writeTrace(const std::string &path, const std::vector<uint8_t> 
   if (!m->nets() || netIndex >= m->nets()->size())
     return "trace: the bmodel has no net " + std::to_string(netIndex);
   const fb::Net *root = m->nets()->Get(netIndex);
-  if (stage > (root->stages() ? root->stages()->size() : 0))
+  if (stage >= stageCount(*root))
     return "trace: net " + std::to_string(netIndex) + " has no stage " + std::to_string(stage);
-  const fb::Net &net = stage ? *root->stages()->Get(stage - 1) : *root;
+  const fb::Net &net = stageOf(*root, stage);
   const auto *groups = net.groups();
   uint32_t groupCount = groups ? groups->size() : 0;
   std::vector<std::vector<kiln_tiu_cmd>> tiu(groupCount);

@@ -20,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
+#include <functional>
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -293,16 +294,23 @@ void printJson(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
                              std::to_string(m->chip()->abi_minor()));
     });
     uint32_t index = 0;
-    arrayOf(j, "nets", m->nets(), [&](const fb::Net *net) {
+    // A net's stages (other input shapes) are nets without name, memory or
+    // stages of their own.
+    std::function<void(const fb::Net *, bool)> netJson = [&](const fb::Net *net, bool root) {
       j.object([&] {
-        j.attribute("name", cli::jsonString(net->name()));
+        if (root)
+          j.attribute("name", cli::jsonString(net->name()));
         j.attribute("coeff_size", net->coeff_size());
         j.attribute("neuron_size", net->neuron_size());
         j.attribute("macs", net->macs());
         j.attribute("min_ddr_bytes", net->min_ddr_bytes());
-        j.attributeBegin("memory");
-        memoryJson(j, file, index++);
-        j.attributeEnd();
+        if (root) {
+          j.attributeBegin("memory");
+          memoryJson(j, file, index++);
+          j.attributeEnd();
+          if (net->stages())
+            arrayOf(j, "stages", net->stages(), [&](const fb::Net *s) { netJson(s, false); });
+        }
         j.attributeBegin("activation_plan");
         planJson(j, *net);
         j.attributeEnd();
@@ -315,7 +323,8 @@ void printJson(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
         arrayOf(j, "residency", net->residency(), [&](auto *r) { residencyJson(j, r); });
         strings(j, "decisions", net->decisions());
       });
-    });
+    };
+    arrayOf(j, "nets", m->nets(), [&](const fb::Net *net) { netJson(net, true); });
   });
   llvm::outs() << "\n";
 }
@@ -331,12 +340,24 @@ void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
               m->chip()->lmem_bytes_per_lane() / 1024, m->chip()->abi_major(),
               m->chip()->abi_minor());
   uint32_t index = 0;
-  for (const fb::Net *net : *m->nets()) {
-    std::printf("net %s: coeff %llu bytes, neuron %llu bytes, %u groups, %llu MACs\n",
-                net->name()->c_str(), (unsigned long long)net->coeff_size(),
-                (unsigned long long)net->neuron_size(), net->groups()->size(),
-                (unsigned long long)net->macs());
-    std::printf("  %s\n", memoryText(file, index++).c_str());
+  for (const fb::Net *root : *m->nets())
+   for (uint32_t stage = 0; stage < cli::stageCount(*root); ++stage) {
+    const fb::Net *net = &cli::stageOf(*root, stage);
+    if (stage)
+      std::printf("net %s stage %u: neuron %llu bytes, %u groups, %llu MACs (the coefficients "
+                  "of stage 0)\n",
+                  root->name()->c_str(), stage, (unsigned long long)net->neuron_size(),
+                  net->groups()->size(), (unsigned long long)net->macs());
+    else
+      std::printf("net %s: coeff %llu bytes, neuron %llu bytes, %u groups, %llu MACs%s\n",
+                  net->name()->c_str(), (unsigned long long)net->coeff_size(),
+                  (unsigned long long)net->neuron_size(), net->groups()->size(),
+                  (unsigned long long)net->macs(),
+                  cli::stageCount(*root) > 1
+                      ? (", stage 0 of " + std::to_string(cli::stageCount(*root))).c_str()
+                      : "");
+    if (!stage)
+      std::printf("  %s\n", memoryText(file, index++).c_str());
     std::printf("  %s\n", planText(*net).c_str());
     for (const fb::Tensor *t : *net->inputs())
       std::printf("  input  %s %s %s @%llu\n", t->name()->c_str(), dtypeText(t).c_str(),
@@ -397,10 +418,13 @@ void printText(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
 /// they add.
 int printProfile(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
                  const fb::Model *m) {
-  for (const fb::Net *net : *m->nets()) {
-    std::printf("net %s: per group, modelled cycles; bound: the engine busy >= 90%% of the "
+  for (const fb::Net *root : *m->nets())
+   for (uint32_t stage = 0; stage < cli::stageCount(*root); ++stage) {
+    const fb::Net *net = &cli::stageOf(*root, stage);
+    std::printf("net %s%s: per group, modelled cycles; bound: the engine busy >= 90%% of the "
                 "group's cycles, else latency (engines waiting on each other)\n",
-                net->name()->c_str());
+                root->name()->c_str(),
+                cli::stageCount(*root) > 1 ? (" stage " + std::to_string(stage)).c_str() : "");
     std::printf("  %5s %4s %10s %10s %10s %7s %10s %9s %9s %9s  %s\n", "group", "ops",
                 "cycles", "tiu_busy", "gdma_busy", "bound", "ddr_bytes", "lmem_peak",
                 "conflicts", "conf_cyc", "first op");

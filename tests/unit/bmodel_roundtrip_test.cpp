@@ -86,7 +86,7 @@ protected:
 
   /// Parses the model with random weights, runs the interpreter on it, then
   /// compiles it to a bmodel.
-  Compiled compile(int n, int hw, bool layerGroups) {
+  Compiled compile(int n, int hw, bool layerGroups, bool shapeIndependentWeights = false) {
     Compiled c;
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(model(n, hw), &ctx);
     EXPECT_TRUE(module);
@@ -112,6 +112,7 @@ protected:
     PassManager pm(&ctx);
     PipelineOptions options;
     options.layerGroups = layerGroups;
+    options.shapeIndependentWeights = shapeIndependentWeights;
     addCompilePipeline(pm, options);
     EXPECT_TRUE(succeeded(pm.run(*module)));
     auto net = codegen::generateNet(*module, "roundtrip");
@@ -227,6 +228,83 @@ TEST_F(RoundTrip, VerifierRejectsTamperedRecords) {
   auto unsealed = c.bytes;
   firstRecord<kiln_tiu_cmd>(unsealed, true)->kh = 2;
   EXPECT_EQ(load(unsealed), KILN_ERR_BAD_CHECKSUM);
+}
+
+// One net compiled at two input shapes: each stage runs as its own file does,
+// the runtime picks the stage by the inputs' shapes, and a stage that would
+// read other coefficients than the ones loaded is refused.
+TEST_F(RoundTrip, StagesRunAsTheirOwnFilesDo) {
+  // Row folds rewrite the stem's filter for some shapes only.
+  EXPECT_NE(bmodel::checkStages({compile(1, 32, true).net, compile(2, 48, true).net}), "");
+  Compiled a = compile(1, 32, true, true), b = compile(2, 48, true, true);
+  ASSERT_EQ(bmodel::checkStages({a.net, b.net}), "");
+  std::vector<uint8_t> staged = bmodel::serialize({{a.net, b.net}});
+  ASSERT_EQ(load(a.bytes), KILN_OK);
+  std::vector<float> aAlone = run(a.input);
+  ASSERT_EQ(load(b.bytes), KILN_OK);
+  std::vector<float> bAlone = run(b.input);
+
+  ASSERT_EQ(load(staged), KILN_OK);
+  kiln_net *handle = net->handle();
+  EXPECT_EQ(kiln_net_stage_count(handle), 2u);
+  EXPECT_EQ(kiln_net_stage(handle), 0u);
+  EXPECT_EQ(run(a.input), aAlone);
+  const int64_t bShape[] = {2, 8, 48, 48}, otherShape[] = {1, 8, 48, 48};
+  const int64_t *shapes[] = {bShape};
+  ASSERT_EQ(kiln_net_select_stage_for(handle, shapes, 1), KILN_OK);
+  EXPECT_EQ(kiln_net_stage(handle), 1u);
+  kiln_tensor_info info;
+  ASSERT_EQ(kiln_net_input_info(handle, 0, &info), KILN_OK);
+  EXPECT_EQ(info.shape[0], 2);
+  EXPECT_EQ(run(b.input), bAlone);
+  shapes[0] = otherShape;
+  EXPECT_EQ(kiln_net_select_stage_for(handle, shapes, 1), KILN_ERR_NOT_FOUND);
+  EXPECT_EQ(kiln_net_stage(handle), 1u); // unchanged
+  EXPECT_EQ(kiln_net_select_stage(handle, 2), KILN_ERR_NOT_FOUND);
+  ASSERT_EQ(kiln_net_select_stage(handle, 0), KILN_OK);
+  EXPECT_EQ(run(a.input), aAlone);
+  net.reset();
+
+  // Stage 1 naming other coefficient bytes than stage 0's (still inside the
+  // blob) is refused at load.
+  auto moved = staged;
+  kiln_bmodel_header h;
+  std::memcpy(&h, moved.data(), sizeof(h));
+  const auto *stage = kiln::bmodel::GetModel(moved.data() + h.flatbuffer_offset)
+                          ->nets()->Get(0)->stages()->Get(0);
+  auto *coeff = reinterpret_cast<uint8_t *>(const_cast<kiln::bmodel::BlobRange *>(stage->coeff()));
+  uint64_t offset;
+  std::memcpy(&offset, coeff, sizeof offset);
+  offset += 16;
+  std::memcpy(coeff, &offset, sizeof offset);
+  reseal(moved);
+  kiln_error_detail detail{};
+  net.reset(new rt::Net);
+  EXPECT_EQ(net->load(runtime, moved.data(), moved.size(), 0, &detail), KILN_ERR_BAD_TENSOR);
+  EXPECT_EQ(detail.stage, 1u);
+  EXPECT_STREQ(detail.reason, "stage has other coefficients than stage 0");
+
+  // Stages must share their coefficients: a net with other weights is not a
+  // stage of this one.
+  Compiled other = compile(1, 32, true, true);
+  other.net.coeff[0] ^= 1;
+  EXPECT_NE(bmodel::checkStages({a.net, other.net}), "");
+  EXPECT_NE(bmodel::checkStages({a.net, a.net}), ""); // the same shapes twice
+}
+
+// Reading a file gives back what serializing it took: the same bytes again.
+TEST_F(RoundTrip, ReadingAFileGivesItsNetsBack) {
+  Compiled a = compile(1, 32, true), b = compile(2, 48, true);
+  for (const std::vector<uint8_t> &file :
+       {a.bytes, bmodel::serialize({{a.net, b.net}, {b.net}})}) {
+    auto nets = bmodel::readNets(file);
+    ASSERT_TRUE(bool(nets)) << llvm::toString(nets.takeError());
+    EXPECT_TRUE(bmodel::serialize(*nets) == file);
+  }
+  std::vector<uint8_t> truncated(a.bytes.begin(), a.bytes.begin() + 100);
+  auto bad = bmodel::readNets(truncated);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_EQ(llvm::toString(bad.takeError()), "truncated bmodel");
 }
 
 } // namespace

@@ -12,13 +12,14 @@
 
 namespace kiln::cli {
 extern llvm::cl::SubCommand compileCommand, runCommand, inspectCommand, compareCommand,
-    calibrateCommand, cutCommand, batchCommand;
+    calibrateCommand, cutCommand, batchCommand, combineCommand;
 int compileMain();
 int runMain();
 int inspectMain();
 int compareMain();
 int calibrateMain();
 int cutMain();
+int combineMain();
 /// Commands read from stdin, one per line, run in this process (batch.cpp).
 int batchMain();
 

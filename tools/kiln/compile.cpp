@@ -102,7 +102,8 @@ struct StageResult {
 };
 
 // Compiles `cfg` (one shape per input) into a net; 0 or the exit code.
-int compileStage(MLIRContext &ctx, const config::DeployConfig &cfg, StageResult &out) {
+int compileStage(MLIRContext &ctx, const config::DeployConfig &cfg,
+                 bool shapeIndependentWeights, StageResult &out) {
   OwningOpRef<ModuleOp> module = importConfigModel(ctx, cfg);
   if (!module)
     return 1;
@@ -121,12 +122,13 @@ int compileStage(MLIRContext &ctx, const config::DeployConfig &cfg, StageResult 
     out.ops += isa<top::TopDialect>(op->getDialect()) && !isa<top::WeightOp, top::NoneOp>(op);
   });
 
+  PipelineOptions pipeline = pipelineOptionsOf(cfg);
+  pipeline.shapeIndependentWeights = shapeIndependentWeights;
   PassManager topPm(&ctx);
   addIRChecks(topPm);
-  addTopPipeline(topPm, pipelineOptionsOf(cfg));
+  addTopPipeline(topPm, pipeline);
   if (failed(topPm.run(*module)))
     return 1;
-  PipelineOptions pipeline = pipelineOptionsOf(cfg);
   if (!pipeline.isF32()) {
     if (int rc = annotateModule(cfg, *module, pipeline); rc != 0)
       return rc;
@@ -204,17 +206,37 @@ int kiln::cli::compileMain() {
     return fail(cfg.config_path + ": verify: the inputs beside " + cfg.verify.reference +
                 " have the shapes of no stage");
   MLIRContext ctx;
-  std::vector<StageResult> results(stages);
+  std::vector<StageResult> results;
   bmodel::StagedNet net;
-  for (size_t s = 0; s < stages; ++s) {
-    config::DeployConfig stage = config::stageConfig(cfg, s);
-    stage.verify.enabled = cfg.verify.enabled && s == verified;
-    if (int rc = compileStage(ctx, stage, results[s]); rc != 0 || emitTop || emitTpu)
+  auto compileStages = [&](bool shapeIndependentWeights) {
+    results = std::vector<StageResult>(stages);
+    net.clear();
+    for (size_t s = 0; s < stages; ++s) {
+      config::DeployConfig stage = config::stageConfig(cfg, s);
+      stage.verify.enabled = cfg.verify.enabled && s == verified;
+      if (int rc = compileStage(ctx, stage, shapeIndependentWeights, results[s]);
+          rc != 0 || emitTop || emitTpu)
+        return rc;
+      net.push_back(*results[s].net);
+    }
+    return 0;
+  };
+  if (int rc = compileStages(false); rc != 0 || emitTop || emitTpu)
+    return rc;
+  std::string stagesError = bmodel::checkStages(net);
+  if (!stagesError.empty() && stages > 1) {
+    // A shape-dependent rewrite (a row fold) changed some filter in some
+    // stage: compile every stage without those, so all read one copy.
+    if (int rc = compileStages(true); rc != 0)
       return rc;
-    net.push_back(*results[s].net);
+    stagesError = bmodel::checkStages(net);
+    if (stagesError.empty())
+      for (codegen::NetCode &n : net)
+        n.decisions.push_back("stages: no row folds, so that every stage reads the same "
+                              "weights (with them the stages' filters differ)");
   }
-  if (std::string err = bmodel::checkStages(net); !err.empty())
-    return fail(cfg.config_path + ": inputs: " + err);
+  if (!stagesError.empty())
+    return fail(cfg.config_path + ": inputs: " + stagesError);
   std::vector<uint8_t> bytes;
   if (config::containerOf(cfg) == config::Container::Sophgo) {
     auto sophgo = bmodel::serializeSophgo({net});

@@ -30,7 +30,7 @@ const struct {
     {&compileCommand, compileMain},     {&runCommand, runMain},
     {&inspectCommand, inspectMain},     {&compareCommand, compareMain},
     {&calibrateCommand, calibrateMain}, {&cutCommand, cutMain},
-    {&batchCommand, batchMain},
+    {&batchCommand, batchMain},         {&combineCommand, combineMain},
     {&versionCommand, [] {
        printVersion(llvm::outs());
        return 0;

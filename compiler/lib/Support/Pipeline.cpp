@@ -47,7 +47,8 @@ void kiln::addTpuLoweringPipeline(PassManager &pm, const PipelineOptions &option
   pm.addNestedPass<func::FuncOp>(tpu::createTpuApplyPrecision(apply));
   pm.addNestedPass<func::FuncOp>(tpu::createTpuFuseCasts());
   // Here, not in the backend: the Tpu interpreter runs what the chip runs.
-  pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldStemRows());
+  if (!options.shapeIndependentWeights)
+    pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldStemRows());
   pm.addNestedPass<func::FuncOp>(tpu::createTpuSpreadLanes());
   // Folded intermediates are no model tensors: not when each op is its own
   // group or every activation is kept for inspection.
@@ -56,7 +57,7 @@ void kiln::addTpuLoweringPipeline(PassManager &pm, const PipelineOptions &option
     hoist.maxGroupOps = options.maxGroupOps;
     pm.addNestedPass<func::FuncOp>(tpu::createTpuHoistShrinkingOps(hoist));
   }
-  if (options.layerGroups && !options.keepTensors) {
+  if (options.layerGroups && !options.keepTensors && !options.shapeIndependentWeights) {
     tpu::TpuFoldOutputRowsOptions fold;
     fold.maxGroupOps = options.maxGroupOps;
     pm.addNestedPass<func::FuncOp>(tpu::createTpuFoldOutputRows(fold));

@@ -19,6 +19,10 @@ struct PipelineOptions {
   bool keepTensors = false; ///< every activation its own DDR (config debug.keep_tensors)
   /// auto | rewrite | keep (config optimize.modulated_conv)
   std::string modulatedConv = "auto";
+  /// Weights that do not depend on the input shape: no row folds (they
+  /// rewrite a conv's filter when the cost model says the shape gains), so
+  /// that the stages of a net compiled for several shapes share one copy.
+  bool shapeIndependentWeights = false;
 
   bool isF32() const { return precision == "f32" && qtable.empty(); }
 };

@@ -4,6 +4,7 @@
 
 #include "kiln/Codegen/Codegen.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -26,6 +27,11 @@ std::string checkStages(const StagedNet &stages);
 /// Header | FlatBuffer (schemas/bmodel.fbs) | blob (coefficients, commands).
 /// Each net's stages must pass checkStages.
 std::vector<uint8_t> serialize(const std::vector<StagedNet> &nets);
+
+/// The nets of a bmodel in either container, as serialize() takes them:
+/// serializing what this returns writes the file's kiln container again,
+/// byte for byte. The FlatBuffer is verified; the caller verifies the rest.
+llvm::Expected<std::vector<StagedNet>> readNets(llvm::ArrayRef<uint8_t> file);
 
 /// Sophgo's container, the one libbmrt loads (schemas/sophgo_bmodel.fbs):
 /// header | FlatBuffer | blob, one Net per net with a NetParameter per stage, a command

@@ -322,6 +322,23 @@ class Recognizer(nn.Module):
         return torch.softmax(self.fc(x), dim=2)
 
 
+class Classifier(nn.Module):
+    """The pipeline's text-line direction classifier (0 or 180 degrees; the
+    role of PaddleOCR's ch_ppocr_mobile_v2.0_cls) on the recognizer's
+    backbone at scale 0.25: 1x3x48x192 -> global average pool -> Linear to
+    2 classes -> Softmax."""
+    def __init__(self):
+        super().__init__()
+        self.backbone = PPLCNetV3(0.25, det=False)
+        self.fc = nn.Linear(make_divisible(NET_CONFIG_REC["blocks6"][-1][2] * 0.25), 2)
+
+    def forward(self, x):
+        x = self.backbone.stages[0](self.backbone.bn1(self.backbone.conv1(x)))
+        for stage in self.backbone.stages[1:]:
+            x = stage(x)
+        return torch.softmax(self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1)), dim=1)
+
+
 def randomize(model: nn.Module, gen: torch.Generator) -> None:
     """He-scaled conv and linear weights, small biases, affine blocks near
     (1, 0): activations stay O(1) through the depth of the nets."""
@@ -345,7 +362,7 @@ def randomize(model: nn.Module, gen: torch.Generator) -> None:
         # errors show.
         if isinstance(model, Recognizer):
             model.fc.weight.mul_(6.0)
-        else:
+        elif isinstance(model, Detector):
             model.head.conv3.weight.mul_(0.25)
     randomize_batchnorm(model, gen)
 
@@ -380,7 +397,7 @@ def export_stages(model: nn.Module, x: torch.Tensor, out_dir: str,
 
 def main() -> None:
     def options(p):
-        p.add_argument("--arch", required=True, choices=("det", "rec"))
+        p.add_argument("--arch", required=True, choices=("det", "rec", "cls"))
         p.add_argument("--dynamic", action="store_true",
                        help="rec: batch and width dynamic, with references at 1x640 and "
                             "4x320 besides 1x320")
@@ -390,6 +407,8 @@ def main() -> None:
     gen = torch.Generator().manual_seed(args.seed + 1)
     if args.arch == "det":
         model, shape, output = Detector(), (1, 3, 640, 640), "maps"
+    elif args.arch == "cls":
+        model, shape, output = Classifier(), (1, 3, 48, 192), "probs"
     else:
         model, shape, output = Recognizer(), (1, 3, 48, 320), "probs"
     randomize(model, gen)

@@ -15,6 +15,8 @@
 // header rule and a byte of Sophgo's FlatBuffer (which only libbmrt reads)
 // must change nothing; then every byte of the first group's streams is
 // flipped too, with the checksum rewritten (any status, no crash).
+// Every stage of net 0 and net 1 runs (tiny_stages*: a net compiled for two
+// input shapes, in a file with a second net).
 // Without compiled models it uses the builder-made ones of residency_models.h.
 #include <stdio.h>
 
@@ -69,6 +71,7 @@ void flipAll(const std::string &name, const std::vector<uint8_t> &bytes, Tally *
   Harness &harness = sophgo ? streams : records;
   RunOptions options;
   options.inferences = 2; // the second run takes the residency manager's warm path
+  options.second_net = true; // a file of several nets (kiln combine): net 1 too
   AlignedFile good(bytes.data(), bytes.size());
   const Outcome base = harness.run(good.data(), good.size(), options);
   CHECK(allOk(base), "%s: the unmodified file does not run (load %s)", name.c_str(),

@@ -164,6 +164,17 @@ void Harness::fillInputs(kiln_net *net, uint32_t seed) {
   }
 }
 
+void Harness::readOutputs(const kiln_net *net, std::vector<uint8_t> &outputs) {
+  for (uint32_t i = 0; i < kiln_net_output_count(net); ++i) {
+    kiln_tensor_info info;
+    if (kiln_net_output_info(net, i, &info) != KILN_OK || info.bytes > device_.ddr().size())
+      continue;
+    size_t at = outputs.size();
+    outputs.resize(at + info.bytes);
+    kiln_net_get_output(net, i, outputs.data() + at, info.bytes);
+  }
+}
+
 Outcome Harness::run(const uint8_t *file, size_t size, const RunOptions &options) {
   Outcome out;
   alignas(16) unsigned char rt_storage[rt::kRuntimeStorageBytes];
@@ -184,25 +195,24 @@ Outcome Harness::run(const uint8_t *file, size_t size, const RunOptions &options
                               detail, "kiln_net_load_ex");
   const int loaded = nets[1] ? 2 : 1;
 
-  for (uint32_t r = 0; r < options.inferences; ++r)
-    for (int k = 0; k < loaded; ++k) {
-      fillInputs(nets[k], options.input_seed + k);
-      kiln_run_stats stats{};
-      out.runs.push_back(checked(
-          kiln_net_run_ex(nets[k], options.timeout_us, nullptr, nullptr, &stats, &detail), detail,
-          "kiln_net_run_ex"));
-      out.loads_avoided += stats.resident_loads_avoided;
-    }
-
+  // Every stage of every loaded net runs; net 0's outputs are read after
+  // each of its stages' last runs (the stages share the neuron region).
   out.outputs.clear();
-  for (uint32_t i = 0; i < kiln_net_output_count(nets[0]); ++i) {
-    kiln_tensor_info info;
-    if (kiln_net_output_info(nets[0], i, &info) != KILN_OK || info.bytes > device_.ddr().size())
-      continue;
-    size_t at = out.outputs.size();
-    out.outputs.resize(at + info.bytes);
-    kiln_net_get_output(nets[0], i, out.outputs.data() + at, info.bytes);
-  }
+  for (uint32_t r = 0; r < options.inferences; ++r)
+    for (int k = 0; k < loaded; ++k)
+      for (uint32_t s = 0; s < kiln_net_stage_count(nets[k]); ++s) {
+        out.runs.push_back(checked(kiln_net_select_stage(nets[k], s), detail,
+                                   "kiln_net_select_stage"));
+        fillInputs(nets[k], options.input_seed + k);
+        kiln_run_stats stats{};
+        out.runs.push_back(checked(
+            kiln_net_run_ex(nets[k], options.timeout_us, nullptr, nullptr, &stats, &detail),
+            detail, "kiln_net_run_ex"));
+        out.loads_avoided += stats.resident_loads_avoided;
+        if (k == 0 && r + 1 == options.inferences)
+          readOutputs(nets[0], out.outputs);
+      }
+
   for (int k = loaded - 1; k >= 0; --k)
     kiln_net_unload(nets[k]);
   return out;

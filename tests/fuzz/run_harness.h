@@ -34,7 +34,7 @@ struct Outcome {
   kiln_status load_second = KILN_ERR_BAD_STATE;
   std::vector<kiln_status> runs;         // in order, for every run attempted
   uint64_t loads_avoided = 0;            // summed over the runs
-  std::vector<uint8_t> outputs;          // net 0's outputs after its last run
+  std::vector<uint8_t> outputs;          // net 0's outputs after its last runs, stage by stage
 };
 
 class Harness {
@@ -55,6 +55,7 @@ private:
   static kiln_status wait(void *ctx, uint32_t timeout_us);
   static kiln_status reset(void *ctx);
   void fillInputs(kiln_net *net, uint32_t seed);
+  void readOutputs(const kiln_net *net, std::vector<uint8_t> &outputs);
 
   cmodel::Device device_;
   kiln_hal inner_;

@@ -26,3 +26,20 @@ YAML
   "$kiln" run "$out/$name.bmodel" --input "$dir/input.npz" --output "$dir/out.npz"
   "$kiln" compare "$dir/out.npz" "$dir/reference.npz" --tolerance 0.99999,0.999
 done
+# Stages and several nets: tiny_conv compiled for its own input shape and a
+# batch of two (one net, two stages), combined with tiny_multi; in kiln's
+# container (records) and in Sophgo's (tiny_conv's streams, twice).
+shape=$("$py" -c "import numpy as np; print(list(np.load('$out/models/tiny_conv/input.npz')['input'].shape))")
+batch2=$("$py" -c "s = $shape; s[0] = 2; print(s)")
+for isa in kiln bm1684x; do
+  suffix=""
+  [ "$isa" = kiln ] || suffix=_sophgo
+  { sed -e "s/^name: .*/name: tiny_conv/" -e "s/^isa: .*/isa: $isa/" \
+      "$out/models/tiny_conv/tiny_conv.yaml"
+    echo "inputs: {input: {shapes: [$shape, $batch2]}}"; } > "$out/models/tiny_conv/stages$suffix.yaml"
+  "$kiln" compile "$out/models/tiny_conv/stages$suffix.yaml" -o "$out/tiny_conv_stages$suffix.part"
+done
+"$kiln" combine "$out/tiny_conv_stages.part" "$out/tiny_multi.bmodel" -o "$out/tiny_stages.bmodel"
+"$kiln" combine "$out/tiny_conv_stages_sophgo.part" "$out/tiny_conv_sophgo.bmodel" \
+  -o "$out/tiny_stages_sophgo.bmodel"
+rm "$out"/tiny_conv_stages*.part

@@ -1,8 +1,9 @@
-// bmrt_smoke MODEL.bmodel INPUT.npz OUTPUT.npz: runs a bmodel the way an
+// bmrt_smoke MODEL.bmodel INPUT.npz OUTPUT.npz [NET]: runs a bmodel the way an
 // application on a BM1684X board does, through Sophgo's own runtime
 // (libbmrt + libbmlib) — here their simulator build from the tpu-mlir wheel,
 // whose libbmlib runs the firmware inside Sophgo's chip simulator
-// (FACTS.md section 7.1). The board smoke test of issue 29.
+// (FACTS.md section 7.1). The board smoke test of issue 29. NET (default:
+// the first) is run at the shapes of the npz arrays, which select its stage.
 //
 // The libraries are a test reference like ONNX Runtime: loaded with dlopen
 // from the directory of KILN_SOPHGO_SIM, never linked. The C API below is
@@ -137,7 +138,17 @@ int fail(const std::string &msg) {
   return 1;
 }
 
-int run(const Api &api, const char *modelPath, const char *inputPath, const char *outputPath) {
+bool sameShape(const bm_shape_t &s, const std::vector<int64_t> &dims) {
+  if (s.num_dims != int(dims.size()))
+    return false;
+  for (int d = 0; d < s.num_dims; ++d)
+    if (s.dims[d] != dims[d])
+      return false;
+  return true;
+}
+
+int run(const Api &api, const char *modelPath, const char *inputPath, const char *outputPath,
+        const char *netName) {
   std::vector<kiln::host::Array> inputs;
   if (std::string err = kiln::host::readNpz(inputPath, inputs); !err.empty())
     return fail(err);
@@ -151,7 +162,9 @@ int run(const Api &api, const char *modelPath, const char *inputPath, const char
     return fail(std::string("libbmrt refused ") + modelPath);
   const char **names = nullptr;
   api.bmrt_get_network_names(bmrt, &names);
-  const bm_net_info_t *net = api.bmrt_get_network_info(bmrt, names[0]);
+  const bm_net_info_t *net = api.bmrt_get_network_info(bmrt, netName ? netName : names[0]);
+  if (!net)
+    return fail(std::string("libbmrt has no net '") + netName + "'");
   std::printf("libbmrt loaded net '%s': %d input(s), %d output(s), %d stage(s)\n", net->name,
               net->input_num, net->output_num, net->stage_num);
 
@@ -165,13 +178,20 @@ int run(const Api &api, const char *modelPath, const char *inputPath, const char
     if (!a)
       return fail(std::string(inputPath) + " has no input '" + net->input_names[i] + "'");
     if (!hostType(net->input_dtypes[i], want) || a->dtype != want ||
-        a->data.size() != net->max_input_bytes[i])
+        a->data.size() > net->max_input_bytes[i])
       return fail(std::string("input '") + net->input_names[i] + "' is " +
                   kiln::host::toString(a->dtype) + " " + kiln::host::shapeString(a->shape) +
                   ", not what the net takes (" + std::to_string(net->max_input_bytes[i]) +
                   " bytes of bm_data_type_t " + std::to_string(net->input_dtypes[i]) + ")");
+    // The application sets the shape; libbmrt runs the stage that has it.
     in[i].dtype = net->input_dtypes[i];
-    in[i].shape = net->stages[0].input_shapes[i];
+    in[i].shape.num_dims = int(a->shape.size());
+    for (size_t d = 0; d < a->shape.size() && d < size_t(kMaxDims); ++d)
+      in[i].shape.dims[d] = int(a->shape[d]);
+    for (int st = 0; st < net->stage_num; ++st)
+      if (sameShape(net->stages[st].input_shapes[i], a->shape))
+        std::printf("input '%s' %s: stage %d's shape\n", net->input_names[i],
+                    kiln::host::shapeString(a->shape).c_str(), st);
     in[i].st_mode = 0;
     if (api.bm_malloc_device_byte(handle, &in[i].device_mem, a->data.size()) != 0 ||
         api.bm_memcpy_s2d(handle, in[i].device_mem, const_cast<uint8_t *>(a->data.data())) != 0)
@@ -211,8 +231,8 @@ int run(const Api &api, const char *modelPath, const char *inputPath, const char
 } // namespace
 
 int main(int argc, char **argv) {
-  if (argc != 4) {
-    std::fprintf(stderr, "usage: bmrt_smoke MODEL.bmodel INPUT.npz OUTPUT.npz\n");
+  if (argc != 4 && argc != 5) {
+    std::fprintf(stderr, "usage: bmrt_smoke MODEL.bmodel INPUT.npz OUTPUT.npz [NET]\n");
     return 2;
   }
   Api api{};
@@ -221,7 +241,7 @@ int main(int argc, char **argv) {
     std::printf("SKIPPED: %s\n", why.c_str());
     return 0;
   }
-  int rc = run(api, argv[1], argv[2], argv[3]);
+  int rc = run(api, argv[1], argv[2], argv[3], argc == 5 ? argv[4] : nullptr);
   std::fflush(nullptr);
   // The simulator's threads do not survive static destruction: leave now.
   std::_Exit(rc);

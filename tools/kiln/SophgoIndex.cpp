@@ -26,9 +26,9 @@ bool sameRange(const sg::Binary *b, const fb::BlobRange *r, uint64_t kilnBlob) {
 }
 
 // Sophgo's stage (NetParameter) against kiln's stage of the same index.
-std::string checkStage(const sg::NetParameter &p, const fb::Net &k, uint64_t kilnBlob,
-                       const std::string &net) {
-  if (p.ctx_addr() != KILN_BM_DDR_BASE + k.coeff_size() || p.ctx_size() != k.neuron_size())
+std::string checkStage(const sg::NetParameter &p, const fb::Net &k, uint64_t ctxSize,
+                       uint64_t kilnBlob, const std::string &net) {
+  if (p.ctx_addr() != KILN_BM_DDR_BASE + k.coeff_size() || p.ctx_size() != ctxSize)
     return net + "ctx_addr/ctx_size are not kiln's activation region";
   if (k.coeff_size() && (!p.coeff_mem() || p.coeff_mem()->address() != KILN_BM_DDR_BASE ||
                          !sameRange(p.coeff_mem()->binary_coeff(), k.coeff(), kilnBlob)))
@@ -69,8 +69,11 @@ std::string checkNet(const sg::Net &s, const fb::Net &k, uint64_t kilnBlob) {
     return net + ": Sophgo's index names it '" + s.name()->str() + "'";
   if (!s.parameter() || s.parameter()->size() != cli::stageCount(k))
     return net + ": not kiln's " + std::to_string(cli::stageCount(k)) + " stage(s)";
+  uint64_t ctxSize = 0; // every stage's: the largest stage's activations
   for (uint32_t i = 0; i < cli::stageCount(k); ++i)
-    if (std::string err = checkStage(*s.parameter()->Get(i), cli::stageOf(k, i), kilnBlob,
+    ctxSize = std::max(ctxSize, cli::stageOf(k, i).neuron_size());
+  for (uint32_t i = 0; i < cli::stageCount(k); ++i)
+    if (std::string err = checkStage(*s.parameter()->Get(i), cli::stageOf(k, i), ctxSize, kilnBlob,
                                      net + " stage " + std::to_string(i) + ": ");
         !err.empty())
       return err;

@@ -78,12 +78,16 @@ ioTensors(flatbuffers::FlatBufferBuilder &b, const std::vector<codegen::TensorDe
 }
 
 // One stage: a NetParameter with its command groups over the net's one
-// coefficient region (every stage's CoeffMem names the same bytes).
+// coefficient region (every stage's CoeffMem names the same bytes). ctxSize
+// is the largest stage's activation region: libbmrt 1.30 sizes the neuron
+// buffer stage by stage and, when a later stage needs more, reallocates it
+// after the earlier stages were given addresses in the old one (their
+// outputs then read as zeros); with one size for all there is nothing to grow.
 flatbuffers::Offset<sg::NetParameter> stage(flatbuffers::FlatBufferBuilder &b,
                                             const codegen::NetCode &n,
                                             const bmodel::Net &index,
                                             const std::vector<uint8_t> &inner,
-                                            uint64_t kilnBlobOffset) {
+                                            uint64_t kilnBlobOffset, uint64_t ctxSize) {
   std::vector<flatbuffers::Offset<sg::CmdGroup>> groups;
   for (size_t i = 0; i < n.groups.size(); ++i) {
     const codegen::GroupCode &g = n.groups[i];
@@ -109,7 +113,7 @@ flatbuffers::Offset<sg::NetParameter> stage(flatbuffers::FlatBufferBuilder &b,
       b, /*subnet_mode=*/0, &groups, nullptr, &inputs, &outputs, /*is_dynamic=*/0, 0, 0, 0,
       0, /*id=*/0, &last)};
   return sg::CreateNetParameterDirect(b, &inputs, &outputs, KILN_BM_DDR_BASE + n.coeffSize,
-                                      n.neuronSize, coeff, /*is_dynamic=*/0, 0, 0, &groups,
+                                      ctxSize, coeff, /*is_dynamic=*/0, 0, 0, &groups,
                                       nullptr, nullptr, nullptr, &subnets);
 }
 
@@ -117,10 +121,13 @@ flatbuffers::Offset<sg::NetParameter> stage(flatbuffers::FlatBufferBuilder &b,
 flatbuffers::Offset<sg::Net> net(flatbuffers::FlatBufferBuilder &b,
                                  const bmodel::StagedNet &n, const bmodel::Net &index,
                                  const std::vector<uint8_t> &inner, uint64_t kilnBlobOffset) {
+  uint64_t ctxSize = 0;
+  for (const codegen::NetCode &s : n)
+    ctxSize = std::max(ctxSize, s.neuronSize);
   std::vector<flatbuffers::Offset<sg::NetParameter>> stages;
   for (size_t i = 0; i < n.size(); ++i)
     stages.push_back(stage(b, n[i], i ? *index.stages()->Get(i - 1) : index, inner,
-                           kilnBlobOffset));
+                           kilnBlobOffset, ctxSize));
   return sg::CreateNetDirect(b, n.front().name.c_str(), nullptr, nullptr, &stages, 0,
                              /*addr_mode=*/0);
 }

@@ -220,6 +220,30 @@ TEST(Thresholds, KlClipsOutliersOfGaussian) {
   EXPECT_NEAR(pc[0].range.threshold, 3.89, 0.15); // 99.99% of |N(0,1)|
 }
 
+TEST(Thresholds, MseWeighsRoundingAgainstClipping) {
+  // N(0, 1) with 8 outliers at +-40 among a million values: rounding the
+  // million on a T/127 grid costs 1e6 (T/127)^2 / 12, clipping the eight
+  // 8 (40 - T)^2; the two balance near T = 24 - between KL's ~4 sigma and
+  // minmax's 40.
+  auto v = gaussianWithOutliers(1 << 20, 8, 40.0f, 7);
+  auto mse = calibrate(CalibMethod::Mse, v);
+  std::printf("gaussian+outliers: mse %.4f\n", mse[0].range.threshold);
+  EXPECT_GT(mse[0].range.threshold, 20.0);
+  EXPECT_LT(mse[0].range.threshold, 28.0);
+  // A uniform distribution: clipping any of it costs more than rounding.
+  std::vector<float> u(1 << 20);
+  std::mt19937 gen(3);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  for (float &x : u)
+    x = dist(gen);
+  EXPECT_GT(calibrate(CalibMethod::Mse, u)[0].range.threshold, 1.95);
+  // By hand: 100 values in bin 0 and 1 in bin 3 of 4 (width 1), 2 levels:
+  // t = 2 costs 100 * 1/12 + (3.5 - 2)^2 = 10.58, t = 3 costs 100 * 2.25/12
+  // + 0.25 = 19.0, t = 4 costs 100 * 4/12 = 33.3.
+  EXPECT_DOUBLE_EQ(mseThreshold({100, 0, 0, 1}, 1.0, 2), 2.0);
+  EXPECT_DOUBLE_EQ(mseThreshold({0, 0, 0, 0}, 1.0, 2), 4.0);
+}
+
 TEST(Thresholds, KlOfUniformKeepsTheRange) {
   // A uniform distribution has no tail to clip: KL keeps (nearly) all of it.
   std::vector<float> v(1 << 20);

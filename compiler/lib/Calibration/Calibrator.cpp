@@ -109,6 +109,39 @@ double klThreshold(const std::vector<uint64_t> &hist, double binWidth,
   return double(best) * binWidth;
 }
 
+double mseThreshold(const std::vector<uint64_t> &hist, double binWidth, int levels) {
+  const size_t bins = hist.size();
+  const double full = binWidth * double(bins);
+  if (levels <= 0 || bins < size_t(levels))
+    return full;
+  double total = 0;
+  for (uint64_t c : hist)
+    total += double(c);
+  if (total == 0)
+    return full;
+  // Suffix sums of c, c*m and c*m^2 (m: a bin's centre) give each
+  // candidate's clipping error sum(c * (m - t)^2) in constant time.
+  std::vector<double> c0(bins + 1, 0.0), c1(bins + 1, 0.0), c2(bins + 1, 0.0);
+  for (size_t k = bins; k-- > 0;) {
+    const double c = double(hist[k]), m = (double(k) + 0.5) * binWidth;
+    c0[k] = c0[k + 1] + c;
+    c1[k] = c1[k + 1] + c * m;
+    c2[k] = c2[k + 1] + c * m * m;
+  }
+  double bestError = std::numeric_limits<double>::infinity();
+  size_t best = bins;
+  for (size_t i = size_t(levels); i <= bins; ++i) {
+    const double t = double(i) * binWidth, step = t / double(levels);
+    const double clipped = std::max(0.0, c2[i] - 2.0 * t * c1[i] + t * t * c0[i]);
+    const double error = (total - c0[i]) * step * step / 12.0 + clipped;
+    if (error < bestError) {
+      bestError = error;
+      best = i;
+    }
+  }
+  return double(best) * binWidth;
+}
+
 double percentileThreshold(const std::vector<uint64_t> &hist, double binWidth,
                            double percentile) {
   double total = 0;
@@ -203,6 +236,8 @@ std::vector<NamedRange> Calibrator::finish() const {
         if (method_ == config::CalibMethod::KL &&
             count >= 4 * uint64_t(bins_))
           r.range.threshold = klThreshold(s.hist, s.binWidth, levels_);
+        else if (method_ == config::CalibMethod::Mse)
+          r.range.threshold = mseThreshold(s.hist, s.binWidth);
         else if (method_ == config::CalibMethod::Percentile)
           r.range.threshold =
               percentileThreshold(s.hist, s.binWidth, percentile_);

@@ -46,7 +46,8 @@ constexpr EnumName<ModulatedConv> kModulatedConv[] = {
 constexpr EnumName<CalibMethod> kCalibMethods[] = {
     {"minmax", CalibMethod::MinMax},
     {"kl", CalibMethod::KL},
-    {"percentile", CalibMethod::Percentile}};
+    {"percentile", CalibMethod::Percentile},
+    {"mse", CalibMethod::Mse}};
 
 template <typename E, size_t N>
 const char *nameIn(const EnumName<E> (&names)[N], E value) {

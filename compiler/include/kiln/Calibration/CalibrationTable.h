@@ -95,6 +95,13 @@ double minmaxThreshold(double min, double max);
 double klThreshold(const std::vector<uint64_t> &hist, double binWidth,
                    int levels = 128);
 
+/// The threshold T that minimises the expected squared error of symmetric
+/// quantization to `levels` steps of T / levels over the histogram of |x|:
+/// a bin below T costs its count x step^2 / 12 (rounding), one above costs
+/// its count x (its centre - T)^2 (clipping). Candidates are the bin edges
+/// from `levels` bins up; the full range when nothing was counted.
+double mseThreshold(const std::vector<uint64_t> &hist, double binWidth, int levels = 127);
+
 /// The `percentile` (in (0, 100]) of |x|: the value below which that share
 /// of the counts lies, interpolated linearly inside its bin.
 double percentileThreshold(const std::vector<uint64_t> &hist, double binWidth,

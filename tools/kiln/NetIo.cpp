@@ -157,17 +157,22 @@ std::string cli::netIndexOf(const std::vector<uint8_t> &file, const std::string 
   return "no net named '" + name + "' (the file has " + names + ")";
 }
 
+std::string cli::inputShapes(const kiln_net *net) {
+  std::string out;
+  for (uint32_t i = 0; i < kiln_net_input_count(net); ++i) {
+    kiln_tensor_info info;
+    kiln_net_input_info(net, i, &info);
+    out += std::string(i ? ", " : "") + info.name + " " + host::shapeString(shapeOf(info));
+  }
+  return out;
+}
+
 std::string cli::stageList(kiln_net *net) {
   const uint32_t selected = kiln_net_stage(net);
   std::string out;
   for (uint32_t s = 0; s < kiln_net_stage_count(net); ++s) {
     kiln_net_select_stage(net, s);
-    out += (s ? "; " : "") + std::to_string(s) + ":";
-    for (uint32_t i = 0; i < kiln_net_input_count(net); ++i) {
-      kiln_tensor_info info;
-      kiln_net_input_info(net, i, &info);
-      out += std::string(i ? ", " : " ") + info.name + " " + host::shapeString(shapeOf(info));
-    }
+    out += (s ? "; " : "") + std::to_string(s) + ": " + inputShapes(net);
   }
   kiln_net_select_stage(net, selected);
   return out;

@@ -38,7 +38,11 @@ std::string describeError(const kiln_error_detail &detail);
 /// listing the names there are.
 std::string netIndexOf(const std::vector<uint8_t> &file, const std::string &name,
                        uint32_t &index);
+/// The selected stage's input shapes, "x [1, 3, 48, 640]".
+std::string inputShapes(const kiln_net *net);
 /// Each stage's input shapes, "0: x [1, 3, 48, 320]; 1: x [1, 3, 48, 640]".
+/// It selects each stage in turn (which forgets what LMEM held) and then the
+/// one selected before: for messages, not between runs.
 std::string stageList(kiln_net *net);
 /// Selects the stage whose inputs have the arrays' shapes and sets every
 /// input from the array of its name (as f32). Returns "" or an error naming

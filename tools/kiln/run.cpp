@@ -220,9 +220,8 @@ int kiln::cli::runMain() {
                 (unsigned long long)loadsAvoided, (unsigned long long)bytesSaved);
   std::printf("\n");
   if (kiln_net_stage_count(net.handle()) > 1)
-    std::printf("  ran stage %u of %u (the stages: %s)\n", kiln_net_stage(net.handle()),
-                kiln_net_stage_count(net.handle()),
-                stageList(net.handle()).c_str());
+    std::printf("  ran stage %u of %u (%s)\n", kiln_net_stage(net.handle()),
+                kiln_net_stage_count(net.handle()), inputShapes(net.handle()).c_str());
   if (!statsPath.empty()) {
     auto err = writeJsonFile(statsPath, 0, [&](llvm::json::OStream &j) {
       j.object([&] {

@@ -1,12 +1,14 @@
 #!/usr/bin/env node
-// ort_bench.js MODEL.onnx INPUT.npz [--runs N] [--reference REF.npz]: ONNX
+// ort_bench.js MODEL.onnx INPUT.npz [--runs N] [--reference REF.npz]
+// [--save OUT.npz]: ONNX
 // Runtime on the CPU, one thread, as the CPU peer of tools/bench.py. Loads the
 // model with intraOpNumThreads and interOpNumThreads 1, feeds the npz's arrays
 // by name (np.savez files, stored or deflated, zip64 or not), runs once to
 // warm up, then times N runs (default 10) and prints one JSON object:
 // median_ms, min_ms, runs, load_ms, the graph optimization level used, the
 // onnxruntime-node version, the outputs' shapes and, with --reference, each
-// output's cosine similarity to the reference array of its name. Needs
+// output's cosine similarity to the reference array of its name; --save
+// writes ONNX Runtime's outputs as an npz (stored, f32 and integer arrays). Needs
 // onnxruntime-node on node's module path: tools/dev bench installs it into
 // BUILD/ort and bench.py runs this with NODE_PATH=BUILD/ort/node_modules.
 // Exit status 1 with the reason on stderr when anything fails.
@@ -112,6 +114,52 @@ function readNpz(path) {
   return arrays;
 }
 
+// numpy descr of each typed array --save writes.
+const DESCRS = new Map([[Float32Array, '<f4'], [Float64Array, '<f8'], [Int32Array, '<i4'],
+  [BigInt64Array, '<i8'], [Int8Array, '|i1'], [Uint8Array, '|u1'], [Int16Array, '<i2']]);
+
+function crc32(bytes) {
+  let c = ~0;
+  for (const b of bytes) {
+    c ^= b;
+    for (let k = 0; k < 8; k++) c = (c >>> 1) ^ (0xedb88320 & -(c & 1));
+  }
+  return ~c >>> 0;
+}
+
+// Writes {name: ort.Tensor} as an uncompressed npz (numpy's np.savez form).
+function writeNpz(path, tensors) {
+  const locals = [], centrals = [];
+  let offset = 0;
+  for (const [name, t] of Object.entries(tensors)) {
+    const descr = DESCRS.get(t.data.constructor);
+    if (!descr) fail(`--save: output ${name} has a dtype npz writing does not know (${t.type})`);
+    const dims = t.dims.length === 1 ? `${t.dims[0]},` : t.dims.join(', ');
+    let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${dims}), }`;
+    header += ' '.repeat(63 - ((10 + header.length) % 64)) + '\n';
+    const npy = Buffer.concat([Buffer.from('\x93NUMPY\x01\x00', 'latin1'),
+      Buffer.from([header.length & 0xff, header.length >> 8]), Buffer.from(header, 'latin1'),
+      Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength)]);
+    const fname = Buffer.from(`${name}.npy`);
+    const entry = Buffer.alloc(26);  // the fields a local and a central header share
+    entry.writeUInt16LE(20, 0); entry.writeUInt32LE(crc32(npy), 10);
+    entry.writeUInt32LE(npy.length, 14); entry.writeUInt32LE(npy.length, 18);
+    entry.writeUInt16LE(fname.length, 22);
+    const local = Buffer.concat([Buffer.from([0x50, 0x4b, 3, 4]), entry, fname, npy]);
+    const tail = Buffer.alloc(14);  // comment length, disk, attributes, offset
+    tail.writeUInt32LE(offset, 10);
+    centrals.push(Buffer.concat([Buffer.from([0x50, 0x4b, 1, 2, 20, 0]), entry, tail, fname]));
+    locals.push(local);
+    offset += local.length;
+  }
+  const central = Buffer.concat(centrals);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(centrals.length, 8); end.writeUInt16LE(centrals.length, 10);
+  end.writeUInt32LE(central.length, 12); end.writeUInt32LE(offset, 16);
+  fs.writeFileSync(path, Buffer.concat([...locals, central, end]));
+}
+
 function cosine(a, b) {
   if (a.length !== b.length) return null;
   let ab = 0, aa = 0, bb = 0;
@@ -131,14 +179,15 @@ function median(xs) {
 async function main() {
   const args = process.argv.slice(2);
   let runs = 10;
-  let reference = '';
+  let reference = '', save = '';
   const pos = [];
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--runs') runs = Number(args[++i]);
     else if (args[i] === '--reference') reference = args[++i];
+    else if (args[i] === '--save') save = args[++i];
     else pos.push(args[i]);
   }
-  if (pos.length !== 2 || !(runs >= 1)) fail('usage: ort_bench.js MODEL.onnx INPUT.npz [--runs N] [--reference REF.npz]');
+  if (pos.length !== 2 || !(runs >= 1)) fail('usage: ort_bench.js MODEL.onnx INPUT.npz [--runs N] [--reference REF.npz] [--save OUT.npz]');
   const [modelPath, inputPath] = pos;
 
   let ort;
@@ -195,6 +244,7 @@ async function main() {
       if (n in refs) result.cosine[n] = cosine(t.data, refs[n].data);
     }
   }
+  if (save) writeNpz(save, outputs);
   process.stdout.write(JSON.stringify(result) + '\n');
 }
 

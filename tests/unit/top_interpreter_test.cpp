@@ -1116,4 +1116,36 @@ TEST_F(TopInterpreterTest, MatchesPyTorch) {
               1e-4f);
 }
 
+TEST_F(TopInterpreterTest, RerunWithReplacesOneValue) {
+  // y = relu(x + 1) * 2 and z = x - 1: replacing the add's result changes y
+  // exactly as a run on the replaced value would, and leaves z alone.
+  std::string ir = R"(
+  func.func @main(%x: tensor<1x4xf32> {kiln.name = "x"}) -> (tensor<1x4xf32> {kiln.name = "y"},
+                                                          tensor<1x4xf32> {kiln.name = "z"}) {
+)" + weight("one", {1}, {1}) + weight("two", {1}, {2}) + R"(
+    %a = top.add %x, %one : (tensor<1x4xf32>, tensor<1xf32>) -> tensor<1x4xf32> loc("a")
+    %r = top.relu %a : (tensor<1x4xf32>) -> tensor<1x4xf32> loc("r")
+    %y = top.mul %r, %two : (tensor<1x4xf32>, tensor<1xf32>) -> tensor<1x4xf32> loc("y")
+    %z = top.sub %x, %one : (tensor<1x4xf32>, tensor<1xf32>) -> tensor<1x4xf32> loc("z")
+    return %y, %z : tensor<1x4xf32>, tensor<1x4xf32>
+  })";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(ir, ParserConfig(&context));
+  ASSERT_TRUE(module);
+  auto func = module->lookupSymbol<func::FuncOp>("main");
+  kiln::interp::TopRun run;
+  ASSERT_TRUE(succeeded(run.run(func, {{"x", {{1, 4}, {-3, -0.5f, 0.5f, 2}}}})));
+  expectClose(run.outputs().at("y"), {1, 4}, {0, 1, 3, 6});
+  expectClose(run.outputs().at("z"), {1, 4}, {-4, -1.5f, -0.5f, 1});
+  TensorMap outputs;
+  ASSERT_TRUE(succeeded(run.rerunWith("a", {{1, 4}, {1, -1, 2, 0}}, outputs)));
+  expectClose(outputs.at("y"), {1, 4}, {2, 0, 4, 0});
+  expectClose(outputs.at("z"), {1, 4}, {-4, -1.5f, -0.5f, 1});
+  // The kept run is unchanged: another replacement starts from it.
+  ASSERT_TRUE(succeeded(run.rerunWith("r", {{1, 4}, {5, 5, 5, 5}}, outputs)));
+  expectClose(outputs.at("y"), {1, 4}, {10, 10, 10, 10});
+  // No such name, or a value of another shape: nothing to rerun.
+  EXPECT_TRUE(failed(run.rerunWith("nope", {{1, 4}, {0, 0, 0, 0}}, outputs)));
+  EXPECT_TRUE(failed(run.rerunWith("a", {{4, 1}, {0, 0, 0, 0}}, outputs)));
+}
+
 } // namespace

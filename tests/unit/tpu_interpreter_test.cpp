@@ -659,6 +659,42 @@ TEST_F(TpuInterpInt8, ClosedForm) {
                 0.0625 / 2 + 1e-6);
 }
 
+TEST_F(TpuInterpInt8, ReferenceFeedsEachLayerExactInputs) {
+  Int8Case c(Int8Net{3, 4, 6, 7});
+  auto m = parse(c.net.ir());
+  ASSERT_TRUE(m);
+  c.fill(*m);
+  interp::TensorMap outputs, all;
+  ASSERT_TRUE(succeeded(interp::runTpu(mainOf(*m), {{"x", {{1, 3, 6, 7}, c.x}}}, outputs, &all)));
+  // A run's own values are exact in their dtypes: fed back, nothing changes.
+  interp::TensorMap fed, fedAll;
+  ASSERT_TRUE(succeeded(
+      interp::runTpu(mainOf(*m), {{"x", {{1, 3, 6, 7}, c.x}}}, fed, &fedAll, &all)));
+  {
+    SCOPED_TRACE("fed back");
+    expectBitwise(fed["y"].data, outputs["y"].data);
+  }
+  // A reference for "q" (the cast of x) replaces what the convs read: the
+  // result is the plain run on that input, while "q" itself stays the cast
+  // of x (each layer's own result).
+  std::vector<float> other = noise(c.x.size(), 99, -4.f, 4.f);
+  interp::TensorMap reference{{"q", {{1, 3, 6, 7}, other}}}, replaced, replacedAll, plain;
+  ASSERT_TRUE(succeeded(interp::runTpu(mainOf(*m), {{"x", {{1, 3, 6, 7}, c.x}}}, replaced,
+                                       &replacedAll, &reference)));
+  ASSERT_TRUE(succeeded(interp::runTpu(mainOf(*m), {{"x", {{1, 3, 6, 7}, other}}}, plain)));
+  {
+    SCOPED_TRACE("q replaced");
+    expectBitwise(replaced["y"].data, plain["y"].data);
+    expectBitwise(replacedAll["q"].data, all["q"].data);
+  }
+  EXPECT_NE(replaced["y"].data, outputs["y"].data);
+  // A reference of another shape is not substituted.
+  interp::TensorMap misshapen{{"q", {{1, 3, 7, 6}, other}}}, kept;
+  ASSERT_TRUE(
+      succeeded(interp::runTpu(mainOf(*m), {{"x", {{1, 3, 6, 7}, c.x}}}, kept, nullptr, &misshapen)));
+  expectBitwise(kept["y"].data, outputs["y"].data);
+}
+
 TEST_F(TpuInterpInt8, MatchesCompiledNet) {
   Int8Case c(Int8Net{3, 4, 10, 12});
   auto m = parse(c.net.ir());

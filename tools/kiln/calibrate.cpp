@@ -1,6 +1,7 @@
 // kiln calibrate CONFIG.yaml [-o TABLE] [--samples N]
 // kiln calibrate CONFIG.yaml --search TARGET_COSINE [-o QTABLE.yaml]
 //   [--search-samples N] [--keep-dtype f16|bf16]
+// kiln calibrate CONFIG.yaml --damage[=INPUT.npz] [--search-samples N]
 //
 // Imports the config's model, runs the Top pipeline (so the tensor names are
 // the ones lowering sees) and interprets it on every calibration sample,
@@ -10,6 +11,8 @@
 // table of docs/precision.md. With --search, the table goes where the config
 // says (compile reads it there), and the sensitivity search (Search.h) writes
 // a qtable file: -o names it (default <config dir>/out/<name>.qtable.yaml).
+// With --damage, after the table, the per-layer INT8 damage report on the
+// given input (default: the first --search-samples samples).
 #include "Commands.h"
 #include "ConfigFiles.h"
 #include "ConfigModel.h"
@@ -114,6 +117,12 @@ cl::opt<unsigned> searchSamples("search-samples",
                                 cl::desc("How many samples the search measures on"),
                                 cl::value_desc("N"), cl::init(8),
                                 cl::sub(cli::calibrateCommand), cl::cat(cli::options()));
+cl::opt<std::string> damage("damage",
+                           cl::desc("Then print each layer's INT8 damage (its own, and in the "
+                                    "network) on INPUT (default: the first --search-samples "
+                                    "samples)"),
+                           cl::value_desc("INPUT.npz"), cl::ValueOptional,
+                           cl::sub(cli::calibrateCommand), cl::cat(cli::options()));
 cl::opt<std::string> keepDtype("keep-dtype",
                                cl::desc("The dtype the search keeps layers in: f16 or bf16"),
                                cl::value_desc("DTYPE"), cl::init("f16"),
@@ -254,9 +263,13 @@ int kiln::cli::calibrateMain() {
     std::fprintf(stderr, "%s\n", err.c_str());
     return 2;
   }
-  if (search && cfg.quantize != config::DType::INT8)
-    return fail("calibrate --search: " + configPath + " has quantize: " +
-                config::toString(cfg.quantize) + "; the search is for quantize: int8");
+  const bool report = damage.getNumOccurrences() > 0;
+  if (search && report)
+    return fail("calibrate: --search and --damage are separate runs");
+  if ((search || report) && cfg.quantize != config::DType::INT8)
+    return fail(std::string("calibrate ") + (search ? "--search" : "--damage") + ": " +
+                configPath + " has quantize: " + config::toString(cfg.quantize) +
+                "; it is for quantize: int8");
   std::vector<std::string> samples;
   if (auto err = calibrationSamples(cfg, maxSamples, samples); !err.empty())
     return fail(err);
@@ -266,6 +279,7 @@ int kiln::cli::calibrateMain() {
     searchOptions.target = searchTarget;
     searchOptions.keepDtype = keepDtype;
     searchOptions.output = output;
+    searchOptions.samples = searchSamples;
     if (searchOptions.output.empty()) {
       llvm::SmallString<256> path(llvm::sys::path::parent_path(cfg.config_path));
       llvm::sys::path::append(path, "out", cfg.name + ".qtable.yaml");
@@ -285,13 +299,25 @@ int kiln::cli::calibrateMain() {
   addTopPipeline(pm, pipelineOptionsOf(cfg));
   if (failed(pm.run(*module)))
     return 1;
-  // The samples the search measures on (the first ones).
+  // The samples the search measures on (the first ones) and the one it
+  // holds out; the damage report's.
   std::vector<interp::TensorMap> searchInputs;
-  if (int rc = calibrate(cfg, *module, samples, table, search ? searchSamples : 0,
-                         &searchInputs))
+  const size_t keep = search ? searchSamples + 1 : report && damage.empty() ? searchSamples : 0;
+  if (int rc = calibrate(cfg, *module, samples, table, keep, &searchInputs))
     return rc;
-  if (!search)
-    return 0;
   cfg.calibration.table = table;
-  return searchPrecision(cfg, *module, searchInputs, searchOptions);
+  if (search)
+    return searchPrecision(cfg, *module, searchInputs, searchOptions);
+  if (!report)
+    return 0;
+  if (!damage.empty()) {
+    std::vector<host::Array> arrays;
+    if (auto err = host::readNpz(damage, arrays); !err.empty())
+      return fail(err);
+    interp::TensorMap input;
+    for (const host::Array &a : arrays)
+      input[a.name] = interp::Tensor{a.shape, a.toF32()};
+    searchInputs = {std::move(input)};
+  }
+  return damageReport(cfg, *module, searchInputs);
 }

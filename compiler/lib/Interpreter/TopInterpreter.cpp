@@ -94,6 +94,7 @@ public:
   LogicalResult execute(Operation *op, TensorMap *allValues);
   void collectOutputs(func::FuncOp func, func::ReturnOp ret,
                       TensorMap &outputs);
+  const Tensor &valueOf(Value v) { return get(v); }
 
 private:
   FailureOr<Tensor> evaluate(Operation *op);
@@ -278,4 +279,76 @@ LogicalResult kiln::interp::runTop(func::FuncOp func, const TensorMap &inputs,
       return failure();
   }
   return func.emitOpError("has no func.return");
+}
+
+LogicalResult kiln::interp::TopRun::run(func::FuncOp func, const TensorMap &inputs) {
+  func_ = func;
+  values_.clear();
+  outputs_.clear();
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return func.emitOpError("expects a body of a single block");
+  Interpreter interpreter;
+  if (failed(interpreter.bindArguments(func, inputs)))
+    return failure();
+  for (BlockArgument arg : func.getArguments())
+    values_[arg] = interpreter.valueOf(arg);
+  auto operand = [&](Value v) -> const Tensor * {
+    return isa<NoneType>(v.getType()) ? nullptr : &values_.find(v)->second;
+  };
+  for (Operation &op : func.getBody().front()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+        outputs_[nameOr(func.getResultAttrOfType<StringAttr>(i, "kiln.name"), "out", i)] =
+            *operand(v);
+      return success();
+    }
+    if (isa<top::NoneOp>(op))
+      continue;
+    SmallVector<const Tensor *> operands;
+    for (Value v : op.getOperands())
+      operands.push_back(operand(v));
+    FailureOr<Tensor> result = evaluateOp(&op, operands);
+    if (failed(result))
+      return failure();
+    values_[op.getResult(0)] = std::move(*result);
+  }
+  return func.emitOpError("has no func.return");
+}
+
+LogicalResult kiln::interp::TopRun::rerunWith(const std::string &name, const Tensor &value,
+                                              TensorMap &outputs) {
+  Block &body = func_.getBody().front();
+  Operation *replaced = nullptr;
+  for (Operation &op : body)
+    if (op.getNumResults() == 1 && !isa<top::WeightOp, top::NoneOp>(op) && opName(&op) == name)
+      replaced = &op;
+  if (!replaced || values_.find(replaced->getResult(0))->second.shape != value.shape)
+    return failure();
+  // The ops after it that read a changed value change; the rest keep theirs.
+  llvm::DenseMap<Value, Tensor> changed;
+  changed[replaced->getResult(0)] = value;
+  auto current = [&](Value v) -> const Tensor * {
+    if (isa<NoneType>(v.getType()))
+      return nullptr;
+    auto it = changed.find(v);
+    return it != changed.end() ? &it->second : &values_.find(v)->second;
+  };
+  for (Operation *op = replaced->getNextNode(); op; op = op->getNextNode()) {
+    if (auto ret = dyn_cast<func::ReturnOp>(op)) {
+      for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+        outputs[nameOr(func_.getResultAttrOfType<StringAttr>(i, "kiln.name"), "out", i)] =
+            *current(v);
+      return success();
+    }
+    if (llvm::none_of(op->getOperands(), [&](Value v) { return changed.count(v); }))
+      continue;
+    SmallVector<const Tensor *> operands;
+    for (Value v : op->getOperands())
+      operands.push_back(current(v));
+    FailureOr<Tensor> result = evaluateOp(op, operands);
+    if (failed(result))
+      return failure();
+    changed[op->getResult(0)] = std::move(*result);
+  }
+  return func_.emitOpError("has no func.return");
 }

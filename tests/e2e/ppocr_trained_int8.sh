@@ -5,9 +5,9 @@
 #   rec: calibrated (minmax) on 16 rendered lines; `kiln calibrate --search
 #        0.99` writes a qtable; with it the held-out line's output reaches
 #        cosine >= 0.99 and its per-step argmax agrees >= 95 %.
-#   det: calibrated (percentile) on 8 rendered pages; plain INT8 and the
-#        search's qtable (target 0.99) are measured, the qtable must not
-#        lose to plain INT8 and both stay above the floor seen today (0.96).
+#   det: calibrated (percentile) on 8 rendered pages; `kiln calibrate
+#        --search 0.995` on 4 of them (one more held out) writes a qtable;
+#        with it the held-out page's output reaches cosine >= 0.99.
 # f16 and plain INT8 figures are printed beside them for the note.
 # Needs the models (KILN_PPOCR_MODELS), ONNX Runtime (KILN_ORT_NODE_PATH) and
 # DejaVu Sans; without them: SKIPPED, why.
@@ -95,8 +95,9 @@ config det_f16 ch_PP-OCRv4_det_infer.onnx "1, 3, 480, 640" f16 percentile "$out/
 config det_int8 ch_PP-OCRv4_det_infer.onnx "1, 3, 480, 640" int8 percentile "$out/det_calib/*.npz"
 config det_search ch_PP-OCRv4_det_infer.onnx "1, 3, 480, 640" int8 percentile \
   "$out/det_calib/*.npz" "qtable_file: det.qtable.yaml"
-"$kiln" calibrate "$out/det_int8.yaml" --search 0.99 --search-samples 4 -o "$out/det.qtable.yaml" \
+"$kiln" calibrate "$out/det_int8.yaml" --search 0.995 --search-samples 4 -o "$out/det.qtable.yaml" \
   2> /dev/null | tee "$out/det_search.txt" | grep -v "^  [^ ]* *top\.\|^  layer "
+grep -q "^search: target met" "$out/det_search.txt"
 read -r det_f16 det_f16_agree < <(measure det_f16 det_holdout)
 read -r det_int8 det_int8_agree < <(measure det_int8 det_holdout)
 read -r det_q det_q_agree < <(measure det_search det_holdout)
@@ -104,5 +105,5 @@ kept=$(grep -c '": f16$' "$out/det.qtable.yaml" || true)
 echo "det, held-out page against ONNX Runtime f32 (cosine, text-mask agreement at 0.3): f16 $det_f16" \
   "$det_f16_agree; int8 $det_int8 $det_int8_agree; int8 with the search's qtable ($kept layers in" \
   "f16) $det_q $det_q_agree"
-awk -v p="$det_int8" -v q="$det_q" 'BEGIN { exit !(p >= 0.96 && q >= p) }'
+awk -v q="$det_q" 'BEGIN { exit !(q >= 0.99) }'
 echo "ppocr_trained_int8.sh: PASS"

@@ -203,8 +203,8 @@ public:
       auto it = sums.find(l.name);
       if (it == sums.end())
         continue;
-      l.own = it->second.own / double(count);
-      l.chained = it->second.chained / double(count);
+      l.own = count ? it->second.own / double(count) : 1.0;
+      l.chained = count ? it->second.chained / double(count) : 1.0;
       l.alone = aloneSamples ? it->second.alone / double(aloneSamples) : 1.0;
     }
     return true;
@@ -307,9 +307,6 @@ std::string relativeToConfig(const std::string &path, const std::string &configP
   return rel.empty() ? path : rel.string();
 }
 
-} // namespace
-
-namespace {
 /// Annotates `top` and makes the searcher with its f32 reference; 0 or the
 /// exit code after a diagnostic.
 int prepare(const config::DeployConfig &cfg, ModuleOp top, Searcher &searcher) {

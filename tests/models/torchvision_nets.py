@@ -4,7 +4,8 @@
 The real architectures users bring, at full width and 1x3x224x224 with 1000
 classes: ResNet-18 and ResNet-50 (basic and bottleneck residual blocks),
 MobileNetV2 (inverted residuals, depthwise convs, ReLU6 as Clip) and
-MobileNetV3-Small (squeeze-and-excitation, Hardswish/Hardsigmoid), from
+MobileNetV3-Small (squeeze-and-excitation, Hardswish/Hardsigmoid) and
+EfficientNet-B0 (MBConv blocks, SiLU, squeeze-and-excitation with Sigmoid), from
 Debian's python3-torchvision. Random initialization (weights=None: no
 download, torchvision's own init) seeded by --seed, and seeded random
 BatchNorm statistics (common.seeded_model), so the BatchNormalization
@@ -21,6 +22,7 @@ ARCHS = {
     "resnet50": torchvision.models.resnet50,
     "mobilenet_v2": torchvision.models.mobilenet_v2,
     "mobilenet_v3_small": torchvision.models.mobilenet_v3_small,
+    "efficientnet_b0": torchvision.models.efficientnet_b0,
 }
 
 

@@ -1136,6 +1136,8 @@ TEST_F(TopInterpreterTest, RerunWithReplacesOneValue) {
   ASSERT_TRUE(succeeded(run.run(func, {{"x", {{1, 4}, {-3, -0.5f, 0.5f, 2}}}})));
   expectClose(run.outputs().at("y"), {1, 4}, {0, 1, 3, 6});
   expectClose(run.outputs().at("z"), {1, 4}, {-4, -1.5f, -0.5f, 1});
+  expectClose(run.namedValues().at("a"), {1, 4}, {-2, 0.5f, 1.5f, 3});
+  EXPECT_EQ(run.namedValues().size(), 4u); // a, r, y, z: no weights
   TensorMap outputs;
   ASSERT_TRUE(succeeded(run.rerunWith("a", {{1, 4}, {1, -1, 2, 0}}, outputs)));
   expectClose(outputs.at("y"), {1, 4}, {2, 0, 4, 0});

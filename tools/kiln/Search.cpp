@@ -168,9 +168,17 @@ public:
     count = std::min(count, searched());
     const size_t aloneSamples = std::min(kAloneSamples, count);
     for (size_t s = 0; s < count; ++s) {
+      // The f32 run: kept whole where `alone` reruns parts of it.
       interp::TensorMap out, f32, chained, own;
-      if (failed(interp::runTop(mainOf(top_), samples_[s], out, &f32)) ||
-          failed(interp::runTpu(mainOf(tpu), samples_[s], out, &chained)) ||
+      interp::TopRun run;
+      if (s < aloneSamples) {
+        if (failed(run.run(mainOf(top_), samples_[s])))
+          return false;
+        f32 = run.namedValues();
+      } else if (failed(interp::runTop(mainOf(top_), samples_[s], out, &f32))) {
+        return false;
+      }
+      if (failed(interp::runTpu(mainOf(tpu), samples_[s], out, &chained)) ||
           failed(interp::runTpu(mainOf(tpu), samples_[s], out, &own, &f32)))
         return false;
       for (const LayerDamage &l : layers) {
@@ -186,9 +194,6 @@ public:
         continue;
       // Each INT8 layer's own result in the f32 network: its damage as the
       // outputs see it.
-      interp::TopRun run;
-      if (failed(run.run(mainOf(top_), samples_[s])))
-        return false;
       for (const LayerDamage &l : layers) {
         auto o = own.find(l.name);
         interp::TensorMap outputs;

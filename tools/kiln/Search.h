@@ -22,8 +22,9 @@ struct SearchOptions {
 /// From `top` (Top IR after addTopPipeline, unannotated) and the config with
 /// its calibration table written: measures the all-INT8 network against f32
 /// on the first options.samples of `samples`, ranks the INT8 layers by their
-/// own damage (one run fed f32 inputs), keeps the k most damaged in
-/// options.keepDtype for k = 1, 2, 4, ... until the target is met, bisects
+/// damage at the outputs (damageReport's `alone`), keeps the k most damaging
+/// with the INT8 layers that read them in options.keepDtype for k = 1, 2, 4,
+/// ... until the target is met, bisects
 /// for the least such k, drops kept layers the rest make unnecessary, and
 /// writes the qtable file. A sample beyond options.samples is held out and
 /// reported. Returns 0 when the target is met, 1 when it is not (the file is

@@ -315,6 +315,17 @@ LogicalResult kiln::interp::TopRun::run(func::FuncOp func, const TensorMap &inpu
   return func.emitOpError("has no func.return");
 }
 
+TensorMap kiln::interp::TopRun::namedValues() const {
+  TensorMap named;
+  func::FuncOp func = func_; // a handle: its accessors are not const
+  for (Operation &op : func.getBody().front())
+    if (op.getNumResults() == 1 && !isa<top::WeightOp, top::NoneOp>(op))
+      if (std::string name = opName(&op); !name.empty())
+        if (auto it = values_.find(op.getResult(0)); it != values_.end())
+          named[name] = it->second;
+  return named;
+}
+
 LogicalResult kiln::interp::TopRun::rerunWith(const std::string &name, const Tensor &value,
                                               TensorMap &outputs) {
   Block &body = func_.getBody().front();

@@ -55,6 +55,8 @@ public:
   mlir::LogicalResult rerunWith(const std::string &name, const Tensor &value,
                                 TensorMap &outputs);
   const TensorMap &outputs() const { return outputs_; }
+  /// Every op's result but weights by its name, as runTop's allValues.
+  TensorMap namedValues() const;
 
 private:
   mlir::func::FuncOp func_;

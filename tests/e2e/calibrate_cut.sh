@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # calibrate_cut.sh: `kiln calibrate` and `kiln cut` end to end on resnet_style.
-#  1. Calibrates on 16 samples with kl and minmax: one table line per tensor
-#     the compiled net has, kl threshold <= max(|min|, |max|) everywhere and
-#     below it somewhere, the same min/max as minmax.
+#  1. Calibrates on 16 samples with kl, minmax and auto: one table line per
+#     tensor the compiled net has, kl threshold <= max(|min|, |max|)
+#     everywhere and below it somewhere, the same min/max as minmax, each
+#     line naming the method that gave its threshold; auto picks per tensor
+#     among the methods' thresholds and says how many each got, and its
+#     table compiles to an INT8 net that matches f32.
 #  2. Cuts blocks 1-2 out of the model, with the values of an f32 cmodel run
 #     (`kiln run --all-tensors`), compiles the cut (f32), runs it on the
 #     cut's inputs and compares with the cut's outputs (cosine >= 0.9999).
@@ -23,7 +26,7 @@ failures=0
 bash "$root/tests/models/generate.sh" resnet_style_int8 "$dir" "$py"
 
 # --- 1. calibration -------------------------------------------------------
-for method in kl minmax; do
+for method in kl minmax auto; do
   cat > "$work/calib_$method.yaml" <<EOF
 model: $dir/model.onnx
 name: resnet_style
@@ -39,16 +42,16 @@ EOF
 done
 # An INT8 config whose table does not exist yet: compile calibrates first
 # (saying so), then compiles with the table it wrote.
-sed 's/table: kl.calib/table: auto.calib/; s/method: kl/method: minmax/' \
-  "$work/calib_kl.yaml" > "$work/auto.yaml"
-"$kiln" compile "$work/auto.yaml" -o "$work/auto.bmodel" > "$work/auto.out" 2> "$work/auto.err"
-grep -q "no calibration table $work/auto.calib yet: calibrating on the config's 16 samples" \
-  "$work/auto.out"
-grep -q "16 samples, method minmax -> $work/auto.calib" "$work/auto.out"
-grep -q "^compiled resnet_style -> $work/auto.bmodel" "$work/auto.out"
-grep -q "calibrate \[#*\] 16/16 samples" "$work/auto.err"
+sed 's/table: kl.calib/table: oncompile.calib/; s/method: kl/method: minmax/' \
+  "$work/calib_kl.yaml" > "$work/oncompile.yaml"
+"$kiln" compile "$work/oncompile.yaml" -o "$work/oncompile.bmodel" > "$work/oncompile.out" 2> "$work/oncompile.err"
+grep -q "no calibration table $work/oncompile.calib yet: calibrating on the config's 16 samples" \
+  "$work/oncompile.out"
+grep -q "16 samples, method minmax -> $work/oncompile.calib" "$work/oncompile.out"
+grep -q "^compiled resnet_style -> $work/oncompile.bmodel" "$work/oncompile.out"
+grep -q "calibrate \[#*\] 16/16 samples" "$work/oncompile.err"
 # The same table as `kiln calibrate` wrote.
-diff <(grep -v '^#' "$work/auto.calib") <(grep -v '^#' "$work/minmax.calib")
+diff <(grep -v '^#' "$work/oncompile.calib") <(grep -v '^#' "$work/minmax.calib")
 
 # The f32 net without layer groups (every op's result goes through DDR) and a
 # dump of all its tensors.
@@ -62,24 +65,45 @@ EOF
 "$kiln" run "$work/f32.bmodel" --input "$dir/input.npz" --output "$work/run.npz" \
   --all-tensors > /dev/null
 
-"$py" - "$work/kl.calib" "$work/minmax.calib" "$work/run.npz" "$dir/model.onnx" <<'PY'
+"$py" - "$work/kl.calib" "$work/minmax.calib" "$work/run.npz" "$dir/model.onnx" \
+  "$work/auto.calib" "$work/calibrate_auto.out" <<'PY'
 import sys
 import numpy as np
 import onnx
 
 def read(path):
     lines = open(path).read().splitlines()
-    assert lines[0] == "# kiln calibration table v1", lines[0]
+    assert lines[0] == "# kiln calibration table v2", lines[0]
     assert lines[1].startswith("# model: ") and "samples: 16" in lines[1], lines[1]
-    assert lines[2] == "# tensor threshold min max", lines[2]
-    table = {}
+    assert lines[2] == "# tensor threshold min max method", lines[2]
+    table, methods = {}, {}
     for line in lines[3:]:
-        name, th, lo, hi = line.rsplit(None, 3)
+        name, th, lo, hi, method = line.rsplit(None, 4)
         assert name not in table, name
+        assert method in ("minmax", "kl", "percentile", "mse"), line
         table[name] = (float(th), float(lo), float(hi))
-    return table
+        methods[name] = method
+    return table, methods
 
-kl, mm = read(sys.argv[1]), read(sys.argv[2])
+(kl, kl_methods), (mm, mm_methods) = read(sys.argv[1]), read(sys.argv[2])
+(auto, auto_methods) = read(sys.argv[5])
+assert set(mm_methods.values()) == {"minmax"}, set(mm_methods.values())
+# kl's table says where a sparse histogram (the logits) left minmax's.
+assert set(kl_methods.values()) == {"kl", "minmax"}, set(kl_methods.values())
+assert auto.keys() == mm.keys()
+for name, (th, lo, hi) in auto.items():
+    assert (lo, hi) == mm[name][1:], name
+    if auto_methods[name] == "kl":
+        assert th == kl[name][0], (name, th, kl[name])
+    if auto_methods[name] == "minmax":
+        assert th == mm[name][0], (name, th, mm[name])
+    else:
+        assert th < mm[name][0], (name, auto_methods[name], th, mm[name])
+chosen = {m: list(auto_methods.values()).count(m) for m in set(auto_methods.values())}
+assert len(chosen) > 1, chosen
+summary = open(sys.argv[6]).read()
+for m, n in chosen.items():
+    assert " %s %d" % (m, n) in summary, (m, n, summary)
 assert kl.keys() == mm.keys(), set(kl) ^ set(mm)
 with np.load(sys.argv[3]) as run:
     dumped = {n[len("tensor:"):] if n.startswith("tensor:") else n for n in run.files}
@@ -104,10 +128,20 @@ ratios = sorted(kl[n][0] / max(abs(kl[n][1]), abs(kl[n][2])) for n in kl
                 if max(abs(kl[n][1]), abs(kl[n][2])) > 0)
 print("calibration: %d tensors (%d in the compiled net), kl clips %d; "
       "kl/minmax threshold ratio min %.3f median %.3f; input kl %.4g minmax %.4g; "
-      "logits kl %.4g minmax %.4g" % (
+      "logits kl %.4g minmax %.4g; auto chose %s" % (
           len(kl), len(dumped), clipped, ratios[0], ratios[len(ratios) // 2],
-          kl["input"][0], mm["input"][0], kl["logits"][0], mm["logits"][0]))
+          kl["input"][0], mm["input"][0], kl["logits"][0], mm["logits"][0],
+          " ".join("%s %d" % kv for kv in sorted(chosen.items()))))
 PY
+grep -q "^auto thresholds: [0-9]* of [0-9]* tensors measured" "$work/calibrate_auto.out"
+
+# auto's table compiled: the INT8 net against the f32 one.
+sed 's/name: resnet_style/name: resnet_style_auto/' "$work/calib_auto.yaml" > "$work/int8_auto.yaml"
+"$kiln" compile "$work/int8_auto.yaml" -o "$work/int8_auto.bmodel" > /dev/null
+"$kiln" run "$work/int8_auto.bmodel" --input "$dir/input.npz" --output "$work/int8_auto.npz" \
+  > /dev/null
+"$kiln" run "$work/f32.bmodel" --input "$dir/input.npz" --output "$work/f32_out.npz" > /dev/null
+"$kiln" compare "$work/int8_auto.npz" "$work/f32_out.npz" --tolerance 0.99,0.9 | tee "$work/auto_compare.out"
 
 # --- 2. cut ---------------------------------------------------------------
 from=/blocks/blocks.0/relu_1/Relu_output_0

@@ -36,7 +36,8 @@ std::string parseError(const std::string &text) {
   return err;
 }
 
-const char *kHead = "# kiln calibration table v1\n";
+const char *kHead = "# kiln calibration table v2\n";
+const char *kHeadV1 = "# kiln calibration table v1\n";
 
 /// Samples of N(0, 1) plus `outliers` values of +-magnitude.
 std::vector<float> gaussianWithOutliers(size_t n, size_t outliers,
@@ -68,10 +69,10 @@ std::vector<NamedRange> calibrate(CalibMethod method,
 
 TEST(CalibrationTable, RoundTrip) {
   std::vector<NamedRange> tensors = {
-      {"input", {3.25f, -3.25f, 2.5f}},
-      {"/stem/conv/Conv_output_0", {12.345678f, -1e-7f, 12.345678f}},
-      {"name with spaces", {0.1f, 0, 0.1f}},
-      {"zero", {0, 0, 0}},
+      {"input", {3.25f, -3.25f, 2.5f, "minmax"}},
+      {"/stem/conv/Conv_output_0", {12.345678f, -1e-7f, 12.345678f, "kl"}},
+      {"name with spaces", {0.1f, 0, 0.1f, "percentile"}},
+      {"zero", {0, 0, 0, ""}},
   };
   TableInfo info{"model.onnx", 16, CalibMethod::KL};
   const std::string path = tempPath("roundtrip.calib");
@@ -82,9 +83,13 @@ TEST(CalibrationTable, RoundTrip) {
   std::getline(in, first);
   std::getline(in, second);
   std::getline(in, third);
-  EXPECT_EQ(first, "# kiln calibration table v1");
+  EXPECT_EQ(first, "# kiln calibration table v2");
   EXPECT_EQ(second, "# model: model.onnx  samples: 16  method: kl");
-  EXPECT_EQ(third, "# tensor threshold min max");
+  EXPECT_EQ(third, "# tensor threshold min max method");
+  std::string zeroLine;
+  while (std::getline(in, zeroLine) && zeroLine.rfind("zero ", 0) != 0) {
+  }
+  EXPECT_EQ(zeroLine, "zero 0 0 0 -"); // no method recorded
 
   std::map<std::string, TensorRange> table;
   ASSERT_EQ(readCalibrationTable(path, table), "");
@@ -95,36 +100,55 @@ TEST(CalibrationTable, RoundTrip) {
     EXPECT_EQ(float(table[t.name].threshold), float(t.range.threshold));
     EXPECT_EQ(float(table[t.name].min), float(t.range.min));
     EXPECT_EQ(float(table[t.name].max), float(t.range.max));
+    EXPECT_EQ(table[t.name].method, t.range.method);
   }
   std::remove(path.c_str());
+}
+
+TEST(CalibrationTable, ReadsVersionOneWithoutMethods) {
+  std::map<std::string, TensorRange> table;
+  ASSERT_EQ(parseCalibrationTable(std::string(kHeadV1) + "name with spaces 2 -1 2\n",
+                                  "t.calib", table),
+            "");
+  ASSERT_EQ(table.count("name with spaces"), 1u);
+  EXPECT_EQ(table["name with spaces"].threshold, 2);
+  EXPECT_EQ(table["name with spaces"].method, "");
+  // v2 wants the method column: four fields are a short line.
+  EXPECT_NE(parseError(std::string(kHead) + "a 1 -1 1\n")
+                .find("expected 'tensor threshold min max method'"),
+            std::string::npos);
+  EXPECT_NE(parseError(std::string(kHead) + "a 1 -1 1 auto\n")
+                .find("t.calib:2: error: tensor 'a': method 'auto' is not minmax, kl, "
+                      "percentile, mse or -"),
+            std::string::npos);
 }
 
 TEST(CalibrationTable, MalformedLineNamesFileAndLine) {
   const std::string text = std::string(kHead) +
                            "# model: m  samples: 1  method: minmax\n"
-                           "a 1 -1 1\n"
+                           "a 1 -1 1 minmax\n"
                            "\n"
-                           "b 1 -1\n"; // line 5: a field short
+                           "b 1 -1 minmax\n"; // line 5: a field short
   const std::string err = parseError(text);
   std::printf("malformed: %s\n", err.c_str());
   EXPECT_EQ(err.rfind("t.calib:5: error: ", 0), 0u) << err;
-  EXPECT_NE(err.find("expected 'tensor threshold min max'"), std::string::npos);
+  EXPECT_NE(err.find("expected 'tensor threshold min max method'"), std::string::npos);
 }
 
 TEST(CalibrationTable, BadNumbersAndRanges) {
-  EXPECT_NE(parseError(std::string(kHead) + "a 1 x 2\n")
+  EXPECT_NE(parseError(std::string(kHead) + "a 1 x 2 kl\n")
                 .find("t.calib:2: error: tensor 'a': min 'x' is not a finite"),
             std::string::npos);
-  EXPECT_NE(parseError(std::string(kHead) + "a -1 0 1\n").find("negative"),
+  EXPECT_NE(parseError(std::string(kHead) + "a -1 0 1 kl\n").find("negative"),
             std::string::npos);
-  EXPECT_NE(parseError(std::string(kHead) + "a 1 2 1\n")
+  EXPECT_NE(parseError(std::string(kHead) + "a 1 2 1 kl\n")
                 .find("min 2 is greater than max 1"),
             std::string::npos);
-  EXPECT_NE(parseError(std::string(kHead) + "a 1 0 1\nb 1 0 1\na 2 0 2\n")
+  EXPECT_NE(parseError(std::string(kHead) + "a 1 0 1 -\nb 1 0 1 -\na 2 0 2 -\n")
                 .find("t.calib:4: error: tensor 'a' is listed twice (first on "
                       "line 2)"),
             std::string::npos);
-  EXPECT_NE(parseError(std::string(kHead) + "a nan 0 1\n").find("threshold"),
+  EXPECT_NE(parseError(std::string(kHead) + "a nan 0 1 mse\n").find("threshold"),
             std::string::npos);
 }
 
@@ -133,14 +157,14 @@ TEST(CalibrationTable, HeaderIsRequired) {
                                           "calibration table",
                                           0),
             0u);
-  EXPECT_NE(parseError("# kiln calibration table v2\na 1 0 1\n")
-                .find("unsupported calibration table version 'v2'"),
+  EXPECT_NE(parseError("# kiln calibration table v3\na 1 0 1\n")
+                .find("unsupported calibration table version 'v3'"),
             std::string::npos);
   EXPECT_NE(parseError("").find("empty file"), std::string::npos);
   // Comments and blank lines anywhere after the header are fine.
   std::map<std::string, TensorRange> table;
   EXPECT_EQ(parseCalibrationTable(
-                "\n" + std::string(kHead) + "# x\n\n  a  1.5  -1  1.5  \n# y\n",
+                "\n" + std::string(kHead) + "# x\n\n  a  1.5  -1  1.5  mse \n# y\n",
                 "t.calib", table),
             "");
   ASSERT_EQ(table.size(), 1u);
@@ -156,9 +180,9 @@ TEST(CalibrationTable, ReadMissingFileNamesIt) {
 
 TEST(CalibrationTable, WriterRejectsUnwritableNames) {
   std::string error;
-  formatCalibrationTable({{"#a", {1, 0, 1}}}, {}, error);
+  formatCalibrationTable({{"#a", {1, 0, 1, ""}}}, {}, error);
   EXPECT_NE(error.find("'#a'"), std::string::npos);
-  formatCalibrationTable({{"a", {1, 0, 1}}, {"a", {1, 0, 1}}}, {}, error);
+  formatCalibrationTable({{"a", {1, 0, 1, ""}}, {"a", {1, 0, 1, ""}}}, {}, error);
   EXPECT_NE(error.find("twice"), std::string::npos);
 }
 
@@ -302,6 +326,54 @@ TEST(Calibrator, TwoPassesAndHistogram) {
   EXPECT_EQ(h[2047], 1u); // |4| = absmax lands in the last bin
   EXPECT_DOUBLE_EQ(c.binWidth("t"), 4.0 / 2048);
   EXPECT_EQ(Calibrator(CalibMethod::MinMax).passes(), 1u);
+}
+
+TEST(Calibrator, KlOnASparseHistogramRecordsMinmax) {
+  // Too few values for a KL threshold: the table says minmax gave it.
+  auto r = calibrate(CalibMethod::KL, {1, -3, 2, 0.5f});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].range.threshold, 3);
+  EXPECT_EQ(r[0].range.method, "minmax");
+}
+
+TEST(Calibrator, AutoOffersEachDistinctThreshold) {
+  // N(0, 1) with a few far outliers: percentile and kl clip them; mse
+  // keeps most of the range (a clipped outlier costs its error squared);
+  // minmax keeps them all.
+  const std::vector<float> data = gaussianWithOutliers(200000, 8, 40.0f, 7);
+  Calibrator c(CalibMethod::Auto);
+  ASSERT_EQ(c.passes(), 2u);
+  for (unsigned pass = 0; pass < 2; ++pass)
+    c.observe(pass, "x", data.data(), data.size());
+  auto r = c.finish();
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_FLOAT_EQ(float(r[0].range.threshold), 40.0f); // minmax until chosen
+  EXPECT_EQ(r[0].range.method, "minmax");
+  const std::vector<Candidate> cands = c.candidates("x");
+  ASSERT_EQ(cands.size(), 4u);
+  EXPECT_EQ(cands[0].method, CalibMethod::MinMax);
+  EXPECT_EQ(cands[1].method, CalibMethod::Percentile);
+  EXPECT_EQ(cands[2].method, CalibMethod::Mse);
+  EXPECT_EQ(cands[3].method, CalibMethod::KL);
+  EXPECT_FLOAT_EQ(float(cands[0].threshold), 40.0f);
+  EXPECT_LT(cands[1].threshold, 10.0);
+  EXPECT_LT(cands[2].threshold, 40.0);
+  EXPECT_GT(cands[2].threshold, 20.0);
+  EXPECT_LT(cands[3].threshold, 10.0);
+  for (size_t i = 0; i < cands.size(); ++i)
+    EXPECT_EQ(cands[i].threshold,
+              calibrate(cands[i].method, data, 1).at(0).range.threshold)
+        << i;
+
+  // A uniform tensor: every method keeps (nearly) the range, one candidate.
+  std::vector<float> uniform(100000);
+  for (size_t i = 0; i < uniform.size(); ++i)
+    uniform[i] = float(i) / float(uniform.size() - 1);
+  Calibrator u(CalibMethod::Auto);
+  for (unsigned pass = 0; pass < 2; ++pass)
+    u.observe(pass, "u", uniform.data(), uniform.size());
+  EXPECT_LE(u.candidates("u").size(), 2u);
+  EXPECT_TRUE(u.candidates("missing").empty());
 }
 
 TEST(CalibrationConfig, TableAndAsymmetricKeys) {

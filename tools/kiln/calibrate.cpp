@@ -6,9 +6,10 @@
 // Imports the config's model, runs the Top pipeline (so the tensor names are
 // the ones lowering sees) and interprets it on every calibration sample,
 // collecting each tensor's range: the net inputs and every op result. minmax
-// takes one pass over the samples; kl and percentile take two (ranges, then
-// histograms of |x| over [0, absmax], see CalibrationTable.h). Writes the
-// table of docs/precision.md. With --search, the table goes where the config
+// takes one pass over the samples; the others take two (ranges, then
+// histograms of |x| over [0, absmax], see CalibrationTable.h); auto then
+// chooses each tensor's threshold (ThresholdChoice.h). Writes the table of
+// docs/precision.md. With --search, the table goes where the config
 // says (compile reads it there), and the sensitivity search (Search.h) writes
 // a qtable file: -o names it (default <config dir>/out/<name>.qtable.yaml).
 // With --damage, after the table, the per-layer INT8 damage report on the
@@ -18,6 +19,7 @@
 #include "ConfigModel.h"
 #include "Ranges.h"
 #include "Search.h"
+#include "ThresholdChoice.h"
 
 #include "kiln/Calibration/CalibrationTable.h"
 #include "kiln/Config/Config.h"
@@ -128,6 +130,10 @@ cl::opt<std::string> keepDtype("keep-dtype",
                                cl::value_desc("DTYPE"), cl::init("f16"),
                                cl::sub(cli::calibrateCommand), cl::cat(cli::options()));
 
+/// How many samples calibration.method auto measures its choices on: each
+/// costs a partial f32 run per tensor and candidate.
+constexpr size_t kAutoSamples = 2;
+
 } // namespace
 
 int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
@@ -184,6 +190,8 @@ int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
   const config::Calibration &calibration = cfg.calibration;
   calib::Calibrator calibrator(calibration.method, calibration.percentile);
   const unsigned passes = calibrator.passes();
+  const bool autoMethod = calibration.method == config::CalibMethod::Auto;
+  std::vector<interp::TensorMap> autoInputs; // what auto measures its choices on
   Progress progress(samples.size(), passes);
   for (unsigned pass = 0; pass < passes; ++pass) {
     progress.update(0, pass);
@@ -200,6 +208,8 @@ int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
       }
       if (kept && pass == 0 && s < keep)
         kept->push_back(inputs);
+      if (autoMethod && pass == 0 && s < kAutoSamples)
+        autoInputs.push_back(inputs);
       for (const NetInput &in : netInputs) {
         const interp::Tensor &t = inputs.at(in.name);
         calibrator.observe(pass, in.name, t.data.data(), t.data.size());
@@ -225,6 +235,8 @@ int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
   progress.finish(true);
 
   std::vector<calib::NamedRange> ranges = calibrator.finish();
+  if (autoMethod && !chooseThresholds(func, calibrator, autoInputs, ranges))
+    return fail("the Top interpreter failed while choosing thresholds");
   calib::TableInfo info;
   info.model = cfg.model;
   info.samples = samples.size();

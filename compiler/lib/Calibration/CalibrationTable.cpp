@@ -12,8 +12,20 @@ namespace kiln::calib {
 
 namespace {
 
-constexpr const char *kHeader = "# kiln calibration table v1";
+constexpr const char *kHeader = "# kiln calibration table v2";
+constexpr const char *kHeaderV1 = "# kiln calibration table v1";
 constexpr const char *kHeaderPrefix = "# kiln calibration table v";
+/// The method column of a tensor whose method is not recorded.
+constexpr const char *kNoMethod = "-";
+
+/// Whether `name` may stand in a v2 table's method column.
+bool isTensorMethod(const std::string &name) {
+  for (config::CalibMethod m : {config::CalibMethod::MinMax, config::CalibMethod::KL,
+                                config::CalibMethod::Percentile, config::CalibMethod::Mse})
+    if (name == config::toString(m))
+      return true;
+  return name == kNoMethod;
+}
 
 bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
@@ -64,6 +76,7 @@ std::string parseCalibrationTable(const std::string &text,
   out.clear();
   std::map<std::string, size_t> firstLine;
   bool haveHeader = false;
+  int version = 0;
   size_t lineNo = 0;
   auto fail = [&](const std::string &message) {
     out.clear();
@@ -80,11 +93,12 @@ std::string parseCalibrationTable(const std::string &text,
     if (line.empty())
       continue;
     if (!haveHeader) {
-      if (line.rfind(kHeaderPrefix, 0) == 0 && line != kHeader)
+      version = line == kHeader ? 2 : line == kHeaderV1 ? 1 : 0;
+      if (line.rfind(kHeaderPrefix, 0) == 0 && !version)
         return fail("unsupported calibration table version '" +
                     line.substr(std::strlen("# kiln calibration table ")) +
-                    "' (this kiln reads v1)");
-      if (line != kHeader)
+                    "' (this kiln reads v1 and v2)");
+      if (!version)
         return fail("not a kiln calibration table: the first line must be '" +
                     std::string(kHeader) + "'");
       haveHeader = true;
@@ -92,13 +106,22 @@ std::string parseCalibrationTable(const std::string &text,
     }
     if (line[0] == '#')
       continue;
-    std::string rest = line, fields[3];
+    std::string rest = line, fields[4];
+    const int columns = version == 2 ? 4 : 3;
     bool ok = true;
-    for (int i = 2; i >= 0 && ok; --i)
+    for (int i = columns - 1; i >= 0 && ok; --i)
       ok = popField(rest, fields[i]);
     if (!ok || rest.empty())
-      return fail("expected 'tensor threshold min max', got '" + line + "'");
+      return fail(std::string("expected 'tensor threshold min max") +
+                  (version == 2 ? " method" : "") + "', got '" + line + "'");
     TensorRange r;
+    if (version == 2) {
+      if (!isTensorMethod(fields[3]))
+        return fail("tensor '" + rest + "': method '" + fields[3] +
+                    "' is not minmax, kl, percentile, mse or -");
+      if (fields[3] != kNoMethod)
+        r.method = fields[3];
+    }
     const char *what[3] = {"threshold", "min", "max"};
     double *dst[3] = {&r.threshold, &r.min, &r.max};
     for (int i = 0; i < 3; ++i)
@@ -151,7 +174,7 @@ std::string formatCalibrationTable(const std::vector<NamedRange> &tensors,
   text += "# model: " + info.model + "  samples: " +
           std::to_string(info.samples) +
           "  method: " + config::toString(info.method) + "\n";
-  text += "# tensor threshold min max\n";
+  text += "# tensor threshold min max method\n";
   std::set<std::string> names;
   for (const NamedRange &t : tensors) {
     if (t.name.empty() || t.name[0] == '#' ||
@@ -165,8 +188,14 @@ std::string formatCalibrationTable(const std::vector<NamedRange> &tensors,
       error = "tensor '" + t.name + "' is listed twice";
       return "";
     }
+    if (!t.range.method.empty() && !isTensorMethod(t.range.method)) {
+      error = "tensor '" + t.name + "': method '" + t.range.method +
+              "' cannot be written to a calibration table";
+      return "";
+    }
     text += t.name + " " + number(t.range.threshold) + " " +
-            number(t.range.min) + " " + number(t.range.max) + "\n";
+            number(t.range.min) + " " + number(t.range.max) + " " +
+            (t.range.method.empty() ? kNoMethod : t.range.method) + "\n";
   }
   return text;
 }

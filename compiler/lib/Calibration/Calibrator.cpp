@@ -218,34 +218,59 @@ void Calibrator::observe(unsigned pass, const std::string &name,
   }
 }
 
+Candidate Calibrator::threshold(const Stats &s, config::CalibMethod method) const {
+  const double absmax = minmaxThreshold(s.min, s.max);
+  Candidate c{config::CalibMethod::MinMax, absmax};
+  if (s.hist.empty() || !(s.binWidth > 0))
+    return c;
+  uint64_t count = 0;
+  for (uint64_t n : s.hist)
+    count += n;
+  if (method == config::CalibMethod::KL && count >= 4 * uint64_t(bins_))
+    c = {method, klThreshold(s.hist, s.binWidth, levels_)};
+  else if (method == config::CalibMethod::Mse)
+    c = {method, mseThreshold(s.hist, s.binWidth)};
+  else if (method == config::CalibMethod::Percentile)
+    c = {method, percentileThreshold(s.hist, s.binWidth, percentile_)};
+  // bins * width may round a hair above the true absmax.
+  c.threshold = std::min(c.threshold, absmax);
+  return c;
+}
+
 std::vector<NamedRange> Calibrator::finish() const {
   std::vector<NamedRange> out;
   out.reserve(order_.size());
   for (const std::string &name : order_) {
     const Stats &s = stats_.at(name);
     NamedRange r{name, {}};
+    r.range.method = config::toString(config::CalibMethod::MinMax);
     if (s.seen) {
       r.range.min = s.min;
       r.range.max = s.max;
-      const double absmax = minmaxThreshold(s.min, s.max);
-      r.range.threshold = absmax;
-      if (!s.hist.empty() && s.binWidth > 0) {
-        uint64_t count = 0;
-        for (uint64_t c : s.hist)
-          count += c;
-        if (method_ == config::CalibMethod::KL &&
-            count >= 4 * uint64_t(bins_))
-          r.range.threshold = klThreshold(s.hist, s.binWidth, levels_);
-        else if (method_ == config::CalibMethod::Mse)
-          r.range.threshold = mseThreshold(s.hist, s.binWidth);
-        else if (method_ == config::CalibMethod::Percentile)
-          r.range.threshold =
-              percentileThreshold(s.hist, s.binWidth, percentile_);
-        // bins * width may round a hair above the true absmax.
-        r.range.threshold = std::min(r.range.threshold, absmax);
-      }
+      const Candidate c = threshold(s, method_);
+      r.range.threshold = c.threshold;
+      r.range.method = config::toString(c.method);
     }
     out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<Candidate> Calibrator::candidates(const std::string &name) const {
+  std::vector<Candidate> out;
+  auto it = stats_.find(name);
+  if (it == stats_.end() || !it->second.seen)
+    return out;
+  for (config::CalibMethod m : {config::CalibMethod::MinMax, config::CalibMethod::Percentile,
+                                config::CalibMethod::Mse, config::CalibMethod::KL}) {
+    const Candidate c = threshold(it->second, m);
+    if (c.method != m)
+      continue;
+    bool distinct = true;
+    for (const Candidate &before : out)
+      distinct &= std::fabs(c.threshold - before.threshold) > 1e-3 * before.threshold;
+    if (distinct)
+      out.push_back(c);
   }
   return out;
 }

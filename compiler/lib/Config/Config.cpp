@@ -47,7 +47,8 @@ constexpr EnumName<CalibMethod> kCalibMethods[] = {
     {"minmax", CalibMethod::MinMax},
     {"kl", CalibMethod::KL},
     {"percentile", CalibMethod::Percentile},
-    {"mse", CalibMethod::Mse}};
+    {"mse", CalibMethod::Mse},
+    {"auto", CalibMethod::Auto}};
 
 template <typename E, size_t N>
 const char *nameIn(const EnumName<E> (&names)[N], E value) {

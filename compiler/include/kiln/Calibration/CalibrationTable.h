@@ -8,14 +8,16 @@
 //
 // Table format (text, one tensor per line, numbers printed with %.9g):
 //
-//     # kiln calibration table v1
-//     # model: <path>  samples: <count>  method: minmax|kl|percentile
-//     # tensor threshold min max
-//     <onnx tensor name> <threshold> <min> <max>
+//     # kiln calibration table v2
+//     # model: <path>  samples: <count>  method: minmax|kl|percentile|mse|auto
+//     # tensor threshold min max method
+//     <onnx tensor name> <threshold> <min> <max> <method>
 //
 // Lines starting with '#' and blank lines are comments, except that the first
-// non-blank line must be the "# kiln calibration table v1" header. The name is
-// everything before the last three fields, so it may hold inner spaces.
+// non-blank line must be the "# kiln calibration table v1|v2" header. The
+// method is what gave that tensor its threshold (v1 tables have no such
+// column). The name is everything before the last four (v1: three) fields,
+// so it may hold inner spaces.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CALIBRATION_CALIBRATIONTABLE_H
@@ -38,6 +40,9 @@ struct TensorRange {
   double threshold = 0;
   double min = 0;
   double max = 0;
+  /// The method that gave `threshold` (minmax, kl, percentile, mse); empty
+  /// when the table does not say (v1).
+  std::string method;
 };
 
 /// One table line, in the order the network computes the tensors.
@@ -113,6 +118,12 @@ double klDivergence(const std::vector<double> &p, const std::vector<double> &q);
 
 // --- statistics over samples --------------------------------------------
 
+/// A threshold one method gives a tensor (Calibrator::candidates).
+struct Candidate {
+  config::CalibMethod method;
+  double threshold;
+};
+
 /// Collects the statistics of every tensor over the calibration samples.
 ///
 /// minmax needs one pass over the samples (min and max). kl and percentile
@@ -143,8 +154,14 @@ public:
                size_t n);
 
   /// The ranges, in the order the tensors were first observed. A tensor that
-  /// never held a finite value gets an all-zero range.
+  /// never held a finite value gets an all-zero range. Under auto every
+  /// threshold is minmax's until the caller picks among candidates().
   std::vector<NamedRange> finish() const;
+
+  /// The thresholds minmax, percentile, mse and kl give `name` after pass 1,
+  /// in that order, leaving out a method whose threshold is within 0.1 % of
+  /// one before it (and kl on a sparse histogram): the choices auto has.
+  std::vector<Candidate> candidates(const std::string &name) const;
 
   /// The histogram of `name` after pass 1 (empty before, or for minmax), and
   /// its bin width; for tests and diagnostics.
@@ -158,6 +175,9 @@ private:
     std::vector<uint64_t> hist;
     double binWidth = 0;
   };
+  /// The threshold `method` gives `s` and the method that really gave it
+  /// (minmax where the histogram cannot serve).
+  Candidate threshold(const Stats &s, config::CalibMethod method) const;
   config::CalibMethod method_;
   double percentile_;
   int bins_, levels_;

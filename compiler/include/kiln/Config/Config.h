@@ -25,7 +25,10 @@ enum class Isa { Kiln, Bm1684x };
 // (schemas/bmodel.fbs); Sophgo is the container libbmrt loads on boards
 // (schemas/sophgo_bmodel.fbs), which needs isa: bm1684x and is its default.
 enum class Container { Kiln, Sophgo };
-enum class CalibMethod { MinMax, KL, Percentile, Mse };
+// calibration.method: how a tensor's INT8 threshold is found. Auto chooses
+// one of the others per tensor by its effect at the net outputs
+// (docs/precision.md, "Calibration table").
+enum class CalibMethod { MinMax, KL, Percentile, Mse, Auto };
 // optimize.modulated_conv: StyleGAN2-style computed filters (docs/DESIGN.md
 // section 9).
 enum class ModulatedConv { Auto, Rewrite, Keep };
@@ -91,7 +94,7 @@ std::string loadConfig(const std::string &path, DeployConfig &out);
 
 const char *toString(DType dtype);             // f32 | f16 | bf16 | int8
 const char *toString(RandomOps randomOps);     // reject | const | input
-const char *toString(CalibMethod calibMethod); // minmax | kl | percentile | mse
+const char *toString(CalibMethod calibMethod); // minmax | kl | percentile | mse | auto
 const char *toString(ModulatedConv mode);      // auto | rewrite | keep
 const char *toString(Isa isa);                 // kiln | bm1684x
 const char *toString(Container container);     // kiln | sophgo

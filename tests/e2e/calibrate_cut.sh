@@ -78,6 +78,14 @@ def read(path):
     assert lines[2] == "# tensor threshold min max method", lines[2]
     table, methods = {}, {}
     for line in lines[3:]:
+        if line.startswith("#!mean "):
+            # A conv's input: its channel means (bias correction).
+            fields = line.split(None, 1)[1].split(" ")
+            count, values = int(fields[0]), fields[1:]
+            name = " ".join(values[count:])
+            assert name in table, line
+            means[path, name] = [float(v) for v in values[:count]]
+            continue
         name, th, lo, hi, method = line.rsplit(None, 4)
         assert name not in table, name
         assert method in ("minmax", "kl", "percentile", "mse"), line
@@ -85,9 +93,16 @@ def read(path):
         methods[name] = method
     return table, methods
 
+means = {}
 (kl, kl_methods), (mm, mm_methods) = read(sys.argv[1]), read(sys.argv[2])
 (auto, auto_methods) = read(sys.argv[5])
 assert set(mm_methods.values()) == {"minmax"}, set(mm_methods.values())
+# The net input feeds the stem conv: its 3 channel means, the same in every
+# table (the samples are the same), inside the channel's range.
+stem = means[sys.argv[2], "input"]
+assert len(stem) == 3 and stem == means[sys.argv[1], "input"], stem
+assert all(mm["input"][1] <= m <= mm["input"][2] for m in stem), stem
+assert len(means) >= 3 * 4, len(means)  # several convs' inputs per table
 # kl's table says where a sparse histogram (the logits) left minmax's.
 assert set(kl_methods.values()) == {"kl", "minmax"}, set(kl_methods.values())
 assert auto.keys() == mm.keys()

@@ -69,10 +69,10 @@ std::vector<NamedRange> calibrate(CalibMethod method,
 
 TEST(CalibrationTable, RoundTrip) {
   std::vector<NamedRange> tensors = {
-      {"input", {3.25f, -3.25f, 2.5f, "minmax"}},
-      {"/stem/conv/Conv_output_0", {12.345678f, -1e-7f, 12.345678f, "kl"}},
-      {"name with spaces", {0.1f, 0, 0.1f, "percentile"}},
-      {"zero", {0, 0, 0, ""}},
+      {"input", {3.25f, -3.25f, 2.5f, "minmax", {0.5, -0.25, 1e-9}}},
+      {"/stem/conv/Conv_output_0", {12.345678f, -1e-7f, 12.345678f, "kl", {}}},
+      {"name with spaces", {0.1f, 0, 0.1f, "percentile", {0.0625}}},
+      {"zero", {0, 0, 0, "", {}}},
   };
   TableInfo info{"model.onnx", 16, CalibMethod::KL};
   const std::string path = tempPath("roundtrip.calib");
@@ -90,6 +90,13 @@ TEST(CalibrationTable, RoundTrip) {
   while (std::getline(in, zeroLine) && zeroLine.rfind("zero ", 0) != 0) {
   }
   EXPECT_EQ(zeroLine, "zero 0 0 0 -"); // no method recorded
+  in.clear();
+  in.seekg(0);
+  std::string line, meanLine;
+  while (std::getline(in, line))
+    if (line.rfind("#!mean", 0) == 0 && line.find("spaces") != std::string::npos)
+      meanLine = line;
+  EXPECT_EQ(meanLine, "#!mean 1 0.0625 name with spaces");
 
   std::map<std::string, TensorRange> table;
   ASSERT_EQ(readCalibrationTable(path, table), "");
@@ -101,8 +108,52 @@ TEST(CalibrationTable, RoundTrip) {
     EXPECT_EQ(float(table[t.name].min), float(t.range.min));
     EXPECT_EQ(float(table[t.name].max), float(t.range.max));
     EXPECT_EQ(table[t.name].method, t.range.method);
+    EXPECT_EQ(table[t.name].channelMeans, t.range.channelMeans);
   }
   std::remove(path.c_str());
+}
+
+TEST(CalibrationTable, ChannelMeanLines) {
+  std::map<std::string, TensorRange> table;
+  ASSERT_EQ(parseCalibrationTable(std::string(kHead) + "a b 1 -1 1 mse\n#!mean 2 0.5 -1.5 a b\n",
+                                  "t.calib", table),
+            "");
+  EXPECT_EQ(table["a b"].channelMeans, (std::vector<double>{0.5, -1.5}));
+  EXPECT_NE(parseError(std::string(kHead) + "#!mean 1 0.5 a\na 1 -1 1 mse\n")
+                .find("t.calib:2: error: '#!mean' line for tensor 'a', which no line before it "
+                      "lists"),
+            std::string::npos);
+  EXPECT_NE(parseError(std::string(kHead) + "a 1 -1 1 mse\n#!mean 3 0.5 1 a\n")
+                .find("expected 3 finite numbers before the tensor name"),
+            std::string::npos);
+  EXPECT_NE(parseError(std::string(kHead) + "a 1 -1 1 mse\n#!mean x a\n")
+                .find("expected '#!mean <count> <means...> <tensor>'"),
+            std::string::npos);
+  EXPECT_NE(parseError(std::string(kHead) + "a 1 -1 1 mse\n#!mean 1 0 a\n#!mean 1 0 a\n")
+                .find("tensor 'a' has two '#!mean' lines"),
+            std::string::npos);
+  // In v1 a '#!' line is a comment.
+  EXPECT_EQ(parseCalibrationTable(std::string(kHeadV1) + "#!mean x\na 1 -1 1\n", "t.calib",
+                                  table),
+            "");
+}
+
+TEST(Calibrator, ChannelMeans) {
+  // [2, 3, 2] twice: the mean of each of the 3 channels over batches,
+  // positions and samples; NaN left out. Without a layout, no means.
+  Calibrator c(CalibMethod::MinMax);
+  std::vector<float> a = {1, 3, 10, 10, -1, -1, 3, 5, 10, NAN, -3, -3};
+  std::vector<float> b = {2, 2, 10, 10, -2, -2, 2, 2, 10, 10, -2, -2};
+  c.observe(0, "t", a.data(), a.size(), 3, 2);
+  c.observe(0, "t", b.data(), b.size(), 3, 2);
+  c.observe(0, "flat", b.data(), b.size());
+  auto r = c.finish();
+  ASSERT_EQ(r.size(), 2u);
+  ASSERT_EQ(r[0].range.channelMeans.size(), 3u);
+  EXPECT_DOUBLE_EQ(r[0].range.channelMeans[0], (1 + 3 + 3 + 5 + 2 + 2 + 2 + 2) / 8.0);
+  EXPECT_DOUBLE_EQ(r[0].range.channelMeans[1], 10.0);
+  EXPECT_DOUBLE_EQ(r[0].range.channelMeans[2], (-1 - 1 - 3 - 3 - 2 - 2 - 2 - 2) / 8.0);
+  EXPECT_TRUE(r[1].range.channelMeans.empty());
 }
 
 TEST(CalibrationTable, ReadsVersionOneWithoutMethods) {
@@ -180,9 +231,9 @@ TEST(CalibrationTable, ReadMissingFileNamesIt) {
 
 TEST(CalibrationTable, WriterRejectsUnwritableNames) {
   std::string error;
-  formatCalibrationTable({{"#a", {1, 0, 1, ""}}}, {}, error);
+  formatCalibrationTable({{"#a", {1, 0, 1, "", {}}}}, {}, error);
   EXPECT_NE(error.find("'#a'"), std::string::npos);
-  formatCalibrationTable({{"a", {1, 0, 1, ""}}, {"a", {1, 0, 1, ""}}}, {}, error);
+  formatCalibrationTable({{"a", {1, 0, 1, "", {}}}, {"a", {1, 0, 1, "", {}}}}, {}, error);
   EXPECT_NE(error.find("twice"), std::string::npos);
 }
 
@@ -388,22 +439,29 @@ TEST(CalibrationConfig, TableAndAsymmetricKeys) {
                     "  samples: samples/*.npz\n"
                     "  method: percentile\n"
                     "  table: tables/m.calib\n"
-                    "  asymmetric: true\n");
+                    "  asymmetric: true\n"
+                    "  bias_correction: false\n");
   kiln::config::DeployConfig c;
   ASSERT_EQ(kiln::config::loadConfig(config, c), "");
   EXPECT_EQ(c.calibration.table, (dir / "tables/m.calib").string());
   EXPECT_TRUE(c.calibration.asymmetric);
+  EXPECT_FALSE(c.calibration.bias_correction);
   EXPECT_EQ(c.calibration.method, CalibMethod::Percentile);
 
   writeText(config, "model: m.onnx\ncalibration: {samples: samples/*.npz}\n");
   ASSERT_EQ(kiln::config::loadConfig(config, c), "");
   EXPECT_EQ(c.calibration.table, "");
   EXPECT_FALSE(c.calibration.asymmetric);
+  EXPECT_TRUE(c.calibration.bias_correction); // the default
 
   writeText(config, "model: m.onnx\ncalibration:\n  asymmetric: 1\n");
   EXPECT_EQ(kiln::config::loadConfig(config, c),
             config + ":3:15: error: expected true or false for "
                      "'calibration.asymmetric', got '1'");
+  writeText(config, "model: m.onnx\ncalibration:\n  bias_correction: yes please\n");
+  EXPECT_EQ(kiln::config::loadConfig(config, c),
+            config + ":3:20: error: expected true or false for "
+                     "'calibration.bias_correction', got 'yes please'");
   writeText(config, "model: m.onnx\ncalibration:\n  table: [a]\n");
   EXPECT_EQ(kiln::config::loadConfig(config, c),
             config + ":3:10: error: expected a string for 'table', got a list");

@@ -320,7 +320,7 @@ TEST_F(ConfigTest, BadEnumValues) {
       loadError("model: models/net.onnx\ncalibration: {method: entropy}\n"),
       at(2, 23,
          "invalid value 'entropy' for 'method' (allowed: minmax, kl, "
-         "percentile, mse)"));
+         "percentile, mse, auto)"));
 }
 
 TEST_F(ConfigTest, DuplicateKeys) {

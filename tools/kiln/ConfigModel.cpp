@@ -36,6 +36,7 @@ PipelineOptions cli::pipelineOptionsOf(const config::DeployConfig &cfg) {
   for (const auto &[name, dtype] : cfg.qtable)
     p.qtable.push_back(name + "=" + config::toString(dtype));
   p.asymmetric = cfg.calibration.asymmetric;
+  p.biasCorrection = cfg.calibration.bias_correction;
   p.keepTensors = cfg.keep_tensors;
   p.modulatedConv = config::toString(cfg.modulated_conv);
   return p;

@@ -90,14 +90,18 @@ int cli::annotateModule(const config::DeployConfig &cfg, ModuleOp module,
       return rc;
   }
   std::map<std::string, Range> ranges;
+  std::map<std::string, std::vector<double>> means;
   if (llvm::sys::fs::exists(table)) {
     std::map<std::string, calib::TensorRange> read;
     if (auto err = calib::readCalibrationTable(table, read); !err.empty()) {
       std::fprintf(stderr, "%s\n", err.c_str());
       return 2;
     }
-    for (const auto &[name, r] : read)
+    for (const auto &[name, r] : read) {
       ranges[name] = Range{r.threshold, r.min, r.max};
+      if (!r.channelMeans.empty())
+        means[name] = r.channelMeans;
+    }
   } else if (needTable) {
     return fail(cfg.config_path + ": quantize: int8 needs a calibration table and " + table +
                 " does not exist; name calibration samples in the config "
@@ -108,6 +112,9 @@ int cli::annotateModule(const config::DeployConfig &cfg, ModuleOp module,
       return 1;
     ranges = std::move(*observed);
   }
-  module.walk([&](func::FuncOp func) { kiln::annotateRanges(func, ranges); });
+  module.walk([&](func::FuncOp func) {
+    kiln::annotateRanges(func, ranges);
+    kiln::annotateChannelMeans(func, means);
+  });
   return 0;
 }

@@ -61,17 +61,6 @@ std::string dtypeName(Type type) {
   return s;
 }
 
-/// The mean cosine of `got`'s tensors against `ref`'s of the same names (0
-/// for a missing one).
-double meanCosine(const interp::TensorMap &ref, const interp::TensorMap &got) {
-  double sum = 0;
-  for (const auto &[name, r] : ref) {
-    auto it = got.find(name);
-    sum += it == got.end() ? 0.0 : cosine(r.data, it->second.data);
-  }
-  return ref.empty() ? 1.0 : sum / double(ref.size());
-}
-
 /// YAML double-quoted scalar.
 std::string quoted(const std::string &s) {
   std::string q = "\"";
@@ -200,7 +189,7 @@ public:
         double alone = 1.0;
         if (l.dtype == "int8" && o != own.end() &&
             succeeded(run.rerunWith(l.name, o->second, outputs)))
-          alone = meanCosine(run.outputs(), outputs);
+          alone = cli::meanCosine(run.outputs(), outputs);
         sums[l.name].alone += alone;
       }
     }
@@ -234,7 +223,7 @@ public:
         interp::TensorMap out;
         if (failed(interp::runTpu(mainOf(*tpu), samples_[s], out)))
           return std::nullopt;
-        sum += meanCosine(reference_[s], out);
+        sum += cli::meanCosine(reference_[s], out);
       }
       *mean = end > begin ? sum / double(end - begin) : 1.0;
     }
@@ -354,6 +343,15 @@ std::vector<std::string> namesOf(const std::vector<LayerDamage> &ranked,
 }
 
 } // namespace
+
+double cli::meanCosine(const interp::TensorMap &ref, const interp::TensorMap &got) {
+  double sum = 0;
+  for (const auto &[name, r] : ref) {
+    auto it = got.find(name);
+    sum += it == got.end() ? 0.0 : cosine(r.data, it->second.data);
+  }
+  return ref.empty() ? 1.0 : sum / double(ref.size());
+}
 
 int cli::damageReport(const config::DeployConfig &cfg, ModuleOp top,
                       const std::vector<interp::TensorMap> &samples) {

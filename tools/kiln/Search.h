@@ -32,6 +32,10 @@ struct SearchOptions {
 int searchPrecision(const config::DeployConfig &cfg, mlir::ModuleOp top,
                     const std::vector<interp::TensorMap> &samples, const SearchOptions &options);
 
+/// The mean cosine of `got`'s tensors against `ref`'s of the same names (0
+/// for a missing one or one of another size): the search's measure.
+double meanCosine(const interp::TensorMap &ref, const interp::TensorMap &got);
+
 /// From `top` and the config as for searchPrecision: prints every layer's
 /// INT8 damage on `samples` (its cosine against f32 from f32 inputs, and in
 /// the all-INT8 network) and the most damaged INT8 layers. 0, or the exit

@@ -6,8 +6,7 @@
 #include "ThresholdChoice.h"
 
 #include "Commands.h"
-
-#include "kiln/host/compare.h"
+#include "Search.h"
 
 #include <algorithm>
 #include <chrono>
@@ -30,17 +29,6 @@ interp::Tensor fakeQuantized(const interp::Tensor &t, double threshold) {
   for (float &v : q.data)
     v = float(std::clamp(std::nearbyint(double(v) / scale), -128.0, 127.0) * scale);
   return q;
-}
-
-/// The mean cosine of `got`'s tensors against `ref`'s of the same names.
-double meanCosine(const interp::TensorMap &ref, const interp::TensorMap &got) {
-  double sum = 0;
-  for (const auto &[name, r] : ref) {
-    auto it = got.find(name);
-    if (it != got.end() && it->second.data.size() == r.data.size())
-      sum += host::similarity(r.data.data(), it->second.data.data(), r.data.size()).cosine;
-  }
-  return ref.empty() ? 1.0 : sum / double(ref.size());
 }
 
 } // namespace
@@ -77,7 +65,7 @@ bool cli::chooseThresholds(func::FuncOp func, const calib::Calibrator &calibrato
           sums.erase(name);
           break;
         }
-        sum[i] += meanCosine(run.outputs(), outputs);
+        sum[i] += cli::meanCosine(run.outputs(), outputs);
         ++measured;
       }
     }

@@ -43,6 +43,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <set>
 
 using namespace mlir;
 using namespace kiln;
@@ -187,6 +188,28 @@ int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
     return true;
   };
 
+  // The tensors convs read: their channel means go in the table (INT8 bias
+  // correction, docs/precision.md).
+  std::set<std::string> convInputs;
+  func.walk([&](top::ConvOp conv) {
+    Value in = conv->getOperand(0);
+    if (auto arg = dyn_cast<BlockArgument>(in))
+      convInputs.insert(netInputs[arg.getArgNumber()].name);
+    else if (std::string name = opName(in.getDefiningOp()); !name.empty())
+      convInputs.insert(name);
+  });
+  // Feeds one tensor to the calibrator, by channel when a conv reads it.
+  auto observe = [&](calib::Calibrator &c, unsigned pass, const std::string &name,
+                     const interp::Tensor &t) {
+    size_t channels = 0, inner = 1;
+    if (t.shape.size() >= 2 && convInputs.count(name)) {
+      channels = size_t(t.shape[1]);
+      for (size_t d = 2; d < t.shape.size(); ++d)
+        inner *= size_t(t.shape[d]);
+    }
+    c.observe(pass, name, t.data.data(), t.data.size(), channels, inner);
+  };
+
   const config::Calibration &calibration = cfg.calibration;
   calib::Calibrator calibrator(calibration.method, calibration.percentile);
   const unsigned passes = calibrator.passes();
@@ -210,10 +233,8 @@ int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
         kept->push_back(inputs);
       if (autoMethod && pass == 0 && s < kAutoSamples)
         autoInputs.push_back(inputs);
-      for (const NetInput &in : netInputs) {
-        const interp::Tensor &t = inputs.at(in.name);
-        calibrator.observe(pass, in.name, t.data.data(), t.data.size());
-      }
+      for (const NetInput &in : netInputs)
+        observe(calibrator, pass, in.name, inputs.at(in.name));
       // `values` is keyed by name: follow the function body so the table
       // lists the tensors in the order the network computes them.
       func.walk([&](Operation *op) {
@@ -223,12 +244,11 @@ int cli::calibrate(const config::DeployConfig &cfg, ModuleOp module,
         auto it = values.find(name);
         if (it == values.end())
           return;
-        calibrator.observe(pass, it->first, it->second.data.data(),
-                           it->second.data.size());
+        observe(calibrator, pass, it->first, it->second);
         values.erase(it);
       });
       for (const auto &[name, t] : values)
-        calibrator.observe(pass, name, t.data.data(), t.data.size());
+        observe(calibrator, pass, name, t);
       progress.update(s + 1, pass);
     }
   }

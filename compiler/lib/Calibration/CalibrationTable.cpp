@@ -15,6 +15,8 @@ namespace {
 constexpr const char *kHeader = "# kiln calibration table v2";
 constexpr const char *kHeaderV1 = "# kiln calibration table v1";
 constexpr const char *kHeaderPrefix = "# kiln calibration table v";
+/// The prefix of a v2 line holding a tensor's channel means.
+constexpr const char *kMeanPrefix = "#!mean ";
 /// The method column of a tensor whose method is not recorded.
 constexpr const char *kNoMethod = "-";
 
@@ -102,6 +104,31 @@ std::string parseCalibrationTable(const std::string &text,
         return fail("not a kiln calibration table: the first line must be '" +
                     std::string(kHeader) + "'");
       haveHeader = true;
+      continue;
+    }
+    if (version == 2 && line.rfind(kMeanPrefix, 0) == 0) {
+      // #!mean <count> <values...> <name>
+      const char *p = line.c_str() + std::strlen(kMeanPrefix);
+      char *end = nullptr;
+      errno = 0;
+      const unsigned long long count = std::strtoull(p, &end, 10);
+      if (end == p || errno == ERANGE || count == 0 || count > (1u << 20))
+        return fail("expected '#!mean <count> <means...> <tensor>', got '" + line + "'");
+      std::vector<double> means(count);
+      for (double &m : means) {
+        p = end;
+        m = std::strtod(p, &end);
+        if (end == p || !std::isfinite(m) || (*end != ' ' && *end != '\t'))
+          return fail("'#!mean' line: expected " + std::to_string(count) +
+                      " finite numbers before the tensor name, got '" + line + "'");
+      }
+      const std::string name = trim(end);
+      auto it = out.find(name);
+      if (it == out.end())
+        return fail("'#!mean' line for tensor '" + name + "', which no line before it lists");
+      if (!it->second.channelMeans.empty())
+        return fail("tensor '" + name + "' has two '#!mean' lines");
+      it->second.channelMeans = std::move(means);
       continue;
     }
     if (line[0] == '#')
@@ -196,6 +223,12 @@ std::string formatCalibrationTable(const std::vector<NamedRange> &tensors,
     text += t.name + " " + number(t.range.threshold) + " " +
             number(t.range.min) + " " + number(t.range.max) + " " +
             (t.range.method.empty() ? kNoMethod : t.range.method) + "\n";
+    if (!t.range.channelMeans.empty()) {
+      text += kMeanPrefix + std::to_string(t.range.channelMeans.size());
+      for (double m : t.range.channelMeans)
+        text += " " + number(std::isfinite(m) ? m : 0.0);
+      text += " " + t.name + "\n";
+    }
   }
   return text;
 }

@@ -173,12 +173,25 @@ unsigned Calibrator::passes() const {
 }
 
 void Calibrator::observe(unsigned pass, const std::string &name,
-                         const float *data, size_t n) {
+                         const float *data, size_t n, size_t channels, size_t inner) {
   if (pass == 0) {
     auto [it, inserted] = stats_.try_emplace(name);
     if (inserted)
       order_.push_back(name);
     Stats &s = it->second;
+    if (channels > 0 && inner > 0 && n % (channels * inner) == 0) {
+      if (s.channelSums.empty()) {
+        s.channelSums.resize(channels);
+        s.channelCounts.resize(channels);
+      }
+      if (s.channelSums.size() == channels)
+        for (size_t i = 0; i < n; ++i)
+          if (std::isfinite(data[i])) {
+            const size_t c = i / inner % channels;
+            s.channelSums[c] += double(data[i]);
+            ++s.channelCounts[c];
+          }
+    }
     for (size_t i = 0; i < n; ++i) {
       const float v = data[i];
       if (!std::isfinite(v))
@@ -250,6 +263,9 @@ std::vector<NamedRange> Calibrator::finish() const {
       const Candidate c = threshold(s, method_);
       r.range.threshold = c.threshold;
       r.range.method = config::toString(c.method);
+      for (size_t c = 0; c < s.channelSums.size(); ++c)
+        r.range.channelMeans.push_back(
+            s.channelCounts[c] ? s.channelSums[c] / double(s.channelCounts[c]) : 0.0);
     }
     out.push_back(std::move(r));
   }

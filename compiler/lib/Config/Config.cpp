@@ -606,7 +606,7 @@ private:
       return false;
     return forEachKey(
         node, "calibration",
-        {"samples", "method", "percentile", "table", "asymmetric"},
+        {"samples", "method", "percentile", "table", "asymmetric", "bias_correction"},
         [&](const std::string &key, yaml_node_t *, yaml_node_t *value) {
           if (key == "samples")
             return getPath(value, key, out.samples) &&
@@ -617,6 +617,8 @@ private:
             return getPath(value, key, out.table);
           if (key == "asymmetric")
             return getBool(value, "calibration.asymmetric", out.asymmetric);
+          if (key == "bias_correction")
+            return getBool(value, "calibration.bias_correction", out.bias_correction);
           if (!getDouble(value, "'percentile'", out.percentile))
             return false;
           if (out.percentile <= 0 || out.percentile > 100)

@@ -44,6 +44,7 @@ void kiln::addTpuLoweringPipeline(PassManager &pm, const PipelineOptions &option
   pm.addPass(tpu::createConvertTopToTpuPass());
   tpu::TpuApplyPrecisionOptions apply;
   apply.asymmetric = options.asymmetric;
+  apply.biasCorrection = options.biasCorrection;
   pm.addNestedPass<func::FuncOp>(tpu::createTpuApplyPrecision(apply));
   pm.addNestedPass<func::FuncOp>(tpu::createTpuFuseCasts());
   // Here, not in the backend: the Tpu interpreter runs what the chip runs.

@@ -15,25 +15,43 @@ std::optional<kiln::Range> kiln::calibratedRange(Operation *op) {
   return Range{attr[0], attr[1], attr[2]};
 }
 
-size_t kiln::annotateRanges(func::FuncOp func, const std::map<std::string, Range> &ranges) {
-  Builder b(func.getContext());
-  auto attrOf = [&](const Range &r) { return b.getDenseF64ArrayAttr({r.threshold, r.min, r.max}); };
+namespace {
+/// Sets `attr` to attrOf(value) on every argument and single-result op whose
+/// name `byName` holds; how many.
+template <typename T, typename AttrOf>
+size_t annotateByName(func::FuncOp func, const std::map<std::string, T> &byName, StringRef attr,
+                      AttrOf attrOf) {
   size_t count = 0;
   for (unsigned i = 0; i < func.getNumArguments(); ++i)
     if (auto name = func.getArgAttrOfType<StringAttr>(i, "kiln.name"))
-      if (auto it = ranges.find(name.str()); it != ranges.end()) {
-        func.setArgAttr(i, kCalibAttr, attrOf(it->second));
+      if (auto it = byName.find(name.str()); it != byName.end()) {
+        func.setArgAttr(i, attr, attrOf(it->second));
         ++count;
       }
   func.walk([&](Operation *op) {
     if (op->getNumResults() != 1)
       return;
-    if (auto it = ranges.find(opName(op)); it != ranges.end()) {
-      op->setAttr(kCalibAttr, attrOf(it->second));
+    if (auto it = byName.find(kiln::opName(op)); it != byName.end()) {
+      op->setAttr(attr, attrOf(it->second));
       ++count;
     }
   });
   return count;
+}
+} // namespace
+
+size_t kiln::annotateRanges(func::FuncOp func, const std::map<std::string, Range> &ranges) {
+  Builder b(func.getContext());
+  return annotateByName(func, ranges, kCalibAttr, [&](const Range &r) {
+    return b.getDenseF64ArrayAttr({r.threshold, r.min, r.max});
+  });
+}
+
+size_t kiln::annotateChannelMeans(func::FuncOp func,
+                                  const std::map<std::string, std::vector<double>> &means) {
+  Builder b(func.getContext());
+  return annotateByName(func, means, kChannelMeanAttr,
+                        [&](const std::vector<double> &m) { return b.getDenseF64ArrayAttr(m); });
 }
 
 void kiln::appendReport(Operation *anyOp, StringRef attr, const std::string &line) {

@@ -12,12 +12,15 @@
 //     # model: <path>  samples: <count>  method: minmax|kl|percentile|mse|auto
 //     # tensor threshold min max method
 //     <onnx tensor name> <threshold> <min> <max> <method>
+//     #!mean <count> <mean 0> ... <mean count-1> <onnx tensor name>
 //
 // Lines starting with '#' and blank lines are comments, except that the first
-// non-blank line must be the "# kiln calibration table v1|v2" header. The
+// non-blank line must be the "# kiln calibration table v1|v2" header and
+// that v2's "#!mean" lines carry a tensor's per-channel means (axis 1; for
+// the tensors convs read: INT8 bias correction), after its range line. The
 // method is what gave that tensor its threshold (v1 tables have no such
 // column). The name is everything before the last four (v1: three) fields,
-// so it may hold inner spaces.
+// or after the means, so it may hold inner spaces.
 //
 //===----------------------------------------------------------------------===//
 #ifndef KILN_CALIBRATION_CALIBRATIONTABLE_H
@@ -43,6 +46,9 @@ struct TensorRange {
   /// The method that gave `threshold` (minmax, kl, percentile, mse); empty
   /// when the table does not say (v1).
   std::string method;
+  /// The mean of each channel (axis 1) over the samples, for the tensors
+  /// whose means were collected (Calibrator::observe); else empty.
+  std::vector<double> channelMeans;
 };
 
 /// One table line, in the order the network computes the tensors.
@@ -149,9 +155,11 @@ public:
   config::CalibMethod method() const { return method_; }
 
   /// Records `n` values of tensor `name`. In pass 1 only tensors seen in
-  /// pass 0 count (the others are ignored).
+  /// pass 0 count (the others are ignored). With `channels` > 0, `data` is
+  /// [outer, channels, inner] and pass 0 also sums each channel, for
+  /// finish()'s channelMeans.
   void observe(unsigned pass, const std::string &name, const float *data,
-               size_t n);
+               size_t n, size_t channels = 0, size_t inner = 0);
 
   /// The ranges, in the order the tensors were first observed. A tensor that
   /// never held a finite value gets an all-zero range. Under auto every
@@ -174,6 +182,8 @@ private:
     bool seen = false;
     std::vector<uint64_t> hist;
     double binWidth = 0;
+    std::vector<double> channelSums; ///< finite values only
+    std::vector<uint64_t> channelCounts;
   };
   /// The threshold `method` gives `s` and the method that really gave it
   /// (minmax where the histogram cannot serve).

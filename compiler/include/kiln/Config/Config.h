@@ -49,6 +49,7 @@ struct Calibration {
                            // config; empty if not given (`kiln calibrate`
                            // then writes <config dir>/out/<name>.calib)
   bool asymmetric = false; // int8 activations with a zero point (min/max)
+  bool bias_correction = true; // int8 conv biases corrected for filter rounding
 };
 
 struct Verify {

@@ -16,6 +16,7 @@ struct PipelineOptions {
   std::string precision = "f32";  ///< f32 | f16 | bf16 | int8 (config `quantize`)
   std::vector<std::string> qtable; ///< "onnx name=dtype" overrides
   bool asymmetric = false;         ///< INT8 activations with zero points
+  bool biasCorrection = true;      ///< INT8 conv biases corrected for filter rounding
   bool keepTensors = false; ///< every activation its own DDR (config debug.keep_tensors)
   /// auto | rewrite | keep (config optimize.modulated_conv)
   std::string modulatedConv = "auto";

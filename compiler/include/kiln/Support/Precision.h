@@ -25,6 +25,10 @@ inline constexpr llvm::StringLiteral kCalibAttr = "kiln.calib";     // [threshol
 inline constexpr llvm::StringLiteral kQParamsAttr = "kiln.qparams"; // [scale, zero point]
 inline constexpr llvm::StringLiteral kReasonAttr = "kiln.reason";
 inline constexpr llvm::StringLiteral kFinalAttr = "kiln.final";
+/// On an op (an arg attribute on an argument) whose result a conv reads:
+/// each channel's mean over the calibration samples (the table's "#!mean"
+/// lines), for INT8 bias correction in tpu-apply-precision.
+inline constexpr llvm::StringLiteral kChannelMeanAttr = "kiln.channel_mean";
 /// On the inner ops of a decomposed normalization (InstanceNormalization's
 /// mean, centered, variance, rstd, normalized; Softmax's exp, sum, log-sum):
 /// [the node's name, why INT8 fails there]. Under `quantize: int8` they run
@@ -55,6 +59,10 @@ std::optional<Range> calibratedRange(mlir::Operation *op);
 /// Sets `kiln.calib` on every op (and `kiln.calib` arg attribute on every
 /// argument) whose ONNX name `ranges` holds. Returns how many were set.
 size_t annotateRanges(mlir::func::FuncOp func, const std::map<std::string, Range> &ranges);
+
+/// Sets kChannelMeanAttr as annotateRanges sets kiln.calib.
+size_t annotateChannelMeans(mlir::func::FuncOp func,
+                            const std::map<std::string, std::vector<double>> &means);
 
 /// A real ratio as an INT8 requantization multiplier and right shift:
 /// m / 2^shift ≈ ratio, m in [2^30, 2^31) (docs/precision.md). Ratios below

@@ -1,6 +1,7 @@
 #include "Patterns.h"
 #include "QuantHelpers.h"
 #include "kiln/Dialect/Tpu/Transforms/Passes.h"
+#include "kiln/Support/Precision.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Transforms/DialectConversion.h"
@@ -32,7 +33,8 @@ Value tpu::reshapeTo(PatternRewriter &rewriter, Location loc, Value v,
 
 namespace {
 /// The attributes a Top op's lowering gives every op it creates.
-constexpr StringRef kCarried[] = {"kiln.dtype", "kiln.calib", "kiln.qparams", "kiln.reason"};
+constexpr StringRef kCarried[] = {kDTypeAttr, kCalibAttr, kQParamsAttr, kReasonAttr,
+                                  kChannelMeanAttr};
 } // namespace
 
 void tpu::carryPrecision(Operation *op, Operation *before) {

@@ -61,8 +61,9 @@ std::pair<SmallVector<int64_t>, int64_t> sharedMultipliers(ArrayRef<double> rati
 
 class Applier {
 public:
-  Applier(func::FuncOp func, bool asymmetric)
-      : func(func), b(func.getContext()), asymmetric(asymmetric) {
+  Applier(func::FuncOp func, bool asymmetric, bool biasCorrection)
+      : func(func), b(func.getContext()), asymmetric(asymmetric),
+        biasCorrection(biasCorrection) {
     f32 = b.getF32Type();
   }
 
@@ -86,6 +87,7 @@ private:
   func::FuncOp func;
   OpBuilder b;
   bool asymmetric;
+  bool biasCorrection;
   Type f32;
   DenseMap<std::pair<Value, Type>, Value> converted;
   llvm::StringSet<> reported;
@@ -444,6 +446,21 @@ private:
     else if (!isa<NoneType>(bias.getType()))
       return "computed bias";
 
+    // Bias correction: the filter's rounding moves the output's mean by
+    // sum (q * scale - w) * mean(input channel) * (the share of outputs whose
+    // tap reads the input, not padding); the bias takes it back.
+    std::optional<std::vector<double>> inputMean;
+    auto conv = dyn_cast<tpu::Conv2DOp>(op);
+    if (biasCorrection && conv)
+      inputMean = channelMeans(input);
+    const int64_t icPerGroup = shape[1], ocPerGroup = conv ? oc / int64_t(conv.getGroup()) : oc;
+    if (inputMean && int64_t(inputMean->size()) != icPerGroup * (oc / ocPerGroup))
+      inputMean.reset();
+    const int64_t taps = perChannel / icPerGroup;
+    std::vector<double> tapShare;
+    if (inputMean)
+      tapShare = insideShare(conv);
+
     SmallVector<double> scales(oc);
     SmallVector<int64_t> zeros(oc, 0);
     SmallVector<int8_t> q(data.size());
@@ -458,6 +475,12 @@ private:
         q[o * perChannel + i] = kiln_quantize_f32(data[o * perChannel + i], float(scale), 0);
       double accScale = in->scale * scale;
       double b = biasData.empty() ? 0.0 : biasData[o];
+      if (inputMean) {
+        const double *mean = inputMean->data() + o / ocPerGroup * icPerGroup;
+        for (int64_t i = 0; i < perChannel; ++i)
+          b -= (double(q[o * perChannel + i]) * scale - double(data[o * perChannel + i])) *
+               mean[i / taps] * tapShare[i % taps];
+      }
       Multiplier m = requantMultiplier(accScale / out->scale);
       table[o * 3] = int32_t(std::clamp<double>(std::llround(b / accScale), INT32_MIN, INT32_MAX));
       table[o * 3 + 1] = int32_t(m.m);
@@ -479,6 +502,45 @@ private:
     op->getOpOperand(2).set(newTable);
     setElement(op->getResult(0), quantType(*out));
     return "";
+  }
+
+  /// For each filter tap (kh * kw, row-major), the share of the conv's
+  /// outputs at which it reads the input rather than padding.
+  static std::vector<double> insideShare(tpu::Conv2DOp conv) {
+    ArrayRef<int64_t> in = tensorType(conv.getInput()).getShape(),
+                      out = tensorType(conv.getResult()).getShape();
+    ArrayRef<int64_t> k = conv.getKernelShape(), st = conv.getStrides(), pad = conv.getPads(),
+                      dil = conv.getDilations();
+    auto axis = [&](int d) { // d: 0 rows, 1 columns
+      std::vector<double> share(size_t(k[d]));
+      for (int64_t t = 0; t < k[d]; ++t) {
+        int64_t inside = 0;
+        for (int64_t p = 0; p < out[2 + d]; ++p) {
+          const int64_t x = p * st[d] - pad[d] + t * dil[d];
+          inside += x >= 0 && x < in[2 + d];
+        }
+        share[size_t(t)] = out[2 + d] > 0 ? double(inside) / double(out[2 + d]) : 1.0;
+      }
+      return share;
+    };
+    std::vector<double> rows = axis(0), cols = axis(1), share;
+    for (double r : rows)
+      for (double c : cols)
+        share.push_back(r * c);
+    return share;
+  }
+
+  /// The calibration samples' channel means of v (kChannelMeanAttr on its
+  /// producer or argument), if the table had them.
+  std::optional<std::vector<double>> channelMeans(Value v) {
+    DenseF64ArrayAttr means;
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      means = func.getArgAttrOfType<DenseF64ArrayAttr>(arg.getArgNumber(), kChannelMeanAttr);
+    else
+      means = v.getDefiningOp()->getAttrOfType<DenseF64ArrayAttr>(kChannelMeanAttr);
+    if (!means)
+      return std::nullopt;
+    return std::vector<double>(means.asArrayRef().begin(), means.asArrayRef().end());
   }
 
   std::string poolInt8(tpu::Pool2DOp pool) {
@@ -595,7 +657,7 @@ private:
 struct ApplyPrecisionPass : public tpu::impl::TpuApplyPrecisionBase<ApplyPrecisionPass> {
   using TpuApplyPrecisionBase::TpuApplyPrecisionBase;
   void runOnOperation() override {
-    if (failed(Applier(getOperation(), asymmetric).run()))
+    if (failed(Applier(getOperation(), asymmetric, biasCorrection).run()))
       signalPassFailure();
   }
 };

@@ -29,6 +29,9 @@ def TpuApplyPrecision : Pass<"tpu-apply-precision", "mlir::func::FuncOp"> {
   let options = [
     Option<"asymmetric", "asymmetric", "bool", /*default=*/"false",
            "Quantize activations with a zero point (min/max) instead of symmetric">,
+    Option<"biasCorrection", "bias-correction", "bool", /*default=*/"true",
+           "Correct an INT8 conv's bias for its filter's rounding by the mean of its input "
+           "(kiln.channel_mean)">,
   ];
   let dependentDialects = ["kiln::tpu::TpuDialect", "kiln::top::TopDialect",
                            "mlir::quant::QuantizationDialect"];

@@ -1041,6 +1041,107 @@ const char *runRqdq(const uint8_t *cmd, const Memories &mem) {
 
 } // namespace
 
+// ---- sCMP -----------------------------------------------------------------------------
+
+// Compare opd0 with opd1 (of opd0's format) and select opd2 or opd3 (of
+// opd2's format): sel_gt (eu 23), sel_eq (24), sel_lt (26) write the
+// selection to res0; gt/lt_and_sel (22, 25) write the larger/smaller
+// operand to res0 and the selection to res1. All alignEU. As the simulator
+// computes it (bm1684x_diff_test): integers compare exactly; floats compare
+// with subnormals flushed, except for equality, which compares the values
+// as they are (so a subnormal equals only itself, and -0 equals +0); for
+// the > and < kinds a tie gives opd1 and opd3; "less" and min take x only when y is not <= x (a NaN y
+// loses); the larger/smaller float kept in res0 is stored with a subnormal
+// f32/bf16 flushed to a zero of its sign, f16 as it is. Compared and
+// selected formats of different widths are not modelled: the simulator
+// does not then select element for element as described here.
+const char *runCmp(const uint8_t *cmd, const Memories &mem) {
+  kiln_bm_scmp k;
+  kiln_bm_scmp_decode(cmd, &k);
+  const uint64_t eu = k.tsk_eu_typ;
+  if (eu < 22 || eu > 26) return "an sCMP kind the model does not cover";
+  const bool two = eu == 22 || eu == 25;
+  const Type a{static_cast<uint32_t>(k.opd0_prec), k.opd0_sign != 0};
+  const Type sel{static_cast<uint32_t>(k.opd2_prec), true};
+  if (!a.bytes() || !sel.bytes()) return "an sCMP of INT4 or FP8";
+  if (a.bytes() != sel.bytes())
+    return "an sCMP whose compared and selected formats differ in width (not modelled)";
+  if (k.opd0_str != KILN_BM_LAYOUT_ALIGN_EU || k.opd1_str != KILN_BM_LAYOUT_ALIGN_EU)
+    return "an sCMP with operands not in the alignEU layout (not modelled yet)";
+  const Shape s{static_cast<uint32_t>(k.res0_n), static_cast<uint32_t>(k.res0_c),
+                static_cast<uint32_t>(k.res0_h), static_cast<uint32_t>(k.res0_w)};
+  if (s.count() == 0) return "an sCMP with an empty shape";
+  const uint64_t none[4] = {0, 0, 0, 0};
+  ArOperand x, y, p, q;
+  x.type = y.type = a;
+  p.type = q.type = sel;
+  ArOperand *ops[4] = {&x, &y, &p, &q};
+  const uint64_t consts[4] = {k.opd0_const, k.opd1_const, k.opd2_const, k.opd3_const};
+  const uint64_t addrs[4] = {k.opd0_addr, k.opd1_addr, k.opd2_addr, k.opd3_addr};
+  for (int i = 0; i < 4; ++i) {
+    ops[i]->isConst = consts[i] != 0;
+    ops[i]->bits = addrs[i];
+    if (!ops[i]->isConst)
+      if (const char *e = tiuView(addrs[i], KILN_BM_LAYOUT_ALIGN_EU, none, ops[i]->type, s, &ops[i]->view))
+        return e;
+  }
+  LmemView r0, r1;
+  const Type r0t = two ? a : sel;
+  if (const char *e = tiuView(k.res0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, r0t, s, &r0)) return e;
+  if (two)
+    if (const char *e = tiuView(k.res1_addr, KILN_BM_LAYOUT_ALIGN_EU, none, sel, s, &r1)) return e;
+  uint8_t b0[4], b1[4], b2[4], b3[4];
+  for (uint32_t n = 0; n < s.n; ++n)
+    for (uint32_t c = 0; c < s.c; ++c)
+      for (uint32_t h = 0; h < s.h; ++h)
+        for (uint32_t w = 0; w < s.w; ++w) {
+          const uint8_t *px = x.at(mem.lmem, n, c, h, w, b0), *py = y.at(mem.lmem, n, c, h, w, b1);
+          const uint8_t *pp = p.at(mem.lmem, n, c, h, w, b2), *pq = q.at(mem.lmem, n, c, h, w, b3);
+          int cmpv; // -1, 0, 1: x against y
+          if (a.isFloat() && eu == 24) { // equality: the values as they are
+            cmpv = loadFloat(px, a) == loadFloat(py, a) ? 0 : 1;
+          } else if (a.isFloat()) {
+            const float fx = flushSubnormal(loadFloat(px, a)), fy = flushSubnormal(loadFloat(py, a));
+            cmpv = fx > fy ? 1 : fx < fy ? -1 : 0;
+          } else {
+            const int64_t ix = loadInt(px, a), iy = loadInt(py, a);
+            cmpv = ix > iy ? 1 : ix < iy ? -1 : 0;
+          }
+          bool take = eu == 22 || eu == 23 ? cmpv > 0 : eu == 24 ? cmpv == 0 : cmpv < 0;
+          if (eu == 26 && a.isFloat()) { // less: unless y is no larger (NaN y: taken)
+            const float fx = flushSubnormal(loadFloat(px, a)), fy = flushSubnormal(loadFloat(py, a));
+            take = !(fy <= fx);
+          }
+          if (two) {
+            // max: x only when it is larger; min: y only when it is no
+            // larger (a tie gives y; an unordered pair x for min, y for max).
+            bool first = eu == 22 ? cmpv > 0 : cmpv < 0;
+            if (a.isFloat() && eu == 25) {
+              const float fx = flushSubnormal(loadFloat(px, a)), fy = flushSubnormal(loadFloat(py, a));
+              first = !(fy <= fx);
+            }
+            take = first; // the selection follows the operand kept
+            // The larger/smaller operand's bits, a float subnormal in its
+            // own format stored as a zero of its sign.
+            uint8_t *pr = r0.at(mem.lmem, n, c, h, w);
+            memmove(pr, first ? px : py, a.bytes());
+            if (a.isFloat()) {
+              const uint32_t expMask = a.prec == KILN_BM_PREC_FP32   ? 0x7F800000u
+                                       : a.prec == KILN_BM_PREC_FP16 ? 0xFFFFu // kept
+                                                                     : 0x7F80u;
+              uint32_t bits = 0;
+              memcpy(&bits, pr, a.bytes());
+              if ((bits & expMask) == 0) bits &= a.bytes() == 4 ? 0x80000000u : 0x8000u;
+              memcpy(pr, &bits, a.bytes());
+            }
+            memcpy(r1.at(mem.lmem, n, c, h, w), take ? pp : pq, sel.bytes());
+          } else {
+            memcpy(r0.at(mem.lmem, n, c, h, w), take ? pp : pq, sel.bytes());
+          }
+        }
+  return nullptr;
+}
+
 // ---- sTRANS&sBC ------------------------------------------------------------------------
 
 // Lane copy (eu 2): a tensor copied to other lanes; lane broadcast (eu 3):
@@ -1140,6 +1241,7 @@ const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
   case KILN_BM_CLASS_SRQDQ: return runRqdq(cmd, mem);
   case KILN_BM_CLASS_STRANS_BC: return runTransBc(cmd, mem);
   case KILN_BM_CLASS_SSFU: return runSfu(cmd, mem);
+  case KILN_BM_CLASS_SCMP: return runCmp(cmd, mem);
   case KILN_BM_CLASS_SYSID: return nullptr;
   default: return "a TIU class the model does not cover yet";
   }

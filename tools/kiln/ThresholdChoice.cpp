@@ -60,7 +60,8 @@ bool cli::chooseThresholds(func::FuncOp func, const calib::Calibrator &calibrato
         interp::TensorMap outputs;
         if (failed(run.rerunWith(name, fakeQuantized(value->second, choices[i].threshold),
                                  outputs))) {
-          // Two ops of one name: the value is not the rerun op's. minmax.
+          // Two ops of one name (the value is not the rerun op's), or an
+          // op failed after a diagnostic: the tensor keeps minmax.
           unmeasured.insert(name);
           sums.erase(name);
           break;

@@ -263,9 +263,9 @@ std::vector<NamedRange> Calibrator::finish() const {
       const Candidate c = threshold(s, method_);
       r.range.threshold = c.threshold;
       r.range.method = config::toString(c.method);
-      for (size_t c = 0; c < s.channelSums.size(); ++c)
+      for (size_t ch = 0; ch < s.channelSums.size(); ++ch)
         r.range.channelMeans.push_back(
-            s.channelCounts[c] ? s.channelSums[c] / double(s.channelCounts[c]) : 0.0);
+            s.channelCounts[ch] ? s.channelSums[ch] / double(s.channelCounts[ch]) : 0.0);
     }
     out.push_back(std::move(r));
   }

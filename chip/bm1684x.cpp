@@ -586,6 +586,33 @@ uint32_t icCube(uint32_t prec) {
   }
 }
 
+// One block of a 16-bit float MAC (f16/bf16 conv and matmul): the
+// products of `m` operand pairs (exact in f32) aligned to the largest one's
+// exponent E, cut toward zero below 2^(E-24), summed exactly, and the sum
+// rounded to f32 (ties even), subnormals flushed. a(j), b(j) give pair j.
+template <typename A, typename B>
+float macBlock(uint32_t m, A a, B b) {
+  uint32_t bits[64];
+  uint32_t maxExp = 0; // biased; 0: every product is zero
+  for (uint32_t j = 0; j < m; ++j) {
+    bits[j] = kiln_f32_bits(chipMul(a(j), b(j)));
+    maxExp = std::max(maxExp, bits[j] >> 23 & 0xFFu);
+  }
+  int64_t sum = 0;
+  for (uint32_t j = 0; maxExp && j < m; ++j) {
+    const uint32_t exp = bits[j] >> 23 & 0xFFu;
+    if (!exp) continue;
+    // The significand in units of 2^(E-24).
+    const int64_t sig = (bits[j] & 0x7FFFFFu) | 0x800000u;
+    const int shift = static_cast<int>(exp) - static_cast<int>(maxExp) + 1;
+    const int64_t q = shift >= 0 ? sig << shift : shift > -32 ? sig >> -shift : 0;
+    sum += (bits[j] >> 31) ? -q : q;
+  }
+  return sum == 0 ? 0.0f
+                  : flushSubnormal(static_cast<float>(std::ldexp(
+                        static_cast<double>(sum), static_cast<int>(maxExp) - 127 - 24)));
+}
+
 // The filter per output channel and every output pixel's input window,
 // gathered once in the order the chip takes them (input channel, kernel row,
 // column), then each output channel's sums over all pixels on the cmodel's
@@ -779,28 +806,9 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
         for (uint32_t i0 = 0; i0 < is.c; i0 += cube)
           for (uint32_t t = 0; t < taps; ++t) {
             const uint32_t m = std::min(cube, is.c - i0);
-            uint32_t bits[64];
-            uint32_t maxExp = 0; // biased; 0: every product is zero
-            for (uint32_t j = 0; j < m; ++j) {
-              const uint32_t e = (i0 + j) * taps + t;
-              bits[j] = kiln_f32_bits(chipMul(col[e], f[e]));
-              maxExp = std::max(maxExp, bits[j] >> 23 & 0xFFu);
-            }
-            int64_t sum = 0;
-            for (uint32_t j = 0; maxExp && j < m; ++j) {
-              const uint32_t exp = bits[j] >> 23 & 0xFFu;
-              if (!exp) continue;
-              // The significand in units of 2^(E-24).
-              const int64_t sig = (bits[j] & 0x7FFFFFu) | 0x800000u;
-              const int shift = static_cast<int>(exp) - static_cast<int>(maxExp) + 1;
-              const int64_t q = shift >= 0 ? sig << shift : shift > -32 ? sig >> -shift : 0;
-              sum += (bits[j] >> 31) ? -q : q;
-            }
-            const float block =
-                sum == 0 ? 0.0f
-                         : flushSubnormal(static_cast<float>(std::ldexp(
-                               static_cast<double>(sum), static_cast<int>(maxExp) - 127 - 24)));
-            acc = chipAdd(acc, block);
+            auto at = [&](uint32_t j) { return (i0 + j) * taps + t; };
+            acc = chipAdd(acc, macBlock(m, [&](uint32_t j) { return col[at(j)]; },
+                                        [&](uint32_t j) { return f[at(j)]; }));
           }
         return acc;
       },
@@ -1041,6 +1049,55 @@ const char *runRqdq(const uint8_t *cmd, const Memories &mem) {
 
 } // namespace
 
+// ---- sMM2 -----------------------------------------------------------------------------
+
+// Matmul in the matrix2 layout (a matrix [rows, cols] as an alignEU tensor
+// [1, rows, 1, cols]: rows across lanes): NN (eu 4) res0 [M, N] = opd0
+// [M, K] x opd1 [K, N] with M = res0_c, N = res0_w, K = opd1_c. f16/bf16
+// operands sum as the conv does (macBlock over blocks of the format's IC
+// parallelism along K, an f32 accumulator from 0), the result stored in
+// res0_prec. The simulator reads f32 operands of sMM2 as 16-bit elements,
+// so f32 matmuls are sMM's; integer forms, NT/TT, constants and res_add are
+// not modelled yet.
+const char *runMm2(const uint8_t *cmd, const Memories &mem) {
+  kiln_bm_smm2 k;
+  kiln_bm_smm2_decode(cmd, &k);
+  if (k.tsk_eu_typ != 4) return "an sMM2 other than NN (not modelled yet)";
+  const Type in{static_cast<uint32_t>(k.opd0_prec), true};
+  const Type out{static_cast<uint32_t>(k.res0_prec), true};
+  if (in.prec != KILN_BM_PREC_FP16 && in.prec != KILN_BM_PREC_BF16)
+    return "an sMM2 of other than f16/bf16 operands (not modelled yet)";
+  if (!out.isFloat() || !out.bytes()) return "an sMM2 with a non-float result";
+  if (k.opd0_const || k.opd1_const || k.opd2_const || k.res_add)
+    return "an sMM2 with constants or res_add (not modelled yet)";
+  const uint32_t M = static_cast<uint32_t>(k.res0_c), N = static_cast<uint32_t>(k.res0_w),
+                 K = static_cast<uint32_t>(k.opd1_c);
+  if (!M || !N || !K || k.opd1_w != k.res0_w) return "an sMM2 of inconsistent shapes";
+  const uint64_t none[4] = {0, 0, 0, 0};
+  LmemView a, b, r;
+  if (const char *e = tiuView(k.opd0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, in, Shape{1, M, 1, K}, &a)) return e;
+  if (const char *e = tiuView(k.opd1_addr, KILN_BM_LAYOUT_ALIGN_EU, none, in, Shape{1, K, 1, N}, &b)) return e;
+  if (const char *e = tiuView(k.res0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, out, Shape{1, M, 1, N}, &r)) return e;
+  const uint32_t cube = icCube(in.prec);
+  std::vector<float> left(size_t{M} * K), right(size_t{K} * N), res(size_t{M} * N);
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t j = 0; j < K; ++j) left[size_t{i} * K + j] = flushSubnormal(loadFloat(a.at(mem.lmem, 0, i, 0, j), in));
+  for (uint32_t j = 0; j < K; ++j)
+    for (uint32_t n = 0; n < N; ++n) right[size_t{j} * N + n] = flushSubnormal(loadFloat(b.at(mem.lmem, 0, j, 0, n), in));
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t n = 0; n < N; ++n) {
+      float acc = 0.0f;
+      for (uint32_t j0 = 0; j0 < K; j0 += cube)
+        acc = chipAdd(acc, macBlock(std::min(cube, K - j0),
+                                    [&](uint32_t j) { return left[size_t{i} * K + j0 + j]; },
+                                    [&](uint32_t j) { return right[size_t{j0 + j} * N + n]; }));
+      res[size_t{i} * N + n] = acc;
+    }
+  for (uint32_t i = 0; i < M; ++i)
+    for (uint32_t n = 0; n < N; ++n) storeFloat(r.at(mem.lmem, 0, i, 0, n), out, res[size_t{i} * N + n]);
+  return nullptr;
+}
+
 // ---- sCMP -----------------------------------------------------------------------------
 
 // Compare opd0 with opd1 (of opd0's format) and select opd2 or opd3 (of
@@ -1242,6 +1299,7 @@ const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem) {
   case KILN_BM_CLASS_STRANS_BC: return runTransBc(cmd, mem);
   case KILN_BM_CLASS_SSFU: return runSfu(cmd, mem);
   case KILN_BM_CLASS_SCMP: return runCmp(cmd, mem);
+  case KILN_BM_CLASS_SMM2: return runMm2(cmd, mem);
   case KILN_BM_CLASS_SYSID: return nullptr;
   default: return "a TIU class the model does not cover yet";
   }

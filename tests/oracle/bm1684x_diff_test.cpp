@@ -735,6 +735,38 @@ TEST(Bm1684xDiff, IntegerDepthwiseMatchesTheSimulator) {
   printf("sPorD depthwise i8/u8 -> i32: %d random commands, all byte-identical\n", done);
 }
 
+// ---- sMM2 (matmul, matrix2 layout) ---------------------------------------------------
+
+TEST(Bm1684xDiff, MatmulNNMatchesTheSimulator) {
+  KILN_SIM_OR_SKIP(sim);
+  Machines m(sim);
+  auto &g = m.rng();
+  int done = 0;
+  while (done < commandsPerClass()) {
+    kiln_bm_smm2 k{};
+    k.cmd_short = 1, k.cmd_id = 1, k.cmd_id_en = 1, k.tsk_typ = KILN_BM_TSK_MM;
+    k.tsk_eu_typ = 4;
+    const uint32_t prec = rnd(g, 0, 1) ? uint32_t{KILN_BM_PREC_FP16} : uint32_t{KILN_BM_PREC_BF16};
+    const uint32_t resPrec = rnd(g, 0, 1) ? prec : uint32_t{KILN_BM_PREC_FP32};
+    k.opd0_prec = prec, k.res0_prec = resPrec;
+    // K past several IC blocks; M past the lanes.
+    const uint32_t M = rnd(g, 1, 90), K = rnd(g, 1, 150), N = rnd(g, 1, 48);
+    k.res0_c = M, k.res0_w = N, k.opd1_c = K, k.opd1_w = N;
+    uint32_t next = 0;
+    uint64_t st[4];
+    // Matrices start at lane 0 (rows across lanes from lane 0).
+    k.res0_addr = placeLmem(g, Dims{1, M, 1, N}, resPrec, KILN_BM_LAYOUT_ALIGN_EU, 0, &next, st);
+    k.opd0_addr = placeLmem(g, Dims{1, M, 1, K}, prec, KILN_BM_LAYOUT_ALIGN_EU, 0, &next, st);
+    k.opd1_addr = placeLmem(g, Dims{1, K, 1, N}, prec, KILN_BM_LAYOUT_ALIGN_EU, 0, &next, st);
+    if (k.res0_addr == UINT32_MAX || k.opd0_addr == UINT32_MAX || k.opd1_addr == UINT32_MAX)
+      continue;
+    const std::string diff = m.runTiu(k, kiln_bm_smm2_encode, KILN_BM_CLASS_SMM2, prec);
+    ASSERT_EQ(diff, "");
+    ++done;
+  }
+  printf("sMM2 NN f16/bf16 -> own format or f32: %d random matmuls, all byte-identical\n", done);
+}
+
 // ---- sCMP (compare and select) --------------------------------------------------------
 
 TEST(Bm1684xDiff, CompareAndSelectMatchTheSimulator) {

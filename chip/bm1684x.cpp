@@ -1254,21 +1254,43 @@ float rsqrtNewton(float x, uint32_t steps) {
   return y;
 }
 
+// TAYLOR (eu 13) and TAYLOR_4X (eu 12, the same values), f32: the
+// polynomial sum_k a_k x^k of opd1_n coefficients by Horner's rule from the
+// highest, a separate f32 multiply and add per step (no fused multiply-add),
+// subnormals flushed; opd1_n >= 2 coefficients (the simulator asserts on
+// fewer), found on the simulator with hand-made and random commands.
+float taylorHorner(float x, const float *coef, uint32_t terms) {
+  float y = flushSubnormal(coef[terms - 1]);
+  for (uint32_t k = terms - 1; k-- > 0;) y = chipAdd(chipMul(y, x), coef[k]);
+  return y;
+}
+
 const char *runSfu(const uint8_t *cmd, const Memories &mem) {
   kiln_bm_ssfu f;
   kiln_bm_ssfu_decode(cmd, &f);
-  if (f.tsk_eu_typ != KILN_BM_SFU_RSQRT)
-    return "an sSFU function other than RSQRT (Taylor series, normalize: not modelled yet)";
+  const bool taylor = f.tsk_eu_typ == KILN_BM_SFU_TAYLOR || f.tsk_eu_typ == KILN_BM_SFU_TAYLOR_4X;
+  if (f.tsk_eu_typ != KILN_BM_SFU_RSQRT && !taylor)
+    return "an sSFU normalize (not modelled yet)";
   if (f.opd0_prec != KILN_BM_PREC_FP32 || f.res0_prec != KILN_BM_PREC_FP32)
-    return "an sSFU RSQRT of 16-bit floats (not modelled yet)";
+    return "an sSFU of 16-bit floats (not modelled yet)";
   const Type t{KILN_BM_PREC_FP32, true};
   const Shape s{static_cast<uint32_t>(f.res0_n), static_cast<uint32_t>(f.res0_c),
                 static_cast<uint32_t>(f.res0_h), static_cast<uint32_t>(f.res0_w)};
   if (s.count() == 0) return "an sSFU with an empty shape";
   const uint64_t none[4] = {0, 0, 0, 0};
-  LmemView x, y;
+  LmemView x, y, a;
   if (const char *e = tiuView(f.opd0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, t, s, &x)) return e;
   if (const char *e = tiuView(f.res0_addr, KILN_BM_LAYOUT_ALIGN_EU, none, t, s, &y)) return e;
+  const uint32_t terms = static_cast<uint32_t>(f.opd1_n);
+  if (taylor) {
+    if (terms < 2) return "an sSFU Taylor series of fewer than 2 terms";
+    // Channel c reads lane (opd1's lane + c) % 64, at the same offset for
+    // every group of 64 channels (one copy per lane serves them all).
+    if (const char *e = tiuView(f.opd1_addr, KILN_BM_LAYOUT_COMPACT, none, t,
+                                Shape{1, std::min<uint32_t>(s.c, KILN_NPU_NUM), 1, terms}, &a))
+      return e;
+    a.stride[1] = 0;
+  }
   const uint32_t steps = static_cast<uint32_t>(f.opd2_n_str) + 1;
   // Read everything first: the result may overlap the input.
   std::vector<float> in;
@@ -1277,12 +1299,16 @@ const char *runSfu(const uint8_t *cmd, const Memories &mem) {
     for (uint32_t c = 0; c < s.c; ++c)
       for (uint32_t h = 0; h < s.h; ++h)
         for (uint32_t w = 0; w < s.w; ++w) in.push_back(loadFloat(x.at(mem.lmem, n, c, h, w), t));
+  std::vector<float> coef(taylor ? uint64_t{s.c} * terms : 0);
+  for (uint32_t c = 0; c < (taylor ? s.c : 0); ++c)
+    for (uint32_t k = 0; k < terms; ++k) coef[c * terms + k] = loadFloat(a.at(mem.lmem, 0, c, 0, k), t);
   size_t i = 0;
   for (uint32_t n = 0; n < s.n; ++n)
     for (uint32_t c = 0; c < s.c; ++c)
       for (uint32_t h = 0; h < s.h; ++h)
-        for (uint32_t w = 0; w < s.w; ++w)
-          storeFloat(y.at(mem.lmem, n, c, h, w), t, rsqrtNewton(in[i++], steps));
+        for (uint32_t w = 0; w < s.w; ++w, ++i)
+          storeFloat(y.at(mem.lmem, n, c, h, w), t,
+                     taylor ? taylorHorner(in[i], &coef[c * terms], terms) : rsqrtNewton(in[i], steps));
   return nullptr;
 }
 

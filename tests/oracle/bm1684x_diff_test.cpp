@@ -878,6 +878,41 @@ TEST(Bm1684xDiff, ReciprocalSquareRootMatchesTheSimulator) {
   printf("sSFU RSQRT: %d random commands (%d in place), all byte-identical\n", done, inPlace);
 }
 
+TEST(Bm1684xDiff, TaylorSeriesMatchesTheSimulator) {
+  KILN_SIM_OR_SKIP(sim);
+  Machines m(sim);
+  auto &g = m.rng();
+  int done = 0, fourX = 0, otherLane = 0;
+  while (done < commandsPerClass()) {
+    kiln_bm_ssfu f{};
+    f.cmd_short = 1, f.cmd_id = 1, f.cmd_id_en = 1, f.tsk_typ = KILN_BM_TSK_SFU;
+    f.tsk_eu_typ = rnd(g, 0, 1) ? KILN_BM_SFU_TAYLOR : KILN_BM_SFU_TAYLOR_4X;
+    f.res0_prec = f.opd0_prec = KILN_BM_PREC_FP32;
+    const Dims d{rnd(g, 1, 3), rnd(g, 1, 100), rnd(g, 1, 8), rnd(g, 1, 24)};
+    f.res0_n = d.n, f.res0_c = d.c, f.res0_h = d.h, f.res0_w = d.w;
+    f.opd1_n = rnd(g, 2, 40);
+    uint32_t next = 0;
+    uint64_t st[4];
+    const uint32_t lane = rnd(g, 0, 63);
+    f.opd0_addr = placeLmem(g, d, KILN_BM_PREC_FP32, KILN_BM_LAYOUT_ALIGN_EU, lane, &next, st);
+    f.res0_addr = rnd(g, 0, 3) == 0 ? f.opd0_addr
+                                    : placeLmem(g, d, KILN_BM_PREC_FP32, KILN_BM_LAYOUT_ALIGN_EU,
+                                                lane, &next, st);
+    // Channel c reads the coefficients in lane (their address's lane + c)
+    // % 64, which need not be its own.
+    const uint32_t coefLane = rnd(g, 0, 3) ? lane : rnd(g, 0, 63);
+    f.opd1_addr = placeLmem(g, Dims{1, 1, 1, static_cast<uint32_t>(f.opd1_n)}, KILN_BM_PREC_FP32,
+                            KILN_BM_LAYOUT_COMPACT, coefLane, &next, st);
+    if (f.res0_addr == UINT32_MAX || f.opd0_addr == UINT32_MAX || f.opd1_addr == UINT32_MAX) continue;
+    fourX += f.tsk_eu_typ == KILN_BM_SFU_TAYLOR_4X;
+    otherLane += coefLane != lane;
+    ASSERT_EQ(m.runTiu(f, kiln_bm_ssfu_encode, KILN_BM_CLASS_SSFU, KILN_BM_PREC_FP32), "");
+    ++done;
+  }
+  printf("sSFU TAYLOR f32: %d random commands (%d TAYLOR_4X, %d with the coefficients' address in "
+         "another lane), all byte-identical\n", done, fourX, otherLane);
+}
+
 // ---- sRQ (integer requant) -------------------------------------------------------
 
 TEST(Bm1684xDiff, IntegerRequantMatchesTheSimulator) {

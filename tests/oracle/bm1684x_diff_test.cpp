@@ -325,9 +325,15 @@ bool randomAr(std::mt19937_64 &g, const ArCase &c, bool floats, kiln_bm_sar *a) 
     a->opd1_addr = placeLmem(g, d, prec, static_cast<uint32_t>(a->opd1_str), lane0, &next, st);
     a->opd1_n_str = st[0], a->opd1_c_str = st[1], a->opd1_h_str = st[2], a->opd1_w_str = st[3];
   }
-  a->opd0_str = layout();
-  a->opd0_addr = placeLmem(g, d, inPrec, static_cast<uint32_t>(a->opd0_str), lane0, &next, st);
-  a->opd0_n_str = st[0], a->opd0_c_str = st[1], a->opd0_h_str = st[2], a->opd0_w_str = st[3];
+  if (c.op == KILN_BM_AR_COPY && rnd(g, 0, 3) == 0) { // a fill with an immediate
+    a->opd0_const = 1;
+    a->opd0_addr = rnd(g, 0, UINT32_MAX) & (precBytes(inPrec) == 4 ? 0xFFFFFFFFu
+                                            : precBytes(inPrec) == 2 ? 0xFFFFu : 0xFFu);
+  } else {
+    a->opd0_str = layout();
+    a->opd0_addr = placeLmem(g, d, inPrec, static_cast<uint32_t>(a->opd0_str), lane0, &next, st);
+    a->opd0_n_str = st[0], a->opd0_c_str = st[1], a->opd0_h_str = st[2], a->opd0_w_str = st[3];
+  }
   // Integer ADD/SUB/MUL take a shift (opd2, int8 immediate) and a rounding mode.
   bool shiftable = !floats && (c.op == KILN_BM_AR_ADD || c.op == KILN_BM_AR_SUB ||
                                c.op == KILN_BM_AR_MUL || c.op == KILN_BM_AR_ADD_SATU ||

@@ -216,6 +216,87 @@ struct Lowering {
     push(tiu, k, KILN_BM_SSFU_BYTES, kiln_bm_ssfu_encode);
   }
 
+  /// Every element of out = one immediate (sAR COPY of a constant).
+  void fill(const View &out, uint32_t dtype, uint64_t bits) {
+    kiln_bm_sar k{};
+    tiuHeader(k, KILN_BM_TSK_AR, KILN_BM_AR_COPY);
+    k.tsk_opd_num = 1;
+    k.res0_prec = k.opd0_prec = k.opd1_prec = precOf(dtype);
+    k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
+    k.res0_n = out.n, k.res0_c = out.c, k.res0_h = out.h, k.res0_w = out.w;
+    k.res0_str = KILN_BM_LAYOUT_STRIDE;
+    k.res0_addr = out.addr;
+    k.res0_n_str = out.str[0], k.res0_c_str = out.str[1];
+    k.res0_h_str = out.str[2], k.res0_w_str = out.str[3];
+    k.opd0_const = 1;
+    k.opd0_addr = bits;
+    push(tiu, k, KILN_BM_SAR_BYTES, kiln_bm_sar_encode);
+  }
+
+  /// out = sum_k coef[k] * in^k (f32 alignEU tensors) by the SFU's Taylor
+  /// series: Horner's rule from the highest term, an f32 multiply and add
+  /// per term (chip/bm1684x.cpp). Channel c reads the coefficients on lane
+  /// c % 64 at `table`, which this first writes there.
+  void taylor(const View &out, const View &in, const float *coef, uint32_t terms, uint64_t table) {
+    const uint64_t lanes = std::min<uint64_t>(out.c, KILN_NPU_NUM);
+    for (uint32_t k = 0; k < terms; ++k)
+      fill(View{table + 4 * k, 1, lanes, 1, 1, {terms, terms, 1, 1}, false}, KILN_DTYPE_F32,
+           kiln_f32_bits(coef[k]));
+    kiln_bm_ssfu k{};
+    tiuHeader(k, KILN_BM_TSK_SFU, KILN_BM_SFU_TAYLOR_4X);
+    k.res0_prec = k.opd0_prec = KILN_BM_PREC_FP32;
+    k.res0_n = out.n, k.res0_c = out.c, k.res0_h = out.h, k.res0_w = out.w;
+    k.opd1_n = terms;
+    k.res0_addr = out.addr, k.opd0_addr = in.addr, k.opd1_addr = table;
+    push(tiu, k, KILN_BM_SSFU_BYTES, kiln_bm_ssfu_encode);
+  }
+
+  /// out = e^in, f32 alignEU tensors (out may be in). in is clamped to
+  /// [ln(2^-126), 88] so that 2^n below stays a normal f32 (e^-87.3 is
+  /// f32's least normal; e^88 ~ 1.65e38 stands for larger values), then
+  /// x = n ln2 + r with n = round(x / ln2) and r = x - n ln2_hi - n ln2_lo
+  /// (Cody and Waite's two-part ln2: n ln2_hi is exact), |r| <= ln2 / 2;
+  /// e^r is the SFU's Taylor series of 1/k!, k < 10 (the next term is below
+  /// 2^-28 of the sum), and 2^n the f32 whose bits are (n + 127) << 23.
+  /// Uses an f32 and an int32 tensor of out's shape at `scratch`, then the
+  /// coefficients in an EU's bytes (lg::chipScratchBytes).
+  void exp(const View &out, const View &in, uint64_t scratch) {
+    const uint32_t f32 = KILN_DTYPE_F32, i32 = KILN_DTYPE_INT32;
+    const uint64_t tensor = kiln_lmem_lane_bytes(out.n, out.c, out.h, out.w, 4);
+    const View t = alignedView(scratch, out.n, out.c, out.h, out.w, f32);
+    View n = alignedView(scratch + tensor, out.n, out.c, out.h, out.w, i32);
+    const float ln2Hi = 0.693359375f, ln2Lo = -2.12194440e-4f;
+    ar(KILN_BM_AR_MAX, out, f32, &in, f32, nullptr, f32, true, kiln_f32_bits(-87.3365448f));
+    ar(KILN_BM_AR_MIN, out, f32, &out, f32, nullptr, f32, true, kiln_f32_bits(88.0f));
+    ar(KILN_BM_AR_MUL, t, f32, &out, f32, nullptr, f32, true, kiln_f32_bits(1.44269504f));
+    ar(KILN_BM_AR_DATA_CONVERT, n, i32, &t, f32, nullptr, 0, false, 0); // half to even
+    for (float part : {ln2Hi, ln2Lo}) {
+      ar(KILN_BM_AR_DATA_CONVERT, t, f32, &n, i32, nullptr, 0, false, 0);
+      ar(KILN_BM_AR_MUL, t, f32, &t, f32, nullptr, f32, true, kiln_f32_bits(part));
+      ar(KILN_BM_AR_SUB, out, f32, &out, f32, &t, f32, false, 0);
+    }
+    static const float kInverseFactorials[10] = {1.0f, 1.0f, 1.0f / 2, 1.0f / 6, 1.0f / 24,
+                                                 1.0f / 120, 1.0f / 720, 1.0f / 5040,
+                                                 1.0f / 40320, 1.0f / 362880};
+    taylor(t, out, kInverseFactorials, 10, scratch + 2 * tensor);
+    ar(KILN_BM_AR_ADD, n, i32, &n, i32, nullptr, i32, true, int32Bits(127));
+    ar(KILN_BM_AR_MUL, n, i32, &n, i32, nullptr, i32, true, int32Bits(1 << 23));
+    ar(KILN_BM_AR_MUL, out, f32, &t, f32, &n, f32, false, 0); // n's bits as an f32
+  }
+
+  /// out = 1 / (1 + e^-in), f32 alignEU tensors (out may be in); the
+  /// reciprocal is the SFU's 1/sqrt squared (1 + e^-x >= 1, so both are
+  /// finite; e^-x is at most e^88). Scratch as exp's.
+  void sigmoid(const View &out, const View &in, uint64_t scratch) {
+    const uint32_t f32 = KILN_DTYPE_F32;
+    ar(KILN_BM_AR_MUL, out, f32, &in, f32, nullptr, f32, true, kiln_f32_bits(-1.0f));
+    exp(out, out, scratch);
+    ar(KILN_BM_AR_ADD, out, f32, &out, f32, nullptr, f32, true, kiln_f32_bits(1.0f));
+    const View r = alignedView(scratch, out.n, out.c, out.h, out.w, f32);
+    rsqrt(r, out);
+    ar(KILN_BM_AR_MUL, out, f32, &r, f32, &r, f32, false, 0);
+  }
+
   /// out = max(out, 0) in place (INT8: max(out, zp_out)).
   void relu(const kiln_tiu_cmd &c) {
     View v = viewOf(c.out);
@@ -694,6 +775,56 @@ struct Lowering {
     ar(KILN_BM_AR_MIN, out, t, &out, t, nullptr, t, true, int8Bits(hi));
   }
 
+  /// The SFU's functions, computed in f32: a 16-bit tensor is widened into
+  /// f32 beside the result first and narrowed into it at the end. Beside
+  /// the result (lg::chipScratchBytes): the f32 input (16-bit only), the
+  /// silu's sigmoid (silu only), then exp's scratch (sqrt's 1/sqrt(x)).
+  void special(const kiln_tiu_cmd &c) {
+    View in = viewOf(c.in0), out = viewOf(c.out);
+    if (in.window || out.window)
+      return fail("a special function over a window of rows");
+    const uint32_t t = c.out.dtype, f32 = KILN_DTYPE_F32;
+    const uint64_t tensor = kiln_lmem_lane_bytes(out.n, out.c, out.h, out.w, 4);
+    uint64_t scratch = scratchOf(c.out);
+    View x = in, y = out;
+    if (t != f32) {
+      x = y = alignedView(scratch, out.n, out.c, out.h, out.w, f32);
+      scratch += tensor;
+      ar(KILN_BM_AR_DATA_CONVERT, x, f32, &in, t, nullptr, 0, false, 0);
+    }
+    switch (c.subop) {
+    case KILN_ACT_RSQRT: // 4 Newton steps: within an ulp or so
+      rsqrt(y, x);
+      break;
+    case KILN_ACT_SQRT: { // x * 1/sqrt(x)
+      const View r = alignedView(scratch, out.n, out.c, out.h, out.w, f32);
+      rsqrt(r, x);
+      ar(KILN_BM_AR_MUL, y, f32, &x, f32, &r, f32, false, 0);
+      break;
+    }
+    case KILN_ACT_EXP:
+      exp(y, x, scratch);
+      break;
+    case KILN_ACT_SIGMOID:
+      sigmoid(y, x, scratch);
+      break;
+    case KILN_ACT_SILU: { // x * sigmoid(x)
+      const View g = alignedView(scratch, out.n, out.c, out.h, out.w, f32);
+      sigmoid(g, x, scratch + tensor);
+      ar(KILN_BM_AR_MUL, y, f32, &x, f32, &g, f32, false, 0);
+      break;
+    }
+    case KILN_ACT_TANH: // 2 sigmoid(2x) - 1
+      ar(KILN_BM_AR_MUL, y, f32, &x, f32, nullptr, f32, true, kiln_f32_bits(2.0f));
+      sigmoid(y, y, scratch);
+      ar(KILN_BM_AR_MUL, y, f32, &y, f32, nullptr, f32, true, kiln_f32_bits(2.0f));
+      ar(KILN_BM_AR_ADD, y, f32, &y, f32, nullptr, f32, true, kiln_f32_bits(-1.0f));
+      break;
+    }
+    if (t != f32)
+      ar(KILN_BM_AR_DATA_CONVERT, out, t, &y, f32, nullptr, 0, false, 0);
+  }
+
   void active(const kiln_tiu_cmd &c) {
     if (!isFloat(c.out.dtype))
       return activeInt8(c);
@@ -721,19 +852,12 @@ struct Lowering {
       ar(KILN_BM_AR_MAX, out, t, &out, t, nullptr, t, true, floatBits(t, 0.0f));
       return ar(KILN_BM_AR_MIN, out, t, &out, t, nullptr, t, true, floatBits(t, 1.0f));
     case KILN_ACT_RSQRT:
-    case KILN_ACT_SQRT: {
-      // The SFU's 1/sqrt(x) (4 Newton steps: within an ulp or so of the
-      // exact one); sqrt(x) = x * 1/sqrt(x), the latter beside the result.
-      if (t != KILN_DTYPE_F32)
-        return fail("a 16-bit sqrt or rsqrt (the SFU's 16-bit forms are not modelled yet)");
-      if (in.window || out.window)
-        return fail("a sqrt or rsqrt over a window of rows");
-      if (c.subop == KILN_ACT_RSQRT)
-        return rsqrt(out, in);
-      const View r = alignedView(scratchOf(c.out), out.n, out.c, out.h, out.w, t);
-      rsqrt(r, in);
-      return ar(KILN_BM_AR_MUL, out, t, &in, t, &r, t, false, 0);
-    }
+    case KILN_ACT_SQRT:
+    case KILN_ACT_EXP:
+    case KILN_ACT_SIGMOID:
+    case KILN_ACT_SILU:
+    case KILN_ACT_TANH:
+      return special(c);
     case KILN_ACT_LEAKY_RELU:
     case KILN_ACT_HARD_SWISH: {
       // Beside the result (lg::chipScratchBytes): a * x, or the gate.

@@ -127,14 +127,23 @@ uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t
     return mid + std::max<uint64_t>(mid, kiln_lmem_lane_bytes(n, c, h, w, bytes));
   }
   if (!tpu::isInt8Type(producer->getResult(0).getType())) {
-    // A leaky relu's a * x, a hard swish's gate or a sqrt's 1/sqrt(x),
-    // beside the result.
-    if (auto active = dyn_cast<tpu::ActiveOp>(producer))
-      return active.getMode() == top::ActiveMode::LeakyRelu ||
-                     active.getMode() == top::ActiveMode::HardSwish ||
-                     active.getMode() == top::ActiveMode::Sqrt
-                 ? kiln_lmem_lane_bytes(n, c, h, w, tpu::elementBytes(active.getType()))
-                 : 0;
+    if (auto active = dyn_cast<tpu::ActiveOp>(producer)) {
+      using top::ActiveMode;
+      const ActiveMode mode = active.getMode();
+      // A leaky relu's a * x or a hard swish's gate, beside the result.
+      if (mode == ActiveMode::LeakyRelu || mode == ActiveMode::HardSwish)
+        return kiln_lmem_lane_bytes(n, c, h, w, tpu::elementBytes(active.getType()));
+      // The SFU's functions (Bm1684xLowering.cpp special()), in f32: a
+      // 16-bit input widened, a silu's sigmoid, then exp's f32 and int32
+      // tensors and its coefficients, or a sqrt's 1/sqrt(x).
+      const bool exp = mode == ActiveMode::Exp || mode == ActiveMode::Sigmoid ||
+                       mode == ActiveMode::Silu || mode == ActiveMode::Tanh;
+      if (!exp && mode != ActiveMode::Sqrt && mode != ActiveMode::Rsqrt)
+        return 0;
+      const uint64_t tensors = (tpu::elementBytes(active.getType()) != 4) +
+                               (mode == ActiveMode::Silu) + (exp ? 2 : mode == ActiveMode::Sqrt);
+      return tensors * kiln_lmem_lane_bytes(n, c, h, w, 4) + (exp ? KILN_EU_BYTES : 0);
+    }
     // A float eltwise operand of one channel, broadcast to every lane.
     uint64_t bytes = 0;
     if (isa<tpu::EltwiseOp>(producer))

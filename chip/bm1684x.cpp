@@ -288,6 +288,30 @@ bool arIsUnary(uint64_t op) {
          op == KILN_BM_AR_DATA_CONVERT;
 }
 
+// RSQRT (eu 17), f32: the bit-level first guess 0x5f3759df - (bits >> 1),
+// the shift arithmetic (a negative input keeps its sign bit) and of the
+// bits as they are (a subnormal is not flushed for it), then
+// opd2_n_str + 1 Newton steps y * (1.5 - (x / 2 * y) * y), each operation an
+// f32 one that flushes subnormals (the simulator's modes); found by running
+// the simulator on random and special inputs, as the differential test does.
+float rsqrtNewton(float x, uint32_t steps) {
+  const uint32_t bits = kiln_f32_bits(x);
+  float y = kiln_f32_from_bits(0x5f3759dfu - ((bits >> 1) | (bits & 0x80000000u)));
+  const float half = chipMul(x, 0.5f);
+  for (uint32_t i = 0; i < steps; ++i)
+    y = chipMul(y, flushSubnormal(1.5f - chipMul(chipMul(half, y), y)));
+  return y;
+}
+
+// DIV (f32 only): (1/sqrt(|b|))^2 * (a, its sign bit flipped when b's is
+// set), the 1/sqrt the SFU's (opd2_n_str + 1 Newton steps), each product
+// rounded in this order (so a NaN's sign and payload come out as the chip's);
+// found on the simulator (within 2 ulp of a / b after 4 steps).
+float divideByRsqrt(float a, float b, uint32_t steps) {
+  const float r = rsqrtNewton(std::fabs(b), steps), r2 = chipMul(r, r);
+  return chipMul(r2, std::signbit(b) ? -a : a);
+}
+
 const char *runAr(const uint8_t *cmd, const Memories &mem) {
   kiln_bm_sar a;
   kiln_bm_sar_decode(cmd, &a);
@@ -351,6 +375,11 @@ const char *runAr(const uint8_t *cmd, const Memories &mem) {
   case KILN_BM_AR_AND: case KILN_BM_AR_OR: case KILN_BM_AR_XOR: case KILN_BM_AR_NOT:
   case KILN_BM_AR_ADD_SATU: case KILN_BM_AR_SUB_SATU: case KILN_BM_AR_MUL_SATU:
     if (isFloat) return "a bitwise or saturating AR op on floats";
+    break;
+  case KILN_BM_AR_DIV:
+    if (in0.type.prec != KILN_BM_PREC_FP32 || out.prec != KILN_BM_PREC_FP32 ||
+        in1.type.prec != KILN_BM_PREC_FP32)
+      return "an AR division not of f32 (the simulator divides only f32)";
     break;
   default: return "an AR op the model does not cover yet";
   }
@@ -417,6 +446,9 @@ const char *runAr(const uint8_t *cmd, const Memories &mem) {
             case KILN_BM_AR_SUB: r = chipSub(x, y); break;
             case KILN_BM_AR_MAX: r = x > y ? x : y; break;
             case KILN_BM_AR_MIN: r = x < y ? x : y; break;
+            case KILN_BM_AR_DIV: // the 1/sqrt's guess reads a subnormal's bits
+              r = divideByRsqrt(x, loadFloat(p1, in1.type), static_cast<uint32_t>(round) + 1);
+              break;
             default: break;
             }
             storeFloat(po, out, r);
@@ -1238,21 +1270,6 @@ const char *runTransBc(const uint8_t *cmd, const Memories &mem) {
 }
 
 // ---- sSFU ---------------------------------------------------------------------------
-
-// RSQRT (eu 17), f32: the bit-level first guess 0x5f3759df - (bits >> 1),
-// the shift arithmetic (a negative input keeps its sign bit) and of the
-// bits as they are (a subnormal is not flushed for it), then
-// opd2_n_str + 1 Newton steps y * (1.5 - (x / 2 * y) * y), each operation an
-// f32 one that flushes subnormals (the simulator's modes); found by running
-// the simulator on random and special inputs, as the differential test does.
-float rsqrtNewton(float x, uint32_t steps) {
-  const uint32_t bits = kiln_f32_bits(x);
-  float y = kiln_f32_from_bits(0x5f3759dfu - ((bits >> 1) | (bits & 0x80000000u)));
-  const float half = chipMul(x, 0.5f);
-  for (uint32_t i = 0; i < steps; ++i)
-    y = chipMul(y, flushSubnormal(1.5f - chipMul(chipMul(half, y), y)));
-  return y;
-}
 
 // TAYLOR (eu 13) and TAYLOR_4X (eu 12, the same values), f32: the
 // polynomial sum_k a_k x^k of opd1_n coefficients by Horner's rule from the

@@ -254,6 +254,7 @@ const ArCase kArCases[] = {
     {"sub_satu", KILN_BM_AR_SUB_SATU, false, true, false},
     {"mul_satu", KILN_BM_AR_MUL_SATU, false, true, false},
     {"data_convert", KILN_BM_AR_DATA_CONVERT, true, true, true},
+    {"div", KILN_BM_AR_DIV, true, false, false},
 };
 
 const uint32_t kFloatPrecs[] = {KILN_BM_PREC_FP32, KILN_BM_PREC_FP16, KILN_BM_PREC_BF16};
@@ -284,6 +285,7 @@ bool randomAr(std::mt19937_64 &g, const ArCase &c, bool floats, kiln_bm_sar *a) 
   Dims d{rnd(g, 1, 2), rnd(g, 1, 80), rnd(g, 1, 6), rnd(g, 1, 20)};
   a->res0_n = d.n, a->res0_c = d.c, a->res0_h = d.h, a->res0_w = d.w;
   uint32_t prec = floats ? pick(g, kFloatPrecs) : pick(g, kIntPrecs);
+  if (c.op == KILN_BM_AR_DIV) prec = KILN_BM_PREC_FP32; // the simulator asserts on others
   uint32_t inPrec = prec, outPrec = prec;
   bool s0 = rnd(g, 0, 1), s1 = rnd(g, 0, 1);
   if (c.op == KILN_BM_AR_MAX || c.op == KILN_BM_AR_MIN) s1 = s0; // the chip's rule
@@ -344,6 +346,7 @@ bool randomAr(std::mt19937_64 &g, const ArCase &c, bool floats, kiln_bm_sar *a) 
     a->opd2_addr = static_cast<uint8_t>(-static_cast<int>(rnd(g, 0, 15)));
     a->opd2_n_str = rnd(g, 0, 6);
   }
+  if (c.op == KILN_BM_AR_DIV) a->opd2_n_str = rnd(g, 0, 3); // Newton steps - 1
   return a->res0_addr != UINT32_MAX && a->opd0_addr != UINT32_MAX && a->opd1_addr != UINT32_MAX;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kiln/abi/bm1684x.h"
+#include "kiln/abi/bm1684x_cost.h"
 #include "kiln/abi/chip.h"
 #include "kiln/abi/quant.h"
 #include "parallel.h"
@@ -1358,6 +1359,53 @@ const char *runGdma(const uint8_t *cmd, size_t bytes, const Memories &mem) {
   case KILN_BM_CLASS_DMA_SYS: return nullptr;
   default: return "a GDMA class the model does not cover yet";
   }
+}
+
+// ---- Timing ------------------------------------------------------------------------
+
+const char *timeStreams(const uint8_t *tiu, size_t tiuBytes, const uint8_t *gdma,
+                        size_t gdmaBytes, StreamTiming *out) {
+  *out = StreamTiming{};
+  kiln_bm_walk walk;
+  kiln_bm_walk_init(&walk, tiu, tiuBytes, gdma, gdmaBytes);
+  // Per engine, (id, completion cycle) of the commands taken so far: ids
+  // rise along a stream, so a wait for id d is met by the first at or past d.
+  std::vector<std::pair<uint32_t, uint64_t>> done[2];
+  uint64_t engineFree[2] = {0, 0};
+  const uint8_t *cmd;
+  uint32_t bytes;
+  kiln_bm_class cls;
+  for (;;) {
+    const int e = kiln_bm_walk_next(&walk, &cmd, &bytes, &cls);
+    if (e == KILN_BM_WALK_END) break;
+    if (e == KILN_BM_WALK_BAD) return "a command of no form kiln runs";
+    if (e == KILN_BM_WALK_STUCK) return "a wait that is never met";
+    const uint32_t dep = kiln_bm_cmd_dep(cmd, static_cast<uint32_t>(e));
+    uint64_t start = engineFree[e];
+    if (dep) {
+      const auto &other = done[1 - e];
+      auto met = std::lower_bound(other.begin(), other.end(), std::make_pair(dep, uint64_t{0}));
+      if (met == other.end()) return "a wait that is never met";
+      start = std::max(start, met->second);
+    }
+    const uint64_t cycles = e == KILN_BM_ENGINE_TIU ? kiln_bm_tiu_cycles(cmd, cls)
+                                                   : kiln_bm_gdma_cycles(cmd, cls);
+    engineFree[e] = start + cycles;
+    done[e].push_back({kiln_bm_cmd_id(cmd, static_cast<uint32_t>(e)), engineFree[e]});
+    (e == KILN_BM_ENGINE_TIU ? out->tiuBusy : out->gdmaBusy) += cycles;
+    if (cls == KILN_BM_CLASS_DMA_TENSOR) {
+      kiln_gdma_cmd g;
+      kiln_bm_dma_tensor_as_record(cmd, &g);
+      const uint64_t moved = kiln_gdma_elems(&g) * kiln_dtype_bytes(g.dtype);
+      const bool fill = g.flags & KILN_GDMA_FLAG_FILL;
+      if (!fill && g.src_addr >= KILN_BM_DDR_BASE) out->ddrReadBytes += moved;
+      if (g.dst_addr >= KILN_BM_DDR_BASE) out->ddrWriteBytes += moved;
+      if ((!fill && g.src_addr >= KILN_BM_DDR_BASE) || g.dst_addr >= KILN_BM_DDR_BASE)
+        out->ddrBusBytes += kiln_gdma_bus_bytes(&g);
+    }
+  }
+  out->cycles = std::max(engineFree[0], engineFree[1]);
+  return nullptr;
 }
 
 } // namespace kiln::chip::bm1684x

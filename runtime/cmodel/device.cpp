@@ -207,6 +207,18 @@ void Device::runStreams(const kiln_submit_desc &desc) {
   if (why)
     return finish(fault(recordName(engine == KILN_BM_ENGINE_TIU ? KILN_ENGINE_TIU : KILN_ENGINE_GDMA,
                                    index) + ": " + why));
+  // The modelled time of what ran (kiln/abi/bm1684x_cost.h).
+  chip::bm1684x::StreamTiming timing;
+  if (const char *bad = chip::bm1684x::timeStreams(tiu.data(), tiu.size(), gdma.data(), gdma.size(),
+                                                   &timing))
+    return finish(fault(std::string("streams: ") + bad));
+  reg(KILN_REG_CYCLES_LO) = uint32_t(timing.cycles);
+  reg(KILN_REG_CYCLES_HI) = uint32_t(timing.cycles >> 32);
+  stats_.cycles += timing.cycles;
+  stats_.tiu_busy_cycles += timing.tiuBusy;
+  stats_.gdma_busy_cycles += timing.gdmaBusy;
+  stats_.ddr_read_bytes += timing.ddrReadBytes;
+  stats_.ddr_write_bytes += timing.ddrWriteBytes;
   finish(KILN_OK);
 }
 

@@ -14,6 +14,7 @@
 #include "kiln/abi/chip.h"
 #include "kiln/abi/cost.h"
 #include "kiln/bmodel_generated.h"
+#include "kiln/chip/bm1684x.h"
 #include "kiln/host/npz.h"
 #include "kiln/rt/kiln_rt.h"
 
@@ -434,14 +435,32 @@ int printProfile(const std::vector<uint8_t> &file, const kiln_bmodel_header &h,
       std::vector<kiln_tiu_cmd> tiu;
       std::vector<kiln_gdma_cmd> gdma;
       kiln_queue_timing t{};
-      if (!kiln::cli::groupRecords(file, h, *g, tiu, gdma) ||
-          kiln_schedule_queues(tiu.data(), tiu.size(), gdma.data(), gdma.size(), nullptr,
-                               nullptr, &t) != KILN_OK)
-        return kiln::cli::fail("inspect: group " + std::to_string(g->id()) +
-                    " has commands outside the blob or sync ids that never resolve");
       uint64_t ddr = 0;
-      for (const kiln_gdma_cmd &c : gdma)
-        ddr += kiln::cli::ddrBusBytes(c);
+      if (g->bm1684x_tiu_count()) {
+        // The chip's own commands, as the cmodel charges them (no bank
+        // conflicts modelled for them yet).
+        const auto *tr = g->bm1684x_tiu(), *gr = g->bm1684x_gdma();
+        auto inBlob = [&](const auto *r) {
+          return r && h.blob_offset <= file.size() && h.blob_size <= file.size() - h.blob_offset &&
+                 r->offset() <= h.blob_size && r->size() <= h.blob_size - r->offset();
+        };
+        chip::bm1684x::StreamTiming st;
+        if (!inBlob(tr) || !inBlob(gr) ||
+            chip::bm1684x::timeStreams(file.data() + h.blob_offset + tr->offset(), tr->size(),
+                                       file.data() + h.blob_offset + gr->offset(), gr->size(), &st))
+          return kiln::cli::fail("inspect: group " + std::to_string(g->id()) +
+                                 " has streams outside the blob or that cannot run");
+        t.total_cycles = st.cycles, t.tiu_busy = st.tiuBusy, t.gdma_busy = st.gdmaBusy;
+        ddr = st.ddrBusBytes;
+      } else {
+        if (!kiln::cli::groupRecords(file, h, *g, tiu, gdma) ||
+            kiln_schedule_queues(tiu.data(), tiu.size(), gdma.data(), gdma.size(), nullptr,
+                                 nullptr, &t) != KILN_OK)
+          return kiln::cli::fail("inspect: group " + std::to_string(g->id()) +
+                                 " has commands outside the blob or sync ids that never resolve");
+        for (const kiln_gdma_cmd &c : gdma)
+          ddr += kiln::cli::ddrBusBytes(c);
+      }
       uint32_t peak = 0;
       if (g->lmem())
         for (const fb::LmemAlloc *a : *g->lmem())

@@ -208,8 +208,8 @@ int kiln::cli::runMain() {
               (unsigned long long)ddrBytes, repeat > 1 ? " (totals over --repeat runs)" : "",
               runStats.groups_run, (unsigned long long)s.tiu_commands,
               (unsigned long long)s.gdma_commands);
-  // No cycle model charges BM1684X's commands yet (docs/DESIGN.md 4.1).
-  if (isa == KILN_ISA_KILN)
+  // Sophgo's simulator and a board report no cycles: the cmodel models them.
+  if (!sim && !board)
     std::printf(", %llu cycles (TIU busy %llu, GDMA busy %llu), DDR %llu bytes",
                 (unsigned long long)s.cycles, (unsigned long long)s.tiu_busy_cycles,
                 (unsigned long long)s.gdma_busy_cycles,

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <string>
 
@@ -54,6 +55,13 @@ uint64_t floatBits(uint32_t dtype, float f) {
   return dtype == KILN_DTYPE_F16    ? kiln_f32_bits_to_f16_bits(bits)
          : dtype == KILN_DTYPE_BF16 ? kiln_f32_bits_to_bf16_bits(bits)
                                     : bits;
+}
+
+/// The float a dtype's bits stand for (the low 16 for f16 and bf16).
+float floatOf(uint32_t dtype, uint64_t bits) {
+  return dtype == KILN_DTYPE_F16    ? kiln_f16_to_f32(uint16_t(bits))
+         : dtype == KILN_DTYPE_BF16 ? kiln_bf16_to_f32(uint16_t(bits))
+                                    : kiln_f32_from_bits(uint32_t(bits));
 }
 
 uint64_t groupsOf(uint64_t c) { return (c + KILN_NPU_NUM - 1) / KILN_NPU_NUM; }
@@ -159,9 +167,11 @@ struct Lowering {
 
   /// out = a (op) b over out's shape; b may be a constant (bits) or absent.
   /// An integer add/sub/mul's exact result may be shifted right by rshift,
-  /// rounded half away from zero, before it is stored.
+  /// rounded half away from zero, before it is stored; a DIV takes its
+  /// 1/sqrt's Newton steps.
   void ar(uint64_t op, const View &out, uint32_t outType, const View *a, uint32_t aType,
-          const View *b, uint32_t bType, bool bConst, uint64_t bBits, uint32_t rshift = 0) {
+          const View *b, uint32_t bType, bool bConst, uint64_t bBits, uint32_t rshift = 0,
+          uint32_t newtonSteps = 0) {
     kiln_bm_sar k{};
     tiuHeader(k, KILN_BM_TSK_AR, op);
     k.tsk_opd_num = b || bConst ? 2 : 1;
@@ -202,6 +212,8 @@ struct Lowering {
       k.opd2_addr = uint8_t(-int32_t(rshift));
       k.opd2_n_str = KILN_BM_ROUND_HALF_AWAY;
     }
+    if (op == KILN_BM_AR_DIV) // the 1/sqrt's Newton steps
+      k.opd2_n_str = newtonSteps - 1;
     push(tiu, k, KILN_BM_SAR_BYTES, kiln_bm_sar_encode);
   }
 
@@ -675,17 +687,60 @@ struct Lowering {
     return {viewOf(o), (o.flags & KILN_OPND_CONST) != 0, o.addr};
   }
 
+  /// Whether operand o is one value known here (an immediate, or a single
+  /// element loaded whole from the coefficients), and that value.
+  bool scalarOf(const kiln_tiu_operand &o, float *value) const {
+    if (o.flags & KILN_OPND_CONST) {
+      *value = floatOf(o.dtype, o.addr);
+      return true;
+    }
+    auto from = loadedFrom.find(o.addr);
+    const uint32_t bytes = kiln_dtype_bytes(o.dtype);
+    if (uint64_t(o.n) * o.c * o.h * o.w != 1 || !isFloat(o.dtype) || from == loadedFrom.end() ||
+        from->second + bytes > coeff.size())
+      return false;
+    uint32_t bits = 0;
+    memcpy(&bits, coeff.data() + from->second, bytes);
+    *value = floatOf(o.dtype, bits);
+    return true;
+  }
+
   void eltwise(const kiln_tiu_cmd &c) {
     static const uint64_t kOps[] = {KILN_BM_AR_ADD, KILN_BM_AR_SUB, KILN_BM_AR_MUL,
                                     KILN_BM_AR_MAX, KILN_BM_AR_MIN};
     if (!isFloat(c.out.dtype))
       return eltwiseInt8(c);
-    if (c.subop >= sizeof kOps / sizeof kOps[0])
-      return fail("elementwise div, pow and prelu (not yet)");
     Input a = input(c.in0), b = input(c.in1);
     const View out = viewOf(c.out);
+    const uint32_t t = c.out.dtype;
     if (a.isConst && b.isConst)
       return fail("an elementwise op of two constants");
+    uint64_t op = 0;
+    switch (c.subop) {
+    case KILN_ELT_DIV: {
+      if (a.isConst)
+        return fail("a constant divided by a tensor (not yet)");
+      float divisor;
+      if (scalarOf(c.in1, &divisor)) // a * (1 / b), the reciprocal exact to f32 here
+        return ar(KILN_BM_AR_MUL, out, t, &a.view, t, nullptr, t, true, floatBits(t, 1.0f / divisor));
+      op = KILN_BM_AR_DIV;
+      break;
+    }
+    case KILN_ELT_POW: {
+      // x^2 (a layer norm's variance, a detection head's squares); other
+      // exponents need the SFU's log (not yet).
+      float exponent;
+      if (a.isConst || !scalarOf(c.in1, &exponent) || exponent != 2.0f)
+        return fail("elementwise pow other than x^2 (not yet)");
+      return ar(KILN_BM_AR_MUL, out, t, &a.view, t, &a.view, t, false, 0);
+    }
+    case KILN_ELT_PRELU:
+      return fail("elementwise prelu (not yet)");
+    default:
+      if (c.subop >= sizeof kOps / sizeof kOps[0])
+        return fail("an elementwise kind kiln does not know");
+      op = kOps[c.subop];
+    }
     if (a.isConst) { // only b's side of the chip takes an immediate
       if (c.subop == KILN_ELT_SUB)
         return fail("a constant minus a tensor (not yet)");
@@ -711,8 +766,33 @@ struct Lowering {
         scratch += kiln_lmem_lane_bytes(spread.n, spread.c, spread.h, spread.w,
                                         kiln_dtype_bytes(c.out.dtype));
       }
-    ar(kOps[c.subop], out, c.out.dtype, &a.view, c.in0.dtype, b.isConst ? nullptr : &b.view,
-       c.in1.dtype, b.isConst, b.bits);
+    if (op != KILN_BM_AR_DIV)
+      return ar(op, out, t, &a.view, c.in0.dtype, b.isConst ? nullptr : &b.view, c.in1.dtype,
+                b.isConst, b.bits);
+    divide(out, t, a.view, b.view, scratch);
+  }
+
+  /// out = a / b by the chip's DIV: (1/sqrt|b|)^2 * a with the SFU's 1/sqrt
+  /// (4 Newton steps: within 2 ulp of a / b), f32 only: 16-bit operands are
+  /// widened into f32 beside the result (lg::chipScratchBytes) first.
+  void divide(const View &out, uint32_t t, View a, View b, uint64_t scratch) {
+    const uint32_t f32 = KILN_DTYPE_F32;
+    View y = out;
+    if (t != f32) {
+      if (out.window)
+        return fail("a 16-bit division writing a window of rows");
+      for (View *x : {&a, &b}) {
+        const View wide = alignedView(scratch, x->n, x->c, x->h, x->w, f32);
+        ar(KILN_BM_AR_DATA_CONVERT, wide, f32, x, t, nullptr, 0, false, 0);
+        scratch += kiln_lmem_lane_bytes(x->n, x->c, x->h, x->w, 4);
+        *x = wide;
+      }
+      y = a.n == out.n && a.c == out.c && a.h == out.h && a.w == out.w
+              ? a : alignedView(scratch, out.n, out.c, out.h, out.w, f32);
+    }
+    ar(KILN_BM_AR_DIV, y, f32, &a, f32, &b, f32, false, 0, 0, /*newtonSteps=*/4);
+    if (t != f32)
+      ar(KILN_BM_AR_DATA_CONVERT, out, t, &y, f32, nullptr, 0, false, 0);
   }
 
   /// An INT8 activation is a 256-entry table (out = table[(uint8)q]); one

@@ -144,13 +144,17 @@ uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t
                                (mode == ActiveMode::Silu) + (exp ? 2 : mode == ActiveMode::Sqrt);
       return tensors * kiln_lmem_lane_bytes(n, c, h, w, 4) + (exp ? KILN_EU_BYTES : 0);
     }
-    // A float eltwise operand of one channel, broadcast to every lane.
+    // A float eltwise operand of one channel, broadcast to every lane; a
+    // 16-bit division's operands and result widened to f32.
     uint64_t bytes = 0;
-    if (isa<tpu::EltwiseOp>(producer))
+    if (auto eltwise = dyn_cast<tpu::EltwiseOp>(producer)) {
       for (Value in : producer->getOperands())
         if (auto t = dyn_cast<RankedTensorType>(in.getType());
             t && t.getRank() >= 3 && t.getShape()[t.getRank() - 3] == 1 && c > 1)
           bytes += kiln_lmem_lane_bytes(n, c, h, w, tpu::elementBytes(in.getType()));
+      if (eltwise.getKind() == tpu::EltwiseKind::Div && tpu::elementBytes(eltwise.getType()) != 4)
+        bytes += 3 * kiln_lmem_lane_bytes(n, c, h, w, 4);
+    }
     return bytes;
   }
   if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(producer))

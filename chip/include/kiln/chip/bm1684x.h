@@ -31,6 +31,20 @@ struct Memories {
 const char *runTiu(const uint8_t *cmd, size_t bytes, const Memories &mem);
 const char *runGdma(const uint8_t *cmd, size_t bytes, const Memories &mem);
 
+// The modelled time of one group's two streams (kiln/abi/bm1684x_cost.h
+// charges each command): each engine runs its commands in order, a command
+// starting when its engine is free and the other engine has completed the
+// command it waits for. DDR bytes are those the copies read and write, and
+// the same in whole bursts (what cost.h's bus counts).
+struct StreamTiming {
+  uint64_t cycles = 0, tiuBusy = 0, gdmaBusy = 0;
+  uint64_t ddrReadBytes = 0, ddrWriteBytes = 0, ddrBusBytes = 0;
+};
+// nullptr, or why the streams cannot run (a command of no form kiln runs, a
+// wait that is never met).
+const char *timeStreams(const uint8_t *tiu, size_t tiuBytes, const uint8_t *gdma,
+                        size_t gdmaBytes, StreamTiming *out);
+
 } // namespace kiln::chip::bm1684x
 
 #endif

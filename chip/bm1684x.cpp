@@ -622,28 +622,34 @@ uint32_t icCube(uint32_t prec) {
 // One block of a 16-bit float MAC (f16/bf16 conv and matmul): the
 // products of `m` operand pairs (exact in f32) aligned to the largest one's
 // exponent E, cut toward zero below 2^(E-24), summed exactly, and the sum
-// rounded to f32 (ties even), subnormals flushed. a(j), b(j) give pair j.
+// rounded to f32 (ties even), subnormals flushed. a(j), b(j) give pair j,
+// already flushed.
 template <typename A, typename B>
 float macBlock(uint32_t m, A a, B b) {
   uint32_t bits[64];
   uint32_t maxExp = 0; // biased; 0: every product is zero
   for (uint32_t j = 0; j < m; ++j) {
-    bits[j] = kiln_f32_bits(chipMul(a(j), b(j)));
+    bits[j] = kiln_f32_bits(flushSubnormal(a(j) * b(j)));
     maxExp = std::max(maxExp, bits[j] >> 23 & 0xFFu);
   }
+  // Branch-free: product j, d = E - its exponent below the largest, is
+  // (significand << 1) >> d in units of 2^(E-24), 0 once d passes 25 (the
+  // shift capped at 63); a zero product has no significand.
   int64_t sum = 0;
-  for (uint32_t j = 0; maxExp && j < m; ++j) {
+  for (uint32_t j = 0; j < m; ++j) {
     const uint32_t exp = bits[j] >> 23 & 0xFFu;
-    if (!exp) continue;
-    // The significand in units of 2^(E-24).
-    const int64_t sig = (bits[j] & 0x7FFFFFu) | 0x800000u;
-    const int shift = static_cast<int>(exp) - static_cast<int>(maxExp) + 1;
-    const int64_t q = shift >= 0 ? sig << shift : shift > -32 ? sig >> -shift : 0;
-    sum += (bits[j] >> 31) ? -q : q;
+    const uint64_t sig = exp ? ((bits[j] & 0x7FFFFFu) | 0x800000u) : 0u;
+    const int64_t q = static_cast<int64_t>((sig << 1) >> std::min(maxExp - exp, 63u));
+    const int64_t neg = -static_cast<int64_t>(bits[j] >> 31);
+    sum += (q ^ neg) - neg;
   }
-  return sum == 0 ? 0.0f
-                  : flushSubnormal(static_cast<float>(std::ldexp(
-                        static_cast<double>(sum), static_cast<int>(maxExp) - 127 - 24)));
+  if (sum == 0) return 0.0f;
+  // sum * 2^(E-24) in double (exact: |sum| < 2^53, the power of two a
+  // normal double), then rounded once to f32.
+  const uint64_t scale = uint64_t(int64_t{maxExp} - 127 - 24 + 1023) << 52;
+  double unit;
+  std::memcpy(&unit, &scale, sizeof unit);
+  return flushSubnormal(static_cast<float>(static_cast<double>(sum) * unit));
 }
 
 // The filter per output channel and every output pixel's input window,
@@ -651,16 +657,19 @@ float macBlock(uint32_t m, A a, B b) {
 // column), then each output channel's sums over all pixels on the cmodel's
 // threads: sum(o, filter row, window) gives a pixel's value, store(n, o, oy,
 // ox, value) writes it.
+// With tapMajor the rows are (kernel row, column, input channel) instead,
+// so that a block of input channels at one tap is contiguous.
 template <typename T, typename Weight, typename Input, typename Sum, typename Store>
-void convSums(const Shape &is, const Shape &os, uint32_t kh, uint32_t kw, Weight weight,
-              Input input, Sum sum, Store store) {
+void convSums(const Shape &is, const Shape &os, uint32_t kh, uint32_t kw, bool tapMajor,
+              Weight weight, Input input, Sum sum, Store store) {
   const uint32_t taps = kh * kw, window = is.c * taps;
+  auto at = [&](uint32_t i, uint32_t t) { return tapMajor ? t * is.c + i : i * taps + t; };
   const uint64_t pixels = uint64_t{os.n} * os.h * os.w;
   std::vector<T> filter(size_t{os.c} * window), cols(pixels * window);
   for (uint32_t o = 0; o < os.c; ++o)
     for (uint32_t i = 0; i < is.c; ++i)
       for (uint32_t t = 0; t < taps; ++t)
-        filter[size_t{o} * window + i * taps + t] = weight(o, i, t / kw, t % kw);
+        filter[size_t{o} * window + at(i, t)] = weight(o, i, t / kw, t % kw);
   auto pixel = [&](uint64_t p, uint32_t *n, uint32_t *oy, uint32_t *ox) {
     *n = static_cast<uint32_t>(p / (uint64_t{os.h} * os.w));
     *oy = static_cast<uint32_t>(p / os.w % os.h), *ox = static_cast<uint32_t>(p % os.w);
@@ -670,7 +679,7 @@ void convSums(const Shape &is, const Shape &os, uint32_t kh, uint32_t kw, Weight
     pixel(p, &n, &oy, &ox);
     for (uint32_t i = 0; i < is.c; ++i)
       for (uint32_t t = 0; t < taps; ++t)
-        cols[p * window + i * taps + t] = input(n, i, oy, ox, t / kw, t % kw);
+        cols[p * window + at(i, t)] = input(n, i, oy, ox, t / kw, t % kw);
   }
   parallelFor(os.c, [&](size_t job) {
     const uint32_t o = static_cast<uint32_t>(job);
@@ -787,7 +796,7 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
       return loadInt(mem.lmem + (lc % KILN_NPU_NUM) * kLaneBytes + wOff + e, wt);
     };
     convSums<int32_t>(
-        is, os, kh, kw,
+        is, os, kh, kw, false,
         [&](uint32_t o, uint32_t i, uint32_t ky, uint32_t kx) {
           return static_cast<int32_t>(weightInt(o, i, ky, kx) - kzp);
         },
@@ -810,8 +819,9 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
   const uint32_t taps = kh * kw;
   // Operands are read flushed once here rather than per product (chipMul's
   // own flushing of them is then a no-op).
+  const bool sixteen = in.prec != KILN_BM_PREC_FP32;
   convSums<float>(
-      is, os, kh, kw,
+      is, os, kh, kw, /*tapMajor=*/sixteen,
       [&](uint32_t o, uint32_t i, uint32_t ky, uint32_t kx) { return flushSubnormal(weight(o, i, ky, kx)); },
       [&](uint32_t n, uint32_t i, uint32_t oy, uint32_t ox, uint32_t ky, uint32_t kx) {
         return flushSubnormal(input(n, i, int64_t{oy} * sh + int64_t{ky} * dilY,
@@ -839,9 +849,9 @@ const char *runConv(const uint8_t *cmd, const Memories &mem) {
         for (uint32_t i0 = 0; i0 < is.c; i0 += cube)
           for (uint32_t t = 0; t < taps; ++t) {
             const uint32_t m = std::min(cube, is.c - i0);
-            auto at = [&](uint32_t j) { return (i0 + j) * taps + t; };
-            acc = chipAdd(acc, macBlock(m, [&](uint32_t j) { return col[at(j)]; },
-                                        [&](uint32_t j) { return f[at(j)]; }));
+            const float *c0 = col + t * is.c + i0, *f0 = f + t * is.c + i0; // tap-major
+            acc = chipAdd(acc, macBlock(m, [&](uint32_t j) { return c0[j]; },
+                                        [&](uint32_t j) { return f0[j]; }));
           }
         return acc;
       },
@@ -968,8 +978,9 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
   const float pad = immediate(p.opd3_addr, in);
   const uint32_t dilY = static_cast<uint32_t>(p.opd1_y_ins0) + 1, dilX = static_cast<uint32_t>(p.opd1_x_ins0) + 1;
   const Window win = windowOf(p, is.h, is.w);
-  for (uint32_t n = 0; n < os.n; ++n)
-    for (uint32_t c = 0; c < os.c; ++c)
+  // Each image's channel on the cmodel's threads (its outputs are its own).
+  parallelFor(uint64_t{os.n} * os.c, [&](size_t job) {
+    const uint32_t n = static_cast<uint32_t>(job / os.c), c = static_cast<uint32_t>(job % os.c);
       for (uint32_t oy = 0; oy < os.h; ++oy)
         for (uint32_t ox = 0; ox < os.w; ++ox) {
           // Two accumulators take the bias and the window's products in
@@ -1011,6 +1022,7 @@ const char *runPord(const uint8_t *cmd, const Memories &mem) {
           if (!isMax) acc = used[1] ? narrow(chipAdd(sums[0], sums[1])) : sums[0];
           storeFloat(y.at(mem.lmem, n, c, oy, ox), out, isMax ? acc : flushSubnormal(acc));
         }
+  });
   return nullptr;
 }
 

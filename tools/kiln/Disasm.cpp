@@ -9,6 +9,7 @@
 
 #include "Disasm.h"
 
+#include "kiln/abi/bm1684x_cost.h"
 #include "kiln/abi/bm1684x_stream.h"
 
 #include <cstdio>
@@ -146,8 +147,11 @@ std::string cli::disassembleStream(const uint8_t *stream, uint64_t bytes, uint32
              std::to_string(at) + ")\n";
       break;
     }
+    const uint64_t cycles = engine == KILN_BM_ENGINE_TIU ? kiln_bm_tiu_cycles(stream + at, cls)
+                                                        : kiln_bm_gdma_cycles(stream + at, cls);
     out += indent + (engine == KILN_BM_ENGINE_TIU ? "tiu" : "gdma") + "[" +
-           std::to_string(index) + "] " + describe(stream + at, cls, engine) + "\n";
+           std::to_string(index) + "] " + describe(stream + at, cls, engine) + " (" +
+           std::to_string(cycles) + " cycles)\n";
     at += size;
     if (kiln_bm_is_end(stream + at - size, cls))
       break;

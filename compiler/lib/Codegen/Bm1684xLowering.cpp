@@ -122,12 +122,15 @@ struct LmemKnowledge {
 };
 
 struct Lowering {
-  Lowering(LmemKnowledge &known, const std::vector<uint8_t> &coeff)
-      : chipFilters(known.chipFilters), loadedFrom(known.loadedFrom), coeff(coeff) {}
+  Lowering(LmemKnowledge &known, const std::vector<uint8_t> &coeff,
+           const std::vector<ChipFilterCopy> &chipCopies)
+      : chipFilters(known.chipFilters), loadedFrom(known.loadedFrom), coeff(coeff),
+        chipCopies(chipCopies) {}
   std::vector<uint8_t> tiu, gdma;
   std::map<uint32_t, uint32_t> &chipFilters;
   std::map<uint32_t, uint64_t> &loadedFrom;
   const std::vector<uint8_t> &coeff;
+  const std::vector<ChipFilterCopy> &chipCopies;
   uint32_t tiuId = 0, gdmaId = 0;
   // Per kiln record id, the id of the last real command it became.
   std::map<uint32_t, uint32_t> lastTiu, lastGdma;
@@ -1148,13 +1151,38 @@ struct Lowering {
   /// A conv filter [1, oc, ic, taps] from DDR into the chip's IC-parallel
   /// layout: per output channel (lane), blocks of `cube` input channels,
   /// each block's taps in turn with its channels innermost; the channels
-  /// past ic zero. One copy for the whole blocks, one for the last partial
-  /// block and a fill of its padding.
+  /// past ic zero. From the filter's copy in that layout when it has one
+  /// (lg::kChipFilterAttr): one contiguous copy; else reordered on the way,
+  /// element by element: one copy for the whole blocks, one for the last
+  /// partial block and a fill of its padding.
   void filterLoad(const kiln_gdma_cmd &g, uint32_t cube) {
     if (g.dir != KILN_GDMA_DDR_TO_LMEM || (g.flags & KILN_GDMA_FLAG_FILL) || g.lmem_lane || g.n != 1)
       return fail("a conv filter load of an unexpected form");
     const uint32_t bytes = kiln_dtype_bytes(g.dtype), ic = g.h, taps = g.w, oc = g.c;
     const uint64_t plane = chipFilterPlane(ic, taps, bytes, cube) / bytes;
+    chipFilters[g.dst_addr] = cube;
+    // Output channels [o0, o0 + oc) of a filter with a copy in the chip's
+    // layout: one copy of whole rows, each output channel's plane.
+    const uint64_t row = uint64_t{ic} * taps * bytes;
+    for (const ChipFilterCopy &f : chipCopies)
+      if (f.block == cube && f.ic == ic && f.taps == taps && f.bytes == bytes &&
+          g.src_addr >= f.kilnOffset && (g.src_addr - f.kilnOffset) % row == 0 &&
+          (g.src_addr - f.kilnOffset) / row + oc <= f.oc && g.src_stride[1] == uint64_t{ic} * taps &&
+          g.src_stride[2] == taps && g.src_stride[3] == 1) {
+        const uint64_t padded = (uint64_t{ic} + cube - 1) / cube * cube * taps;
+        kiln_bm_dma_tensor t{};
+        header(t, g);
+        t.src_nsize = 1, t.src_csize = oc, t.src_hsize = 1, t.src_wsize = padded;
+        const uint64_t src = KILN_BM_DDR_BASE + f.chipOffset + (g.src_addr - f.kilnOffset) / row * padded * bytes;
+        const uint64_t dst = KILN_BM_LMEM_BASE + g.dst_addr;
+        t.src_start_addr_l32 = src & 0xFFFFFFFFu, t.src_start_addr_h8 = src >> 32;
+        t.dst_start_addr_l32 = dst & 0xFFFFFFFFu, t.dst_start_addr_h8 = dst >> 32;
+        t.src_nstride = uint64_t{oc} * padded, t.src_cstride = padded;
+        t.src_hstride = padded, t.src_wstride = 1;
+        t.dst_nstride = groupsOf(oc) * plane, t.dst_cstride = plane;
+        t.dst_hstride = padded, t.dst_wstride = 1;
+        return push(gdma, t, KILN_BM_DMA_TENSOR_BYTES, kiln_bm_dma_tensor_encode);
+      }
     const uint64_t ddrStride[4] = {uint64_t{cube} * g.src_stride[2], g.src_stride[1],
                                    g.src_stride[3], g.src_stride[2]};
     const uint64_t lmemStride[4] = {uint64_t{cube} * taps, plane, cube, 1};
@@ -1184,7 +1212,6 @@ struct Lowering {
       copy(1, rest, ic - rest, false);
       copy(1, cube - rest, ic, true);
     }
-    chipFilters[g.dst_addr] = cube;
   }
 
   /// What every copy of record g shares: id, wait, format, lane mask.
@@ -1256,7 +1283,7 @@ struct Lowering {
 std::string codegen::lowerToBm1684x(NetCode &net) {
   LmemKnowledge known;
   for (GroupCode &g : net.groups) {
-    Lowering l(known, net.coeff);
+    Lowering l(known, net.coeff, net.chipFilters);
     // The queues in an order that respects their sync ids, so that every id
     // a command waits for has been given a real id: a record waits for an
     // earlier record of the other queue.

@@ -6,6 +6,7 @@
 #include "kiln/Dialect/Tpu/Analysis/DdrLiveness.h"
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
+#include "kiln/LayerGroup/Slicing.h"
 #include "kiln/LayerGroup/StridedLoad.h"
 #include "kiln/Support/Names.h"
 #include "kiln/Support/Precision.h"
@@ -152,6 +153,33 @@ FailureOr<NetCode> codegen::generateNet(ModuleOp module, StringRef name) {
       return;
     }
     std::memcpy(net.coeff.data() + at, data->data(), data->size());
+    if (auto chip = w->getAttrOfType<ArrayAttr>(lg::kChipFilterAttr)) {
+      // The copy the chip's loads read: per output channel, blocks of
+      // `block` input channels, each block's taps in turn with its channels
+      // innermost, the channels past ic zero.
+      auto shape = cast<RankedTensorType>(w.getType()).getShape();
+      ChipFilterCopy f;
+      f.kilnOffset = at;
+      f.chipOffset = cast<IntegerAttr>(chip[0]).getInt();
+      f.block = cast<IntegerAttr>(chip[1]).getInt();
+      f.oc = shape[0], f.ic = shape[1], f.taps = shape[2] * shape[3];
+      f.bytes = tpu::elementBytes(w.getType());
+      const uint64_t icPadded = (f.ic + f.block - 1) / f.block * f.block;
+      if (data->size() != uint64_t{f.oc} * f.ic * f.taps * f.bytes ||
+          f.chipOffset + f.oc * icPadded * f.taps * f.bytes > net.coeff.size()) {
+        w.emitError("codegen: a chip-layout filter copy that does not fit");
+        badWeight = true;
+        return;
+      }
+      for (uint64_t o = 0; o < f.oc; ++o)
+        for (uint64_t i = 0; i < f.ic; ++i)
+          for (uint64_t t = 0; t < f.taps; ++t)
+            std::memcpy(net.coeff.data() + f.chipOffset +
+                            ((o * icPadded + i / f.block * f.block) * f.taps + t * f.block +
+                             i % f.block) * f.bytes,
+                        data->data() + ((o * f.ic + i) * f.taps + t) * f.bytes, f.bytes);
+      net.chipFilters.push_back(f);
+    }
     // A folded filter's zero taps and repeated blocks are no model bytes.
     auto modelBytes = w->getAttrOfType<IntegerAttr>(tpu::TpuDialect::modelBytesAttrName());
     net.minDdrBytes += modelBytes ? uint64_t(modelBytes.getInt()) : data->size();

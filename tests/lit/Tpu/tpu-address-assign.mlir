@@ -94,3 +94,21 @@ func.func @not_in_place(%arg0: tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32> {
   %2 = top.add %0, %1 : (tensor<1x64x8x8xf32>, tensor<1x64x8x8xf32>) -> tensor<1x64x8x8xf32>
   return %2 : tensor<1x64x8x8xf32>
 }
+
+// -----
+
+// isa: bm1684x: an f16 conv filter the chip reads in blocks of 32 input
+// channels gets a second copy in that layout right after it, 40 input
+// channels padded to 64: 8 x 64 x 9 x 2 bytes (9216); the bias, no filter,
+// gets none.
+// CHECK-LABEL: module attributes {kiln.isa = "bm1684x"
+// CHECK: top.weight {ddr_addr = [0], kiln.chip_filter = [8192, 32], value
+// CHECK: top.weight {ddr_addr = [20480], value
+module attributes {kiln.isa = "bm1684x"} {
+func.func @chip(%arg0: tensor<1x40x6x6xf16>) -> tensor<1x8x6x6xf16> {
+  %w = top.weight {value = dense<1.0> : tensor<8x40x3x3xf16>} : tensor<8x40x3x3xf16>
+  %b = top.weight {value = dense<0.5> : tensor<8xf16>} : tensor<8xf16>
+  %0 = tpu.conv2d %arg0, %w, %b {dilations = array<i64: 1, 1>, do_relu = false, group = 1 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x40x6x6xf16>, tensor<8x40x3x3xf16>, tensor<8xf16>) -> tensor<1x8x6x6xf16>
+  return %0 : tensor<1x8x6x6xf16>
+}
+}

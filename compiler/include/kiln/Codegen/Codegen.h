@@ -93,6 +93,14 @@ struct GroupCode {
   uint32_t bmTiuCount = 0, bmGdmaCount = 0;
 };
 
+/// isa: bm1684x: a conv filter's second copy in the chip's IC-parallel
+/// layout (lg::kChipFilterAttr), which the lowering loads instead of
+/// reordering kiln's copy on the way.
+struct ChipFilterCopy {
+  uint64_t kilnOffset = 0, chipOffset = 0; // DDR offsets: [oc][ic][taps], [oc][ic'][taps]
+  uint32_t oc = 0, ic = 0, taps = 0, block = 0, bytes = 0;
+};
+
 struct NetCode {
   std::string name;
   std::vector<TensorDesc> inputs, outputs, tensors;
@@ -100,6 +108,7 @@ struct NetCode {
   uint64_t activationPeak = 0; // bytes of the largest set of buffers live at once
   std::vector<DdrBufferDesc> buffers;
   std::vector<uint8_t> coeff;
+  std::vector<ChipFilterCopy> chipFilters;
   std::vector<GroupCode> groups;
   std::vector<Resident> residents;
   uint64_t macs = 0, minDdrBytes = 0;

@@ -210,6 +210,11 @@ bool emitsChipCommands(mlir::Operation *op);
 /// layout of kiln/abi/bm1684x.h), else 1. Its LMEM then holds ic padded to
 /// a multiple of it, per output channel.
 uint32_t chipFilterIcAlign(mlir::Operation *op, int operandNumber);
+/// On a top.weight whose every reader is such a filter: [DDR offset, block]
+/// of a second copy in the chip's IC-parallel layout, [oc][ic padded to the
+/// block][kh*kw] with the block's channels innermost (tpu-address-assign
+/// places it, codegen writes it, the BM1684X lowering loads it whole).
+constexpr llvm::StringLiteral kChipFilterAttr = "kiln.chip_filter";
 /// Per-lane LMEM that BM1684X's commands for `producer` need beside a slice
 /// [n, c, h, w] of its result, when the module carries them: the int32
 /// intermediates of INT8 ops (a conv's accumulators and requant table, an

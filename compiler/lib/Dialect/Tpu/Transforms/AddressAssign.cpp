@@ -13,6 +13,7 @@
 #include "kiln/Dialect/Top/IR/TopOps.h"
 #include "kiln/Dialect/Tpu/Analysis/DdrLiveness.h"
 #include "kiln/Dialect/Tpu/IR/TpuTypes.h"
+#include "kiln/LayerGroup/Slicing.h"
 #include "kiln/abi/chip.h"
 #include "mlir/IR/Builders.h"
 
@@ -28,6 +29,28 @@ namespace {
 
 uint64_t alignDdr(uint64_t v) {
   return (v + KILN_DDR_ALIGN - 1) / KILN_DDR_ALIGN * KILN_DDR_ALIGN;
+}
+
+/// The IC-parallel block every reader of w (through its loads) takes it in
+/// as a BM1684X conv filter (lg::chipFilterIcAlign), or 0 when some reader
+/// does not or w is no [oc, ic, kh, kw] filter.
+uint32_t chipFilterBlock(top::WeightOp w) {
+  uint32_t block = 0;
+  bool other = false;
+  auto visit = [&](OpOperand &use) {
+    const uint32_t b = lg::chipFilterIcAlign(use.getOwner(), use.getOperandNumber());
+    if (b <= 1 || (block && b != block))
+      other = true;
+    block = b;
+  };
+  for (OpOperand &use : w->getUses()) {
+    if (auto load = dyn_cast<tpu::LoadOp>(use.getOwner()))
+      for (OpOperand &u : load->getUses())
+        visit(u);
+    else
+      visit(use);
+  }
+  return !other && cast<RankedTensorType>(w.getType()).getRank() == 4 ? block : 0;
 }
 
 struct Interval {
@@ -102,6 +125,16 @@ struct AddressAssignPass
       w->setAttr("ddr_addr", b.getI64ArrayAttr({(int64_t)coeff}));
       addr[w] = coeff;
       coeff = alignDdr(coeff + tpu::tensorBytes(w.getOutput()));
+      // isa: bm1684x: a conv filter the chip reads in its IC-parallel layout
+      // gets a second copy laid out so (codegen writes it), which its loads
+      // read whole instead of gathering kiln's layout element by element.
+      if (const uint32_t cube = chipFilterBlock(w)) {
+        auto shape = cast<RankedTensorType>(w.getType()).getShape();
+        const uint64_t oc = shape[0], ic = shape[1], taps = shape[2] * shape[3];
+        w->setAttr(lg::kChipFilterAttr, b.getI64ArrayAttr({(int64_t)coeff, (int64_t)cube}));
+        coeff = alignDdr(coeff + oc * ((ic + cube - 1) / cube * cube) * taps *
+                                     tpu::elementBytes(w.getType()));
+      }
     });
     const uint64_t neuronBase = alignDdr(coeff);
 

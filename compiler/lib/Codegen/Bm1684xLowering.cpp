@@ -598,9 +598,47 @@ struct Lowering {
     }
   }
 
+  /// A grouped float conv: per image, group and the part of the group's
+  /// output channels in one lane group, an sCONV from the group's first
+  /// input channel's lane to its first output channel's lane (the filter
+  /// and bias on the output channels' lanes, as the chip reads them). A
+  /// 16-bit one only with 1x1 kernels (attention's matmuls): then kiln's
+  /// filter rows are the chip's IC-parallel ones, blocks of input channels
+  /// one after another (the chip reads no padding past ic).
+  void groupedConv(const kiln_tiu_cmd &c) {
+    if (!isFloat(c.in0.dtype))
+      return fail("a grouped INT8 convolution (not yet)");
+    if (c.in0.dtype != KILN_DTYPE_F32 && c.kh * c.kw != 1)
+      return fail("a grouped 16-bit convolution with a kernel larger than 1x1 (not yet)");
+    if (c.in0.dtype != KILN_DTYPE_F32 && (c.flags & KILN_TIU_FLAG_HAS_BIAS) &&
+        c.in2.dtype != KILN_DTYPE_F32)
+      return fail("an f16/bf16 convolution with a 16-bit bias (the chip's is f32)");
+    if (c.out.plane_h && c.out.plane_h != c.out.h)
+      return fail("a convolution writing a window of rows");
+    const uint32_t icg = c.in0.c / c.groups, ocg = c.out.c / c.groups;
+    auto lane = [](uint32_t channel) { return uint64_t{channel % KILN_NPU_NUM} << KILN_BM_LANE_SHIFT; };
+    const uint64_t inPlane = planeBytes(c.in0);
+    for (uint32_t n = 0; n < c.out.n; ++n)
+      for (uint32_t gi = 0; gi < c.groups; ++gi)
+        for (uint32_t a = gi * ocg; a < (gi + 1) * ocg;) {
+          const uint32_t b = std::min((gi + 1) * ocg, (a / KILN_NPU_NUM + 1) * KILN_NPU_NUM);
+          const uint32_t i0 = gi * icg;
+          kiln_bm_sconv k = convCommand(c, n, a, b - a, outChunk(c, n, a) + lane(a),
+                                        precOf(c.out.dtype), planeBytes(c.in1));
+          k.opd0_c = icg;
+          k.opd0_addr += i0 / KILN_NPU_NUM * inPlane + lane(i0);
+          k.opd1_addr += lane(a);
+          floatBias(k, c, a);
+          if (!k.opd2_const)
+            k.opd2_addr += lane(a);
+          push(tiu, k, KILN_BM_SCONV_BYTES, kiln_bm_sconv_encode);
+          a = b;
+        }
+  }
+
   void conv(const kiln_tiu_cmd &c) {
     if (c.groups != 1)
-      return fail("grouped convolution");
+      return groupedConv(c);
     // f16/bf16 and INT8 filters: the chip reads blocks of 32 or 64 input
     // channels per tap.
     uint64_t filterPlane = planeBytes(c.in1);
@@ -632,8 +670,9 @@ struct Lowering {
     // The depthwise datapath sums in the input's format, from a bias of it.
     if ((c.flags & KILN_TIU_FLAG_HAS_BIAS) && c.in2.dtype != c.in0.dtype)
       return fail("a depthwise convolution whose bias is not of its input's format");
-    if (viewOf(c.in0).window || (c.out.plane_h && c.out.plane_h != c.out.h))
-      return fail("a depthwise convolution over a window of rows");
+    // One image's lane group at a time: a window of rows of taller planes
+    // is then rows in a row in each lane, from the window's first one (the
+    // planes' stride only separates images and lane groups).
     perImageAndLaneGroup(c, [&](uint32_t n, uint32_t c0, uint32_t count) {
       kiln_bm_spord k =
           depthwiseCommand(c, n, c0, count, outChunk(c, n, c0), precOf(c.in0.dtype));
@@ -858,10 +897,45 @@ struct Lowering {
     ar(KILN_BM_AR_MIN, out, t, &out, t, nullptr, t, true, int8Bits(hi));
   }
 
+  /// out = erfc(z) for z >= 0 (f32 alignEU tensors; out may be z) by
+  /// Numerical Recipes' Chebyshev fit, the one whose ten coefficients the
+  /// chip's firmware keeps in static memory (FACTS.md 5.2): t = 1 / (1 + z/2)
+  /// (1/sqrt squared: 1 + z/2 >= 1), erfc = t * e^(-z^2 + P(t)) with P the
+  /// SFU's Taylor series of the ten; relative error below 1.2e-7. Uses two
+  /// tensors at `scratch`, then exp's scratch.
+  void erfc(const View &out, const View &z, uint64_t scratch) {
+    const uint32_t f32 = KILN_DTYPE_F32;
+    const uint64_t tensor = kiln_lmem_lane_bytes(out.n, out.c, out.h, out.w, 4);
+    const View t = alignedView(scratch, out.n, out.c, out.h, out.w, f32);
+    const View p = alignedView(scratch + tensor, out.n, out.c, out.h, out.w, f32);
+    ar(KILN_BM_AR_MUL, t, f32, &z, f32, nullptr, f32, true, kiln_f32_bits(0.5f));
+    ar(KILN_BM_AR_ADD, t, f32, &t, f32, nullptr, f32, true, kiln_f32_bits(1.0f));
+    rsqrt(p, t);
+    ar(KILN_BM_AR_MUL, t, f32, &p, f32, &p, f32, false, 0);
+    static const float kErfc[10] = {-1.26551223f, 1.00002368f, 0.37409196f, 0.09678418f,
+                                    -0.18628806f, 0.27886807f, -1.13520398f, 1.48851587f,
+                                    -0.82215223f, 0.17087277f};
+    // exp's scratch starts after p; its coefficient area serves P first.
+    const uint64_t expScratch = scratch + 2 * tensor;
+    taylor(p, t, kErfc, 10, expScratch + 2 * tensor);
+    ar(KILN_BM_AR_MUL, out, f32, &z, f32, &z, f32, false, 0);
+    ar(KILN_BM_AR_SUB, out, f32, &p, f32, &out, f32, false, 0);
+    exp(out, out, expScratch);
+    ar(KILN_BM_AR_MUL, out, f32, &out, f32, &t, f32, false, 0);
+  }
+
+  /// out = v with x's sign bit (v >= 0): the bits of v or those of x masked.
+  void copySign(const View &out, const View &v, const View &x, const View &tmp) {
+    const uint32_t i32 = KILN_DTYPE_INT32;
+    ar(KILN_BM_AR_AND, tmp, i32, &x, i32, nullptr, i32, true, int32Bits(int32_t(0x80000000u)));
+    ar(KILN_BM_AR_OR, out, i32, &v, i32, &tmp, i32, false, 0);
+  }
+
   /// The SFU's functions, computed in f32: a 16-bit tensor is widened into
   /// f32 beside the result first and narrowed into it at the end. Beside
   /// the result (lg::chipScratchBytes): the f32 input (16-bit only), the
-  /// silu's sigmoid (silu only), then exp's scratch (sqrt's 1/sqrt(x)).
+  /// silu's sigmoid (silu only) or erf's and gelu's two tensors and erfc's
+  /// two, then exp's scratch (sqrt's 1/sqrt(x)).
   void special(const kiln_tiu_cmd &c) {
     View in = viewOf(c.in0), out = viewOf(c.out);
     if (in.window || out.window)
@@ -903,6 +977,28 @@ struct Lowering {
       ar(KILN_BM_AR_MUL, y, f32, &y, f32, nullptr, f32, true, kiln_f32_bits(2.0f));
       ar(KILN_BM_AR_ADD, y, f32, &y, f32, nullptr, f32, true, kiln_f32_bits(-1.0f));
       break;
+    case KILN_ACT_ERF:
+    case KILN_ACT_GELU: {
+      // erf(x) = sign(x) (1 - erfc|x|); gelu(x) = x (1/2 + sign(x) (1/2 -
+      // erfc(|x| / sqrt 2) / 2)), the sign copied as a bit (sign(-0) too).
+      const bool gelu = c.subop == KILN_ACT_GELU;
+      const View g = alignedView(scratch, out.n, out.c, out.h, out.w, f32);
+      const View z = alignedView(scratch + tensor, out.n, out.c, out.h, out.w, f32);
+      ar(KILN_BM_AR_ABS, z, f32, &x, f32, nullptr, 0, false, 0);
+      if (gelu)
+        ar(KILN_BM_AR_MUL, z, f32, &z, f32, nullptr, f32, true, kiln_f32_bits(0.70710678f));
+      erfc(z, z, scratch + 2 * tensor);
+      ar(KILN_BM_AR_MUL, g, f32, &z, f32, nullptr, f32, true, kiln_f32_bits(gelu ? -0.5f : -1.0f));
+      ar(KILN_BM_AR_ADD, g, f32, &g, f32, nullptr, f32, true, kiln_f32_bits(gelu ? 0.5f : 1.0f));
+      copySign(g, g, x, z);
+      if (!gelu) {
+        ar(KILN_BM_AR_COPY, y, f32, &g, f32, nullptr, 0, false, 0);
+        break;
+      }
+      ar(KILN_BM_AR_ADD, g, f32, &g, f32, nullptr, f32, true, kiln_f32_bits(0.5f));
+      ar(KILN_BM_AR_MUL, y, f32, &x, f32, &g, f32, false, 0);
+      break;
+    }
     }
     if (t != f32)
       ar(KILN_BM_AR_DATA_CONVERT, out, t, &y, f32, nullptr, 0, false, 0);
@@ -940,6 +1036,8 @@ struct Lowering {
     case KILN_ACT_SIGMOID:
     case KILN_ACT_SILU:
     case KILN_ACT_TANH:
+    case KILN_ACT_ERF:
+    case KILN_ACT_GELU:
       return special(c);
     case KILN_ACT_LEAKY_RELU:
     case KILN_ACT_HARD_SWISH: {

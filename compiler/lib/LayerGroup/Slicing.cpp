@@ -134,14 +134,17 @@ uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t
       if (mode == ActiveMode::LeakyRelu || mode == ActiveMode::HardSwish)
         return kiln_lmem_lane_bytes(n, c, h, w, tpu::elementBytes(active.getType()));
       // The SFU's functions (Bm1684xLowering.cpp special()), in f32: a
-      // 16-bit input widened, a silu's sigmoid, then exp's f32 and int32
-      // tensors and its coefficients, or a sqrt's 1/sqrt(x).
-      const bool exp = mode == ActiveMode::Exp || mode == ActiveMode::Sigmoid ||
+      // 16-bit input widened, a silu's sigmoid or erf's four tensors, then
+      // exp's f32 and int32 tensors and its coefficients, or a sqrt's
+      // 1/sqrt(x).
+      const bool erf = mode == ActiveMode::Erf || mode == ActiveMode::Gelu;
+      const bool exp = erf || mode == ActiveMode::Exp || mode == ActiveMode::Sigmoid ||
                        mode == ActiveMode::Silu || mode == ActiveMode::Tanh;
       if (!exp && mode != ActiveMode::Sqrt && mode != ActiveMode::Rsqrt)
         return 0;
       const uint64_t tensors = (tpu::elementBytes(active.getType()) != 4) +
-                               (mode == ActiveMode::Silu) + (exp ? 2 : mode == ActiveMode::Sqrt);
+                               (mode == ActiveMode::Silu) + (erf ? 4 : 0) +
+                               (exp ? 2 : mode == ActiveMode::Sqrt);
       return tensors * kiln_lmem_lane_bytes(n, c, h, w, 4) + (exp ? KILN_EU_BYTES : 0);
     }
     // A float eltwise operand of one channel, broadcast to every lane; a

@@ -113,10 +113,14 @@ uint64_t planeBytes(const kiln_tiu_operand &o) {
 
 /// What LMEM holds across groups, as far as the lowering needs it.
 struct LmemKnowledge {
-  // LMEM addresses (lane 0) that hold a conv filter in the chip's IC-parallel
-  // layout, loaded so by an earlier copy of this group or a prefetch of an
-  // earlier one, with the block of input channels it was laid out in.
-  std::map<uint32_t, uint32_t> chipFilters;
+  // LMEM addresses (lane 0) that hold a conv filter for the chip, loaded by
+  // an earlier copy of this group or a prefetch of an earlier one: the block
+  // of input channels it was laid out in (0: copied as it was, through a
+  // strided view) and the [ic, taps] rows the copy saw.
+  struct LaidFilter {
+    uint32_t block, ic, taps;
+  };
+  std::map<uint32_t, LaidFilter> chipFilters;
   // LMEM address -> the coefficient offset last loaded there whole.
   std::map<uint32_t, uint64_t> loadedFrom;
 };
@@ -127,7 +131,7 @@ struct Lowering {
       : chipFilters(known.chipFilters), loadedFrom(known.loadedFrom), coeff(coeff),
         chipCopies(chipCopies) {}
   std::vector<uint8_t> tiu, gdma;
-  std::map<uint32_t, uint32_t> &chipFilters;
+  std::map<uint32_t, LmemKnowledge::LaidFilter> &chipFilters;
   std::map<uint32_t, uint64_t> &loadedFrom;
   const std::vector<uint8_t> &coeff;
   const std::vector<ChipFilterCopy> &chipCopies;
@@ -647,7 +651,13 @@ struct Lowering {
       if (laid == chipFilters.end())
         return fail("an f16/bf16/INT8 convolution whose filter is not loaded from the "
                     "coefficients (formed on chip: not yet)");
-      filterPlane = chipFilterPlane(c.in1.h, c.in1.w, kiln_dtype_bytes(c.in1.dtype), laid->second);
+      const LmemKnowledge::LaidFilter &f = laid->second;
+      if (f.block ? f.ic != c.in1.h || f.taps != c.in1.w
+                  : c.kh * c.kw != 1 || uint64_t{f.ic} * f.taps != c.in1.h)
+        return fail("an f16/bf16/INT8 convolution whose filter is read through a strided view "
+                    "other than a 1x1 conv's rows (not yet)");
+      filterPlane = f.block ? chipFilterPlane(c.in1.h, c.in1.w, kiln_dtype_bytes(c.in1.dtype), f.block)
+                            : planeBytes(c.in1);
     }
     if (!isFloat(c.in0.dtype))
       return convInt8(c, filterPlane);
@@ -1258,7 +1268,7 @@ struct Lowering {
       return fail("a conv filter load of an unexpected form");
     const uint32_t bytes = kiln_dtype_bytes(g.dtype), ic = g.h, taps = g.w, oc = g.c;
     const uint64_t plane = chipFilterPlane(ic, taps, bytes, cube) / bytes;
-    chipFilters[g.dst_addr] = cube;
+    chipFilters[g.dst_addr] = {cube, ic, taps};
     // Output channels [o0, o0 + oc) of a filter with a copy in the chip's
     // layout: one copy of whole rows, each output channel's plane.
     const uint64_t row = uint64_t{ic} * taps * bytes;
@@ -1325,7 +1335,13 @@ struct Lowering {
   }
 
   void lowerGdma(const kiln_gdma_cmd &g, uint32_t icAlign) {
-    if (icAlign > 1) {
+    // A filter read through a strided view (an attention's transposed
+    // operand: its [ic, taps] rows split as the view needs) is no [oc, ic,
+    // taps] block to reorder: it is copied as it is, marked 0, and only a
+    // 1x1 conv, whose rows are the chip's, may read it (conv()).
+    const bool plainFilter = g.src_stride[3] == 1 && g.src_stride[2] == g.w &&
+                             g.src_stride[1] == uint64_t{g.h} * g.w;
+    if (icAlign > 1 && plainFilter) {
       filterLoad(g, icAlign);
       lastGdma[g.cmd_id] = gdmaId;
       return;
@@ -1336,6 +1352,8 @@ struct Lowering {
       if (g.dir == KILN_GDMA_DDR_TO_LMEM && !(g.flags & KILN_GDMA_FLAG_FILL) && !g.lmem_lane)
         loadedFrom[g.dst_addr] = g.src_addr;
     }
+    if (icAlign > 1)
+      chipFilters[g.dst_addr] = {0, g.h, g.w};
     kiln_bm_dma_tensor t{};
     header(t, g);
     t.src_nsize = g.n, t.src_csize = g.c, t.src_hsize = g.h, t.src_wsize = g.w;

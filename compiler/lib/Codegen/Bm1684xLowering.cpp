@@ -172,6 +172,20 @@ struct Lowering {
 
   // ---- TIU -----------------------------------------------------------------
 
+  /// An sAR of op writing out (its strides) in outType, operands signed.
+  kiln_bm_sar arCommand(uint64_t op, const View &out, uint32_t outType) {
+    kiln_bm_sar k{};
+    tiuHeader(k, KILN_BM_TSK_AR, op);
+    k.res0_prec = precOf(outType);
+    k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
+    k.res0_n = out.n, k.res0_c = out.c, k.res0_h = out.h, k.res0_w = out.w;
+    k.res0_str = KILN_BM_LAYOUT_STRIDE;
+    k.res0_addr = out.addr;
+    k.res0_n_str = out.str[0], k.res0_c_str = out.str[1];
+    k.res0_h_str = out.str[2], k.res0_w_str = out.str[3];
+    return k;
+  }
+
   /// out = a (op) b over out's shape; b may be a constant (bits) or absent.
   /// An integer add/sub/mul's exact result may be shifted right by rshift,
   /// rounded half away from zero, before it is stored; a DIV takes its
@@ -179,18 +193,10 @@ struct Lowering {
   void ar(uint64_t op, const View &out, uint32_t outType, const View *a, uint32_t aType,
           const View *b, uint32_t bType, bool bConst, uint64_t bBits, uint32_t rshift = 0,
           uint32_t newtonSteps = 0) {
-    kiln_bm_sar k{};
-    tiuHeader(k, KILN_BM_TSK_AR, op);
+    kiln_bm_sar k = arCommand(op, out, outType);
     k.tsk_opd_num = b || bConst ? 2 : 1;
-    k.res0_prec = precOf(outType);
     k.opd0_prec = precOf(aType);
     k.opd1_prec = precOf(bConst || !b ? aType : bType);
-    k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
-    k.res0_n = out.n, k.res0_c = out.c, k.res0_h = out.h, k.res0_w = out.w;
-    k.res0_str = KILN_BM_LAYOUT_STRIDE;
-    k.res0_addr = out.addr;
-    k.res0_n_str = out.str[0], k.res0_c_str = out.str[1];
-    k.res0_h_str = out.str[2], k.res0_w_str = out.str[3];
     // A dimension of 1 against a longer one of the result broadcasts.
     auto strides = [&](const View &v, uint64_t s[4]) {
       const uint64_t dims[4] = {v.n, v.c, v.h, v.w}, outDims[4] = {out.n, out.c, out.h, out.w};
@@ -237,16 +243,9 @@ struct Lowering {
 
   /// Every element of out = one immediate (sAR COPY of a constant).
   void fill(const View &out, uint32_t dtype, uint64_t bits) {
-    kiln_bm_sar k{};
-    tiuHeader(k, KILN_BM_TSK_AR, KILN_BM_AR_COPY);
+    kiln_bm_sar k = arCommand(KILN_BM_AR_COPY, out, dtype);
     k.tsk_opd_num = 1;
-    k.res0_prec = k.opd0_prec = k.opd1_prec = precOf(dtype);
-    k.opd0_sign = k.opd1_sign = k.opd2_sign = 1;
-    k.res0_n = out.n, k.res0_c = out.c, k.res0_h = out.h, k.res0_w = out.w;
-    k.res0_str = KILN_BM_LAYOUT_STRIDE;
-    k.res0_addr = out.addr;
-    k.res0_n_str = out.str[0], k.res0_c_str = out.str[1];
-    k.res0_h_str = out.str[2], k.res0_w_str = out.str[3];
+    k.opd0_prec = k.opd1_prec = precOf(dtype);
     k.opd0_const = 1;
     k.opd0_addr = bits;
     push(tiu, k, KILN_BM_SAR_BYTES, kiln_bm_sar_encode);

@@ -552,11 +552,9 @@ struct Lowering {
   /// record's scatter form is then window position iy * s + pad' - (k-1-ky)
   /// * d of the gather form.
   void deconv(const kiln_tiu_cmd &c) {
-    if (c.groups != 1)
-      return fail("grouped transposed convolution");
     kiln_tiu_cmd cc = c;
     // Padding before and after along one axis; false past the 4-bit fields.
-    auto pads = [](uint32_t in, uint32_t out, uint32_t k, uint32_t s, uint32_t d, uint32_t pad,
+    auto pads = [](uint32_t in, uint32_t out, uint32_t k, uint32_t s, uint32_t d, int64_t pad,
                    uint16_t *before, uint16_t *after) {
       const int64_t reach = int64_t{d} * (k - 1);
       const int64_t lo = reach - pad, hi = int64_t{out} + reach - ((int64_t{in} - 1) * s + 1) - lo;
@@ -565,7 +563,21 @@ struct Lowering {
       *before = uint16_t(lo), *after = uint16_t(std::max<int64_t>(hi, 0));
       return true;
     };
-    if (!pads(c.in0.h, c.out.h, c.kh, c.stride_h, c.dil_h, c.pad_top, &cc.pad_top, &cc.pad_bottom) ||
+    // A slice whose first output row needs none of the first input rows
+    // (its window would start past them): those rows are skipped, the
+    // input becoming a window of its rows.
+    const int64_t lateRows = int64_t{c.pad_top} - int64_t{c.dil_h} * (c.kh - 1);
+    int64_t padTop = c.pad_top;
+    if (lateRows > 0 && c.stride_h > 0) {
+      const uint32_t skip = uint32_t((lateRows + c.stride_h - 1) / c.stride_h);
+      if (skip >= c.in0.h)
+        return fail("a transposed convolution slice that reads none of its input");
+      cc.in0.plane_h = c.in0.plane_h ? c.in0.plane_h : c.in0.h;
+      cc.in0.addr += skip * c.in0.w * kiln_dtype_bytes(c.in0.dtype);
+      cc.in0.h -= skip;
+      padTop -= int64_t{skip} * c.stride_h;
+    }
+    if (!pads(cc.in0.h, c.out.h, c.kh, c.stride_h, c.dil_h, padTop, &cc.pad_top, &cc.pad_bottom) ||
         !pads(c.in0.w, c.out.w, c.kw, c.stride_w, c.dil_w, c.pad_left, &cc.pad_left, &cc.pad_right))
       return fail("a transposed convolution whose stride or padding the chip's fields cannot "
                   "express");

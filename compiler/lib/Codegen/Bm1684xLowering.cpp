@@ -617,14 +617,14 @@ struct Lowering {
   /// output channels in one lane group, an sCONV from the group's first
   /// input channel's lane to its first output channel's lane (the filter
   /// and bias on the output channels' lanes, as the chip reads them). A
-  /// 16-bit one only with 1x1 kernels (attention's matmuls): then kiln's
-  /// filter rows are the chip's IC-parallel ones, blocks of input channels
-  /// one after another (the chip reads no padding past ic).
+  /// 16-bit one with 1x1 kernels (attention's matmuls) reads kiln's filter
+  /// rows, which are then the chip's IC-parallel ones (blocks of input
+  /// channels one after another; the chip reads no padding past ic); with
+  /// larger kernels (a FIR upsampling's) it reads a copy laid out so.
   void groupedConv(const kiln_tiu_cmd &c) {
     if (!isFloat(c.in0.dtype))
       return fail("a grouped INT8 convolution (not yet)");
-    if (c.in0.dtype != KILN_DTYPE_F32 && c.kh * c.kw != 1)
-      return fail("a grouped 16-bit convolution with a kernel larger than 1x1 (not yet)");
+
     if (c.in0.dtype != KILN_DTYPE_F32 && (c.flags & KILN_TIU_FLAG_HAS_BIAS) &&
         c.in2.dtype != KILN_DTYPE_F32)
       return fail("an f16/bf16 convolution with a 16-bit bias (the chip's is f32)");
@@ -633,22 +633,58 @@ struct Lowering {
     const uint32_t icg = c.in0.c / c.groups, ocg = c.out.c / c.groups;
     auto lane = [](uint32_t channel) { return uint64_t{channel % KILN_NPU_NUM} << KILN_BM_LANE_SHIFT; };
     const uint64_t inPlane = planeBytes(c.in0);
+    uint64_t filter = c.in1.addr, filterPlane = planeBytes(c.in1);
+    if (c.in0.dtype != KILN_DTYPE_F32 && c.kh * c.kw != 1) { // kiln's rows are not the chip's
+      filter = withChipFilter(c).in1.addr;
+      chipFilters.erase(uint32_t(filter));
+      filterPlane = chipFilterPlane(c.in1.h, c.in1.w, kiln_dtype_bytes(c.in1.dtype), KILN_CONV_ICP_F16);
+    }
     for (uint32_t n = 0; n < c.out.n; ++n)
       for (uint32_t gi = 0; gi < c.groups; ++gi)
         for (uint32_t a = gi * ocg; a < (gi + 1) * ocg;) {
           const uint32_t b = std::min((gi + 1) * ocg, (a / KILN_NPU_NUM + 1) * KILN_NPU_NUM);
           const uint32_t i0 = gi * icg;
           kiln_bm_sconv k = convCommand(c, n, a, b - a, outChunk(c, n, a) + lane(a),
-                                        precOf(c.out.dtype), planeBytes(c.in1));
+                                        precOf(c.out.dtype), filterPlane);
           k.opd0_c = icg;
           k.opd0_addr += i0 / KILN_NPU_NUM * inPlane + lane(i0);
-          k.opd1_addr += lane(a);
+          k.opd1_addr = filter + a / KILN_NPU_NUM * filterPlane + lane(a);
           floatBias(k, c, a);
           if (!k.opd2_const)
             k.opd2_addr += lane(a);
           push(tiu, k, KILN_BM_SCONV_BYTES, kiln_bm_sconv_encode);
           a = b;
         }
+  }
+
+  /// A 16-bit conv whose filter is in LMEM in kiln's [ic][taps] rows (formed
+  /// by this group's own commands, or a grouped conv's): the filter copied
+  /// by one sAR into the chip's IC-parallel layout beside the result (lg::
+  /// chipScratchBytes), blocks of 32 input channels, each block's taps in
+  /// turn with its channels innermost (the chip reads no channel past ic:
+  /// the last block's padding stays as it is); the conv then reads the copy.
+  kiln_tiu_cmd withChipFilter(const kiln_tiu_cmd &c) {
+    const uint32_t cube = KILN_CONV_ICP_F16, ic = c.in1.h, taps = c.in1.w, oc = c.in1.c;
+    const uint32_t bytes = kiln_dtype_bytes(c.in1.dtype);
+    const uint64_t plane = planeBytes(c.in1) / bytes;
+    const uint64_t chipPlane = chipFilterPlane(ic, taps, bytes, cube) / bytes;
+    const uint64_t scratch = scratchOf(c.out);
+    for (uint32_t i0 = 0; i0 < ic; i0 += cube) {
+      const uint32_t m = std::min(cube, ic - i0);
+      // blocks x oc x taps x channels: whole blocks in one copy, the last
+      // partial one in another.
+      const uint32_t blocks = m == cube ? ic / cube : 1;
+      const View from{c.in1.addr + uint64_t{i0} * taps * bytes, blocks, oc, taps, m,
+                      {uint64_t{cube} * taps, plane, 1, taps}, false};
+      const View to{scratch + uint64_t{i0} * taps * bytes, blocks, oc, taps, m,
+                    {uint64_t{cube} * taps, chipPlane, cube, 1}, false};
+      ar(KILN_BM_AR_COPY, to, c.in1.dtype, &from, c.in1.dtype, nullptr, 0, false, 0);
+      i0 += (blocks - 1) * cube;
+    }
+    chipFilters[uint32_t(scratch)] = {cube, ic, taps};
+    kiln_tiu_cmd cc = c;
+    cc.in1.addr = uint32_t(scratch);
+    return cc;
   }
 
   void conv(const kiln_tiu_cmd &c) {
@@ -659,9 +695,14 @@ struct Lowering {
     uint64_t filterPlane = planeBytes(c.in1);
     if (c.in0.dtype != KILN_DTYPE_F32) {
       auto laid = chipFilters.find(c.in1.addr);
-      if (laid == chipFilters.end())
-        return fail("an f16/bf16/INT8 convolution whose filter is not loaded from the "
-                    "coefficients (formed on chip: not yet)");
+      if (laid == chipFilters.end()) {
+        if (!isFloat(c.in0.dtype))
+          return fail("an INT8 convolution whose filter is formed on chip (not yet)");
+        const kiln_tiu_cmd cc = withChipFilter(c);
+        conv(cc);
+        chipFilters.erase(cc.in1.addr); // scratch: whatever comes there next is no filter
+        return;
+      }
       const LmemKnowledge::LaidFilter &f = laid->second;
       if (f.block ? f.ic != c.in1.h || f.taps != c.in1.w
                   : c.kh * c.kw != 1 || uint64_t{f.ic} * f.taps != c.in1.h)

@@ -126,6 +126,21 @@ uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t
     const uint64_t mid = kiln_lmem_lane_bytes(n, c, rows, w, bytes);
     return mid + std::max<uint64_t>(mid, kiln_lmem_lane_bytes(n, c, h, w, bytes));
   }
+  if (isa<tpu::Conv2DOp, tpu::Deconv2DOp>(producer) &&
+      tpu::elementBytes(producer->getResult(0).getType()) == 2) {
+    // A 16-bit filter formed in the group, or a grouped conv's larger than
+    // 1x1: its copy in the chip's layout (Bm1684xLowering.cpp
+    // withChipFilter), per lane group of the slice.
+    Value filter = producer->getOperand(1);
+    auto f = cast<RankedTensorType>(filter.getType()).getShape();
+    const bool formed = chipFilterIcAlign(producer, 1) > 1 && !filter.getDefiningOp<tpu::LoadOp>();
+    const bool grouped = chipFilterIcAlign(producer, 1) == 1 && f[2] * f[3] > 1;
+    if (formed || grouped)
+      return (c + KILN_NPU_NUM - 1) / KILN_NPU_NUM *
+             kiln_lmem_plane_stride((f[1] + KILN_CONV_ICP_F16 - 1) / KILN_CONV_ICP_F16 *
+                                        KILN_CONV_ICP_F16,
+                                    f[2] * f[3], tpu::elementBytes(filter.getType()));
+  }
   if (!tpu::isInt8Type(producer->getResult(0).getType())) {
     if (auto active = dyn_cast<tpu::ActiveOp>(producer)) {
       using top::ActiveMode;

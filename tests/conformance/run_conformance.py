@@ -80,6 +80,7 @@ SUITES = ["node", "pytorch-converted", "pytorch-operator"]
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 MIN_COS, MIN_EUCLID = 0.99999, 0.999
+ISA = "kiln"  # --isa: what the bmodels carry
 RTOL, ATOL = 1e-3, 1e-5
 MAX_ABS_RTOL = 1e-3
 
@@ -331,6 +332,8 @@ def prepare(test, work, freeze):
              "name: " + q(re.sub(r"[^A-Za-z0-9_]", "_", test.name)),
              "chip: bm1684x",
              "quantize: f32"]
+    if ISA != "kiln":  # the chip's own commands (docs/DESIGN.md 4.1)
+        lines.append("isa: " + ISA)
     lines.append("inputs:")
     for vi in g_inputs:
         lines.append("  %s: {shape: %s}" % (q(vi.name), list(inputs[vi.name].shape)))
@@ -538,7 +541,11 @@ def main():
     ap.add_argument("--no-freeze", dest="freeze", action="store_false",
                     help="skip such tests instead")
     ap.add_argument("--json", default="", help="write every test's result to this file")
+    ap.add_argument("--isa", default="kiln", choices=["kiln", "bm1684x"],
+                    help="the command set the bmodels carry (deploy config key isa)")
     args = ap.parse_args()
+    global ISA
+    ISA = args.isa
 
     DATA_ROOT = args.data
     if not os.path.isdir(DATA_ROOT):

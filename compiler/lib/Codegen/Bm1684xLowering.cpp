@@ -996,8 +996,8 @@ struct Lowering {
   /// The SFU's functions, computed in f32: a 16-bit tensor is widened into
   /// f32 beside the result first and narrowed into it at the end. Beside
   /// the result (lg::chipScratchBytes): the f32 input (16-bit only), the
-  /// silu's sigmoid (silu only) or erf's and gelu's two tensors and erfc's
-  /// two, then exp's scratch (sqrt's 1/sqrt(x)).
+  /// silu's sigmoid, elu's min(x, 0), or erf's and gelu's two tensors and
+  /// erfc's two, then exp's scratch (sqrt's 1/sqrt(x), reciprocal's ones).
   void special(const kiln_tiu_cmd &c) {
     View in = viewOf(c.in0), out = viewOf(c.out);
     if (in.window || out.window)
@@ -1039,6 +1039,25 @@ struct Lowering {
       ar(KILN_BM_AR_MUL, y, f32, &y, f32, nullptr, f32, true, kiln_f32_bits(2.0f));
       ar(KILN_BM_AR_ADD, y, f32, &y, f32, nullptr, f32, true, kiln_f32_bits(-1.0f));
       break;
+    case KILN_ACT_ELU:
+    case KILN_ACT_SELU: { // max(x, 0) + a (e^min(x, 0) - 1), times b for selu
+      const View g = alignedView(scratch, out.n, out.c, out.h, out.w, f32);
+      ar(KILN_BM_AR_MIN, g, f32, &x, f32, nullptr, f32, true, kiln_f32_bits(0.0f));
+      exp(g, g, scratch + tensor);
+      ar(KILN_BM_AR_SUB, g, f32, &g, f32, nullptr, f32, true, kiln_f32_bits(1.0f));
+      ar(KILN_BM_AR_MUL, g, f32, &g, f32, nullptr, f32, true, kiln_f32_bits(c.param[0]));
+      ar(KILN_BM_AR_MAX, y, f32, &x, f32, nullptr, f32, true, kiln_f32_bits(0.0f));
+      ar(KILN_BM_AR_ADD, y, f32, &y, f32, &g, f32, false, 0);
+      if (c.subop == KILN_ACT_SELU)
+        ar(KILN_BM_AR_MUL, y, f32, &y, f32, nullptr, f32, true, kiln_f32_bits(c.param[1]));
+      break;
+    }
+    case KILN_ACT_RECIPROCAL: { // the chip's DIV of ones
+      const View ones = alignedView(scratch, out.n, out.c, out.h, out.w, f32);
+      fill(ones, f32, kiln_f32_bits(1.0f));
+      ar(KILN_BM_AR_DIV, y, f32, &ones, f32, &x, f32, false, 0, 0, /*newtonSteps=*/4);
+      break;
+    }
     case KILN_ACT_ERF:
     case KILN_ACT_GELU: {
       // erf(x) = sign(x) (1 - erfc|x|); gelu(x) = x (1/2 + sign(x) (1/2 -
@@ -1100,6 +1119,9 @@ struct Lowering {
     case KILN_ACT_TANH:
     case KILN_ACT_ERF:
     case KILN_ACT_GELU:
+    case KILN_ACT_ELU:
+    case KILN_ACT_SELU:
+    case KILN_ACT_RECIPROCAL:
       return special(c);
     case KILN_ACT_LEAKY_RELU:
     case KILN_ACT_HARD_SWISH: {

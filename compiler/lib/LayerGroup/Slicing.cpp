@@ -149,17 +149,19 @@ uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t
       if (mode == ActiveMode::LeakyRelu || mode == ActiveMode::HardSwish)
         return kiln_lmem_lane_bytes(n, c, h, w, tpu::elementBytes(active.getType()));
       // The SFU's functions (Bm1684xLowering.cpp special()), in f32: a
-      // 16-bit input widened, a silu's sigmoid or erf's four tensors, then
-      // exp's f32 and int32 tensors and its coefficients, or a sqrt's
-      // 1/sqrt(x).
+      // 16-bit input widened, a silu's sigmoid, elu's min(x, 0) or erf's
+      // four tensors, then exp's f32 and int32 tensors and its
+      // coefficients, or a sqrt's 1/sqrt(x) or a reciprocal's ones.
       const bool erf = mode == ActiveMode::Erf || mode == ActiveMode::Gelu;
-      const bool exp = erf || mode == ActiveMode::Exp || mode == ActiveMode::Sigmoid ||
+      const bool elu = mode == ActiveMode::Elu || mode == ActiveMode::Selu;
+      const bool exp = erf || elu || mode == ActiveMode::Exp || mode == ActiveMode::Sigmoid ||
                        mode == ActiveMode::Silu || mode == ActiveMode::Tanh;
-      if (!exp && mode != ActiveMode::Sqrt && mode != ActiveMode::Rsqrt)
+      const bool one = mode == ActiveMode::Sqrt || mode == ActiveMode::Reciprocal;
+      if (!exp && !one && mode != ActiveMode::Rsqrt)
         return 0;
       const uint64_t tensors = (tpu::elementBytes(active.getType()) != 4) +
-                               (mode == ActiveMode::Silu) + (erf ? 4 : 0) +
-                               (exp ? 2 : mode == ActiveMode::Sqrt);
+                               (mode == ActiveMode::Silu || elu) + (erf ? 4 : 0) +
+                               (exp ? 2 : one);
       return tensors * kiln_lmem_lane_bytes(n, c, h, w, 4) + (exp ? KILN_EU_BYTES : 0);
     }
     // A float eltwise operand of one channel, broadcast to every lane; a

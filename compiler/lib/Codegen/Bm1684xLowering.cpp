@@ -986,6 +986,40 @@ struct Lowering {
     ar(KILN_BM_AR_MUL, out, f32, &out, f32, &t, f32, false, 0);
   }
 
+  /// out = ln(x) for positive normal f32 x (alignEU tensors; out may be x):
+  /// x = 2^e m with 1 <= m < 2 taken from the bits (an AND and OR for m,
+  /// the exponent field as an integer converted exactly to f32), then
+  /// ln m = 2 atanh(s) = 2 s (1 + s^2/3 + s^4/5 + ... + s^14/15) with s =
+  /// (m - 1) / (m + 1) <= 1/3 by the chip's DIV and the SFU's Taylor series
+  /// of s^2 (eight terms: the next is below 2^-26 of the sum). The sign bit
+  /// is ignored and zeros and subnormals read as 2^-127 (the domain the
+  /// chip's firmware library leaves undefined too). Uses three tensors at
+  /// `scratch`, then an EU's bytes for the coefficients.
+  void log(const View &out, const View &x, uint64_t scratch) {
+    const uint32_t f32 = KILN_DTYPE_F32, i32 = KILN_DTYPE_INT32;
+    const uint64_t tensor = kiln_lmem_lane_bytes(out.n, out.c, out.h, out.w, 4);
+    const View m = alignedView(scratch, out.n, out.c, out.h, out.w, f32);
+    const View s = alignedView(scratch + tensor, out.n, out.c, out.h, out.w, f32);
+    const View e = alignedView(scratch + 2 * tensor, out.n, out.c, out.h, out.w, f32);
+    ar(KILN_BM_AR_AND, m, i32, &x, i32, nullptr, i32, true, int32Bits(0x007FFFFF));
+    ar(KILN_BM_AR_OR, m, i32, &m, i32, nullptr, i32, true, int32Bits(0x3F800000));
+    ar(KILN_BM_AR_AND, e, i32, &x, i32, nullptr, i32, true, int32Bits(0x7F800000));
+    ar(KILN_BM_AR_DATA_CONVERT, e, f32, &e, i32, nullptr, 0, false, 0);
+    ar(KILN_BM_AR_MUL, e, f32, &e, f32, nullptr, f32, true, kiln_f32_bits(1.0f / 8388608.0f));
+    ar(KILN_BM_AR_SUB, e, f32, &e, f32, nullptr, f32, true, kiln_f32_bits(127.0f));
+    ar(KILN_BM_AR_MUL, e, f32, &e, f32, nullptr, f32, true, kiln_f32_bits(0.693147182f));
+    ar(KILN_BM_AR_ADD, s, f32, &m, f32, nullptr, f32, true, kiln_f32_bits(1.0f));
+    ar(KILN_BM_AR_SUB, m, f32, &m, f32, nullptr, f32, true, kiln_f32_bits(1.0f));
+    ar(KILN_BM_AR_DIV, s, f32, &m, f32, &s, f32, false, 0, 0, /*newtonSteps=*/4);
+    ar(KILN_BM_AR_MUL, m, f32, &s, f32, &s, f32, false, 0);
+    static const float kAtanh[8] = {1.0f, 1.0f / 3, 1.0f / 5, 1.0f / 7,
+                                    1.0f / 9, 1.0f / 11, 1.0f / 13, 1.0f / 15};
+    taylor(m, m, kAtanh, 8, scratch + 3 * tensor);
+    ar(KILN_BM_AR_MUL, m, f32, &m, f32, &s, f32, false, 0);
+    ar(KILN_BM_AR_MUL, m, f32, &m, f32, nullptr, f32, true, kiln_f32_bits(2.0f));
+    ar(KILN_BM_AR_ADD, out, f32, &m, f32, &e, f32, false, 0);
+  }
+
   /// out = v with x's sign bit (v >= 0): the bits of v or those of x masked.
   void copySign(const View &out, const View &v, const View &x, const View &tmp) {
     const uint32_t i32 = KILN_DTYPE_INT32;
@@ -996,8 +1030,10 @@ struct Lowering {
   /// The SFU's functions, computed in f32: a 16-bit tensor is widened into
   /// f32 beside the result first and narrowed into it at the end. Beside
   /// the result (lg::chipScratchBytes): the f32 input (16-bit only), the
-  /// silu's sigmoid, elu's min(x, 0), or erf's and gelu's two tensors and
-  /// erfc's two, then exp's scratch (sqrt's 1/sqrt(x), reciprocal's ones).
+  /// silu's sigmoid, elu's min(x, 0) or softplus's e^-|x|, or erf's and
+  /// gelu's two tensors and erfc's two, then exp's scratch (two tensors and
+  /// the coefficients; log's three and the coefficients), sqrt's 1/sqrt(x)
+  /// or reciprocal's ones.
   void special(const kiln_tiu_cmd &c) {
     View in = viewOf(c.in0), out = viewOf(c.out);
     if (in.window || out.window)
@@ -1050,6 +1086,20 @@ struct Lowering {
       ar(KILN_BM_AR_ADD, y, f32, &y, f32, &g, f32, false, 0);
       if (c.subop == KILN_ACT_SELU)
         ar(KILN_BM_AR_MUL, y, f32, &y, f32, nullptr, f32, true, kiln_f32_bits(c.param[1]));
+      break;
+    }
+    case KILN_ACT_LOG:
+      log(y, x, scratch);
+      break;
+    case KILN_ACT_SOFTPLUS: { // max(x, 0) + ln(1 + e^-|x|)
+      const View g = alignedView(scratch, out.n, out.c, out.h, out.w, f32);
+      ar(KILN_BM_AR_ABS, g, f32, &x, f32, nullptr, 0, false, 0);
+      ar(KILN_BM_AR_MUL, g, f32, &g, f32, nullptr, f32, true, kiln_f32_bits(-1.0f));
+      exp(g, g, scratch + tensor);
+      ar(KILN_BM_AR_ADD, g, f32, &g, f32, nullptr, f32, true, kiln_f32_bits(1.0f));
+      log(g, g, scratch + tensor);
+      ar(KILN_BM_AR_MAX, y, f32, &x, f32, nullptr, f32, true, kiln_f32_bits(0.0f));
+      ar(KILN_BM_AR_ADD, y, f32, &y, f32, &g, f32, false, 0);
       break;
     }
     case KILN_ACT_RECIPROCAL: { // the chip's DIV of ones
@@ -1122,6 +1172,8 @@ struct Lowering {
     case KILN_ACT_ELU:
     case KILN_ACT_SELU:
     case KILN_ACT_RECIPROCAL:
+    case KILN_ACT_LOG:
+    case KILN_ACT_SOFTPLUS:
       return special(c);
     case KILN_ACT_LEAKY_RELU:
     case KILN_ACT_HARD_SWISH: {

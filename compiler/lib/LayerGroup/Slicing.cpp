@@ -154,14 +154,17 @@ uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t
       // coefficients, or a sqrt's 1/sqrt(x) or a reciprocal's ones.
       const bool erf = mode == ActiveMode::Erf || mode == ActiveMode::Gelu;
       const bool elu = mode == ActiveMode::Elu || mode == ActiveMode::Selu;
-      const bool exp = erf || elu || mode == ActiveMode::Exp || mode == ActiveMode::Sigmoid ||
-                       mode == ActiveMode::Silu || mode == ActiveMode::Tanh;
+      const bool log = mode == ActiveMode::Log || mode == ActiveMode::Softplus;
+      const bool exp = erf || elu || log || mode == ActiveMode::Exp ||
+                       mode == ActiveMode::Sigmoid || mode == ActiveMode::Silu ||
+                       mode == ActiveMode::Tanh;
       const bool one = mode == ActiveMode::Sqrt || mode == ActiveMode::Reciprocal;
       if (!exp && !one && mode != ActiveMode::Rsqrt)
         return 0;
-      const uint64_t tensors = (tpu::elementBytes(active.getType()) != 4) +
-                               (mode == ActiveMode::Silu || elu) + (erf ? 4 : 0) +
-                               (exp ? 2 : one);
+      const uint64_t tensors =
+          (tpu::elementBytes(active.getType()) != 4) +
+          (mode == ActiveMode::Silu || elu || mode == ActiveMode::Softplus) + (erf ? 4 : 0) +
+          (log ? 3 : exp ? 2 : one);
       return tensors * kiln_lmem_lane_bytes(n, c, h, w, 4) + (exp ? KILN_EU_BYTES : 0);
     }
     // A float eltwise operand of one channel, broadcast to every lane; a

@@ -838,8 +838,11 @@ struct Lowering {
         return fail("elementwise pow other than x^2 (not yet)");
       return ar(KILN_BM_AR_MUL, out, t, &a.view, t, &a.view, t, false, 0);
     }
-    case KILN_ELT_PRELU:
-      return fail("elementwise prelu (not yet)");
+    case KILN_ELT_PRELU: // x >= 0 ? x : x * slope
+      if (a.isConst)
+        return fail("a prelu of a constant");
+      op = KILN_BM_AR_MAX;
+      break;
     default:
       if (c.subop >= sizeof kOps / sizeof kOps[0])
         return fail("an elementwise kind kiln does not know");
@@ -870,6 +873,17 @@ struct Lowering {
         scratch += kiln_lmem_lane_bytes(spread.n, spread.c, spread.h, spread.w,
                                         kiln_dtype_bytes(c.out.dtype));
       }
+    if (c.subop == KILN_ELT_PRELU) {
+      // min(x, 0) * slope beside the result (after any broadcast slope),
+      // then max(x, 0) plus it.
+      if (out.window)
+        return fail("a prelu writing a window of rows");
+      const View neg = alignedView(scratch, out.n, out.c, out.h, out.w, t);
+      ar(KILN_BM_AR_MIN, neg, t, &a.view, t, nullptr, t, true, floatBits(t, 0.0f));
+      ar(KILN_BM_AR_MUL, neg, t, &neg, t, b.isConst ? nullptr : &b.view, t, b.isConst, b.bits);
+      ar(KILN_BM_AR_MAX, out, t, &a.view, t, nullptr, t, true, floatBits(t, 0.0f));
+      return ar(KILN_BM_AR_ADD, out, t, &out, t, &neg, t, false, 0);
+    }
     if (op != KILN_BM_AR_DIV)
       return ar(op, out, t, &a.view, c.in0.dtype, b.isConst ? nullptr : &b.view, c.in1.dtype,
                 b.isConst, b.bits);

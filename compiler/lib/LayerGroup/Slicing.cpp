@@ -168,7 +168,8 @@ uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t
       return tensors * kiln_lmem_lane_bytes(n, c, h, w, 4) + (exp ? KILN_EU_BYTES : 0);
     }
     // A float eltwise operand of one channel, broadcast to every lane; a
-    // 16-bit division's operands and result widened to f32.
+    // 16-bit division's operands and result widened to f32; a prelu's
+    // negative part.
     uint64_t bytes = 0;
     if (auto eltwise = dyn_cast<tpu::EltwiseOp>(producer)) {
       for (Value in : producer->getOperands())
@@ -177,6 +178,8 @@ uint64_t lg::chipScratchBytes(Operation *producer, int64_t n, int64_t c, int64_t
           bytes += kiln_lmem_lane_bytes(n, c, h, w, tpu::elementBytes(in.getType()));
       if (eltwise.getKind() == tpu::EltwiseKind::Div && tpu::elementBytes(eltwise.getType()) != 4)
         bytes += 3 * kiln_lmem_lane_bytes(n, c, h, w, 4);
+      if (eltwise.getKind() == tpu::EltwiseKind::PRelu) // min(x, 0) * slope
+        bytes += kiln_lmem_lane_bytes(n, c, h, w, tpu::elementBytes(eltwise.getType()));
     }
     return bytes;
   }

@@ -1373,6 +1373,13 @@ struct Lowering {
     if ((c.flags & KILN_TIU_FLAG_RELU) && c.op != KILN_TIU_ACTIVE)
       relu(c);
     lastTiu[c.cmd_id] = tiuId;
+    // What the result overwrote is no loaded filter or coefficient any more
+    // (a filter formed where an earlier group's was loaded is in kiln's rows).
+    const uint64_t end = c.out.addr + kiln_lmem_lane_bytes(c.out.n, c.out.c,
+                                                           c.out.plane_h ? c.out.plane_h : c.out.h,
+                                                           c.out.w, kiln_dtype_bytes(c.out.dtype));
+    chipFilters.erase(chipFilters.lower_bound(c.out.addr), chipFilters.lower_bound(uint32_t(end)));
+    loadedFrom.erase(loadedFrom.lower_bound(c.out.addr), loadedFrom.lower_bound(uint32_t(end)));
   }
 
   // ---- GDMA -------------------------------------------------------------------

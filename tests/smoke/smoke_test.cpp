@@ -37,7 +37,12 @@ constexpr double kMinCosine = 0.99999, kMinEuclidean = 0.999; // as e2e
 
 // Narrower dtypes against PyTorch's F32: the acceptance bounds of
 // docs/precision.md (QDQ models carry their own quantization even in f32).
-std::pair<double, double> toleranceFor(const std::string &name) {
+std::pair<double, double> toleranceFor(const std::string &config) {
+  // NAME_DTYPE_bm1684x is NAME_DTYPE on the chip's own commands.
+  const std::string isa = "_bm1684x";
+  std::string name = config;
+  if (name.size() > isa.size() && name.compare(name.size() - isa.size(), isa.size(), isa) == 0)
+    name.resize(name.size() - isa.size());
   auto endsWith = [&](const std::string &suffix) {
     return name.size() >= suffix.size() &&
            name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;

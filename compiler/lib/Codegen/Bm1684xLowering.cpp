@@ -624,7 +624,6 @@ struct Lowering {
   void groupedConv(const kiln_tiu_cmd &c) {
     if (!isFloat(c.in0.dtype))
       return fail("a grouped INT8 convolution (not yet)");
-
     if (c.in0.dtype != KILN_DTYPE_F32 && (c.flags & KILN_TIU_FLAG_HAS_BIAS) &&
         c.in2.dtype != KILN_DTYPE_F32)
       return fail("an f16/bf16 convolution with a 16-bit bias (the chip's is f32)");
